@@ -1,0 +1,28 @@
+# Two entry points: `make demo` and `make test`. Both build .venv from scratch when needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test,triton]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/bankproof layout "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>" --shape 16x32 --dtype f32
+	$(BIN)/bankproof layout "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>" --shape 16x32
+	$(BIN)/bankproof layout "Sw<3,2,3> o (8,8):(1,8)" --dtype f32 --banks
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,169 @@
+"""Linear algebra over F2 on bit-vectors stored as Python ints.
+
+A vector of F2^n is an int whose bit i is coordinate i; a set of vectors is a list of ints.
+XOR is addition. A matrix is given by its columns: ``cols[i]`` is the image of input bit i.
+
+>>> rank([0b011, 0b101, 0b110])
+2
+>>> in_span(0b110, [0b011, 0b101])
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+
+def echelon(vectors: Iterable[int]) -> list[int]:
+    """Reduced basis of span(vectors): distinct leading (highest) bits, each leading bit
+    absent from every other vector, sorted by leading bit descending.
+
+    >>> [bin(v) for v in echelon([0b110, 0b011, 0b101])]
+    ['0b101', '0b11']
+    """
+    basis: dict[int, int] = {}  # leading bit -> vector
+    for v in vectors:
+        for lead in sorted(basis, reverse=True):
+            if (v >> lead) & 1:
+                v ^= basis[lead]
+        if v:
+            lead = v.bit_length() - 1
+            for p, w in basis.items():
+                if (w >> lead) & 1:
+                    basis[p] = w ^ v
+            basis[lead] = v
+    return [basis[p] for p in sorted(basis, reverse=True)]
+
+
+def reduce(v: int, basis: Sequence[int]) -> int:
+    """Reduce v modulo span(basis) to its unique smallest representative.
+
+    ``basis`` must come from :func:`echelon`.
+
+    >>> reduce(0b111, echelon([0b100]))
+    3
+    """
+    for w in basis:
+        lead = w.bit_length() - 1
+        if (v >> lead) & 1:
+            v ^= w
+    return v
+
+
+def rank(vectors: Iterable[int]) -> int:
+    """Dimension of span(vectors).
+
+    >>> rank([1, 2, 3])
+    2
+    """
+    return len(echelon(vectors))
+
+
+def in_span(v: int, vectors: Iterable[int]) -> bool:
+    """Whether v lies in span(vectors).
+
+    >>> in_span(3, [1, 2])
+    True
+    """
+    return reduce(v, echelon(vectors)) == 0
+
+
+def span(vectors: Iterable[int]) -> list[int]:
+    """Every element of span(vectors), sorted (exponential: for small spaces and tests).
+
+    >>> span([1, 2])
+    [0, 1, 2, 3]
+    """
+    out = {0}
+    for v in echelon(vectors):
+        out |= {x ^ v for x in out}
+    return sorted(out)
+
+
+def intersection(u: Iterable[int], v: Iterable[int]) -> list[int]:
+    """A basis (echelon form) of span(u) ∩ span(v) (Zassenhaus).
+
+    >>> intersection([0b011, 0b100], [0b111])
+    [7]
+    """
+    u = echelon(u)
+    v = echelon(v)
+    if not u or not v:
+        return []
+    n = max(x.bit_length() for x in u + v)
+    # Rows (a | a) for a in U and (b | 0) for b in V; rows with zero left half give U ∩ V.
+    rows = [(a << n) | a for a in u] + [b << n for b in v]
+    basis = echelon(rows)
+    mask = (1 << n) - 1
+    return echelon(r & mask for r in basis if r >> n == 0)
+
+
+def complement(vectors: Iterable[int], n: int) -> list[int]:
+    """Unit vectors e_i completing span(vectors) to F2^n, lowest i first.
+
+    >>> complement([0b011], 3)
+    [1, 4]
+    """
+    basis = echelon(vectors)
+    out = []
+    for i in range(n):
+        e = 1 << i
+        if reduce(e, basis):
+            out.append(e)
+            basis = echelon(basis + [e])
+    return out
+
+
+def apply(cols: Sequence[int], x: int) -> int:
+    """The matrix with columns ``cols`` applied to x: XOR of cols[i] over set bits i of x.
+
+    >>> apply([0b01, 0b11], 0b10)
+    3
+    """
+    out = 0
+    i = 0
+    while x:
+        if x & 1:
+            out ^= cols[i]
+        x >>= 1
+        i += 1
+    return out
+
+
+def nullspace(cols: Sequence[int]) -> list[int]:
+    """A basis (echelon form) of {x : apply(cols, x) = 0}.
+
+    >>> nullspace([1, 1, 2])
+    [3]
+    """
+    m = len(cols)
+    if m == 0:
+        return []
+    # Augment each column with its own index bit and eliminate on the column part.
+    rows = [(c << m) | (1 << i) for i, c in enumerate(cols)]
+    basis = echelon(rows)
+    low = (1 << m) - 1
+    return echelon(r & low for r in basis if r >> m == 0)
+
+
+def solve(cols: Sequence[int], y: int) -> int | None:
+    """The smallest x (as an integer) with apply(cols, x) == y, or None when y ∉ image.
+
+    >>> solve([1, 1, 2], 3)
+    5
+    """
+    m = len(cols)
+    rows = [(c << m) | (1 << i) for i, c in enumerate(cols)]
+    basis = echelon(rows)
+    low = (1 << m) - 1
+    target = y << m
+    r = reduce(target, basis)
+    if r >> m:
+        return None
+    x = r & low
+    return reduce(x, nullspace(cols))
+
+
+def is_injective(cols: Sequence[int]) -> bool:
+    """Whether the columns are linearly independent (no nonzero x maps to 0)."""
+    return rank(cols) == len(cols)

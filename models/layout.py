@@ -1,0 +1,545 @@
+"""Linear layouts: F2-linear maps from named input dims to named, sized output dims.
+
+A layout is given by its *bases*: for every input dim (``register``, ``lane``, ``warp``, ``block``
+for distributed layouts; ``offset`` and ``block`` for memory layouts) the image of each input bit,
+written as coordinates ``[dim0, dim1, ...]`` of the output dims. The image of any input is the XOR
+of the images of its set bits (Linear Layouts paper, Def 4.1).
+
+    >>> L = LinearLayout.from_bases({"lane": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
+    >>> L.apply(lane=3)
+    {'dim0': 1, 'dim1': 1}
+
+Conventions follow Triton's ``LinearLayout`` so that bases print identically: the first input dim
+and the first output dim are the most minor when flattened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from models import f2
+from models.errors import InputError, is_pow2, log2
+
+Basis = tuple[int, ...]
+DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
+MEMORY_DIMS = ("offset", "block")
+
+
+@dataclass(frozen=True)
+class LinearLayout:
+    """An F2-linear map ``in_dims -> out_dims``; see the module docstring.
+
+    ``bases`` maps each input dim name to the images of its bits (in order); ``out_dims`` is the
+    ordered list of (name, size) output dims. Sizes are powers of two.
+    """
+
+    bases: tuple[tuple[str, tuple[Basis, ...]], ...]
+    out_dims: tuple[tuple[str, int], ...]
+
+    # ----- construction -------------------------------------------------------------------
+    @staticmethod
+    def from_bases(
+        bases: Mapping[str, Sequence[Sequence[int]]],
+        out_dims: Mapping[str, int] | Sequence[str],
+    ) -> LinearLayout:
+        """Build from ``{in_dim: [[c0, c1, ...], ...]}``. ``out_dims`` is either
+        ``{name: size}`` or a list of names whose sizes are inferred (the smallest power of two
+        above every coordinate, as Triton does).
+
+        >>> LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, ["dim0", "dim1"]).out_dims
+        (('dim0', 2), ('dim1', 2))
+        """
+        if isinstance(out_dims, Mapping):
+            dims = [(str(k), int(v)) for k, v in out_dims.items()]
+        else:
+            names = list(out_dims)
+            sizes = [1] * len(names)
+            for bs in bases.values():
+                for b in bs:
+                    for i, c in enumerate(b[: len(names)]):
+                        if c > 0:
+                            sizes[i] = max(sizes[i], 1 << int(c).bit_length())
+            dims = list(zip(names, sizes))
+        rank = len(dims)
+        for name, size in dims:
+            if not is_pow2(size):
+                raise InputError("layout", f"out dim {name!r}", "size must be a power of two", size)
+        norm = []
+        for in_dim, bs in bases.items():
+            row = []
+            for b in bs:
+                b = tuple(int(c) for c in b)
+                if len(b) != rank:
+                    raise InputError(
+                        "layout", f"{in_dim} basis {list(b)}", f"must have {rank} coordinates"
+                    )
+                for c, (name, size) in zip(b, dims):
+                    if not 0 <= c < size:
+                        raise InputError(
+                            "layout",
+                            f"{in_dim} basis {list(b)}",
+                            f"coordinate for {name} must be in [0, {size})",
+                            c,
+                        )
+                row.append(b)
+            norm.append((str(in_dim), tuple(row)))
+        return LinearLayout(tuple(norm), tuple(dims))
+
+    @staticmethod
+    def identity1d(size: int, in_dim: str, out_dim: str) -> LinearLayout:
+        """Identity ``in_dim -> out_dim`` of the given size.
+
+        >>> LinearLayout.identity1d(4, "lane", "dim0").bases
+        (('lane', ((1,), (2,))),)
+        """
+        return LinearLayout(((in_dim, tuple((1 << i,) for i in range(log2(size)))),), ((out_dim, size),))
+
+    @staticmethod
+    def zeros1d(size: int, in_dim: str, out_dim: str) -> LinearLayout:
+        """Map every ``in_dim`` input to 0 of a size-1 ``out_dim`` (broadcast).
+
+        >>> LinearLayout.zeros1d(4, "warp", "dim1").bases
+        (('warp', ((0,), (0,))),)
+        """
+        return LinearLayout(((in_dim, tuple((0,) for _ in range(log2(size)))),), ((out_dim, 1),))
+
+    @staticmethod
+    def empty() -> LinearLayout:
+        """The layout with no dims (the unit of :meth:`product`)."""
+        return LinearLayout((), ())
+
+    # ----- queries --------------------------------------------------------------------------
+    @cached_property
+    def _bases(self) -> dict[str, tuple[Basis, ...]]:
+        return dict(self.bases)
+
+    @property
+    def in_dim_names(self) -> list[str]:
+        return [d for d, _ in self.bases]
+
+    @property
+    def out_dim_names(self) -> list[str]:
+        return [d for d, _ in self.out_dims]
+
+    def in_bases(self, in_dim: str) -> tuple[Basis, ...]:
+        """The images of ``in_dim``'s bits (empty when the dim is absent)."""
+        return self._bases.get(in_dim, ())
+
+    def in_dim_size(self, in_dim: str) -> int:
+        return 1 << len(self.in_bases(in_dim))
+
+    def out_dim_size(self, out_dim: str) -> int:
+        return dict(self.out_dims)[out_dim]
+
+    @property
+    def in_bits(self) -> int:
+        return sum(len(b) for _, b in self.bases)
+
+    @property
+    def out_bits(self) -> int:
+        return sum(log2(s) for _, s in self.out_dims)
+
+    def as_dict(self) -> dict[str, list[list[int]]]:
+        """Bases as plain lists, for JSON: ``{in_dim: [[c0, c1, ...], ...]}``."""
+        return {d: [list(b) for b in bs] for d, bs in self.bases}
+
+    # ----- flat (int) view ------------------------------------------------------------------
+    @cached_property
+    def _shifts(self) -> list[int]:
+        shifts, s = [], 0
+        for _, size in self.out_dims:
+            shifts.append(s)
+            s += log2(size)
+        return shifts
+
+    def pack(self, coords: Sequence[int]) -> int:
+        """Output coordinates -> one int, first out dim in the lowest bits.
+
+        >>> LinearLayout.from_bases({}, {"a": 4, "b": 2}).pack([3, 1])
+        7
+        """
+        return sum(int(c) << s for c, s in zip(coords, self._shifts))
+
+    def unpack(self, v: int) -> tuple[int, ...]:
+        """Inverse of :meth:`pack`."""
+        return tuple((v >> s) & (size - 1) for s, (_, size) in zip(self._shifts, self.out_dims))
+
+    @cached_property
+    def columns(self) -> list[int]:
+        """The matrix columns: packed image of every input bit, in-dims in order."""
+        return [self.pack(b) for _, bs in self.bases for b in bs]
+
+    def in_offset(self, in_dim: str) -> int:
+        """Position of ``in_dim``'s bit 0 among all input bits."""
+        pos = 0
+        for d, bs in self.bases:
+            if d == in_dim:
+                return pos
+            pos += len(bs)
+        raise KeyError(in_dim)
+
+    # ----- evaluation -----------------------------------------------------------------------
+    def apply(self, **inputs: int) -> dict[str, int]:
+        """Image of one input point; missing input dims are 0.
+
+        >>> LinearLayout.identity1d(8, "offset", "dim0").apply(offset=5)
+        {'dim0': 5}
+        """
+        acc = [0] * len(self.out_dims)
+        for d, bs in self.bases:
+            x = int(inputs.get(d, 0))
+            if x >> len(bs):
+                raise InputError("layout", d, f"must be < {1 << len(bs)}", x)
+            for i, b in enumerate(bs):
+                if (x >> i) & 1:
+                    acc = [a ^ c for a, c in zip(acc, b)]
+        return dict(zip(self.out_dim_names, acc))
+
+    def apply_arrays(self, **inputs: np.ndarray | int) -> dict[str, np.ndarray]:
+        """Vectorized :meth:`apply`: each input dim an integer array (broadcast together).
+
+        >>> L = LinearLayout.identity1d(4, "lane", "dim0")
+        >>> L.apply_arrays(lane=np.arange(4))["dim0"].tolist()
+        [0, 1, 2, 3]
+        """
+        arrays = {d: np.asarray(inputs.get(d, 0), dtype=np.int64) for d, _ in self.bases}
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+        out = [np.zeros(shape, dtype=np.int64) for _ in self.out_dims]
+        for d, bs in self.bases:
+            x = arrays[d]
+            for i, b in enumerate(bs):
+                bit = (x >> i) & 1
+                for k, c in enumerate(b):
+                    if c:
+                        out[k] ^= bit * c
+        return dict(zip(self.out_dim_names, out))
+
+    def table(self) -> np.ndarray:
+        """Outputs for every input, shape ``(2**in_bits, n_out)``; row index = flat input
+        (first in-dim minor).
+
+        >>> LinearLayout.identity1d(4, "lane", "dim0").table()[:, 0].tolist()
+        [0, 1, 2, 3]
+        """
+        n = self.in_bits
+        if n > 26:
+            raise InputError("layout", "input", "is too large to enumerate (limit 2^26 points)", f"2^{n}")
+        flat = np.arange(1 << n, dtype=np.int64)
+        acc = np.zeros((1 << n, len(self.out_dims)), dtype=np.int64)
+        pos = 0
+        for _, bs in self.bases:
+            for b in bs:
+                bit = ((flat >> pos) & 1)[:, None]
+                acc ^= bit * np.asarray(b, dtype=np.int64)[None, :]
+                pos += 1
+        return acc
+
+    # ----- algebra --------------------------------------------------------------------------
+    def product(self, outer: LinearLayout) -> LinearLayout:
+        """Triton's ``inner * outer`` (Def 4.3, extended to shared dims): ``outer``'s bits come
+        after ``self``'s in every shared input dim, and its images are shifted past ``self``'s
+        extent in every shared output dim. Disjoint dims give the block-diagonal product.
+
+        >>> a = LinearLayout.identity1d(2, "register", "dim0")
+        >>> a.product(LinearLayout.identity1d(4, "register", "dim0")).in_bases("register")
+        ((1,), (2,), (4,))
+        """
+        out_names = _supremum(self.out_dim_names, outer.out_dim_names)
+        in_names = _supremum(self.in_dim_names, outer.in_dim_names)
+        inner_sizes = dict(self.out_dims)
+        outer_sizes = dict(outer.out_dims)
+        sizes = {n: inner_sizes.get(n, 1) * outer_sizes.get(n, 1) for n in out_names}
+
+        def lift(layout: LinearLayout, b: Basis, shift: bool) -> Basis:
+            m = dict(zip(layout.out_dim_names, b))
+            return tuple(m.get(n, 0) * (inner_sizes.get(n, 1) if shift else 1) for n in out_names)
+
+        bases = []
+        for d in in_names:
+            row = [lift(self, b, False) for b in self.in_bases(d)]
+            row += [lift(outer, b, True) for b in outer.in_bases(d)]
+            bases.append((d, tuple(row)))
+        return LinearLayout(tuple(bases), tuple((n, sizes[n]) for n in out_names))
+
+    __mul__ = product
+
+    def compose(self, outer: LinearLayout) -> LinearLayout:
+        """``outer ∘ self`` (Def 4.2): self's output dims are outer's input dims, by name;
+        each of self's coordinates is fed bitwise into outer.
+
+        >>> a = LinearLayout.identity1d(4, "lane", "dim0")
+        >>> b = LinearLayout.from_bases({"dim0": [[2], [1]]}, {"offset": 4})
+        >>> a.compose(b).in_bases("lane")
+        ((2,), (1,))
+        """
+        for name, size in self.out_dims:
+            if outer.in_dim_size(name) < size:
+                raise InputError(
+                    "compose", f"dim {name!r}", f"outer layout covers {outer.in_dim_size(name)} values, need {size}"
+                )
+        bases = []
+        for d, bs in self.bases:
+            row = []
+            for b in bs:
+                img = outer.apply(**dict(zip(self.out_dim_names, b)))
+                row.append(tuple(img[n] for n in outer.out_dim_names))
+            bases.append((d, tuple(row)))
+        return LinearLayout(tuple(bases), outer.out_dims)
+
+    def transpose_outs(self, names: Sequence[str]) -> LinearLayout:
+        """Reorder the output dims (the bases' coordinates follow).
+
+        >>> L = LinearLayout.from_bases({"lane": [[0, 1]]}, {"dim0": 1, "dim1": 2})
+        >>> L.transpose_outs(["dim1", "dim0"]).in_bases("lane")
+        ((1, 0),)
+        """
+        idx = [self.out_dim_names.index(n) for n in names]
+        if sorted(idx) != list(range(len(self.out_dims))):
+            raise InputError("transpose_outs", "names", "must be a permutation of the out dims", list(names))
+        bases = tuple((d, tuple(tuple(b[i] for i in idx) for b in bs)) for d, bs in self.bases)
+        return LinearLayout(bases, tuple(self.out_dims[i] for i in idx))
+
+    def transpose_ins(self, names: Sequence[str]) -> LinearLayout:
+        """Reorder the input dims."""
+        if sorted(names) != sorted(self.in_dim_names):
+            raise InputError("transpose_ins", "names", "must be a permutation of the in dims", list(names))
+        return LinearLayout(tuple((d, self.in_bases(d)) for d in names), self.out_dims)
+
+    def with_in_bases(self, in_dim: str, bases: Sequence[Basis]) -> LinearLayout:
+        """A copy with ``in_dim``'s bases replaced (the dim is appended if new)."""
+        new = dict(self.bases)
+        new[in_dim] = tuple(tuple(b) for b in bases)
+        return LinearLayout(tuple(new.items()), self.out_dims)
+
+    def flatten_outs(self, name: str | None = None) -> LinearLayout:
+        """Merge all output dims into one, the first out dim most minor (Triton's convention).
+
+        >>> L = LinearLayout.from_bases({"offset": [[1, 0], [0, 1]]}, {"dim0": 2, "dim1": 2})
+        >>> L.flatten_outs("x").in_bases("offset")
+        ((1,), (2,))
+        """
+        name = name or (self.out_dim_names[0] if self.out_dims else "dim0")
+        bases = tuple((d, tuple((self.pack(b),) for b in bs)) for d, bs in self.bases)
+        return LinearLayout(bases, ((name, 1 << self.out_bits),))
+
+    def reshape_outs(self, new_dims: Sequence[tuple[str, int]]) -> LinearLayout:
+        """Re-split the flattened output (first dim most minor) into ``new_dims``.
+
+        >>> L = LinearLayout.identity1d(8, "offset", "x").reshape_outs([("a", 2), ("b", 4)])
+        >>> L.in_bases("offset")
+        ((1, 0), (0, 1), (0, 2))
+        """
+        flat = self.flatten_outs()
+        total = 1
+        for _, s in new_dims:
+            if not is_pow2(s):
+                raise InputError("reshape_outs", "size", "must be a power of two", s)
+            total *= s
+        if total != 1 << self.out_bits:
+            raise InputError("reshape_outs", "sizes", f"must multiply to {1 << self.out_bits}", total)
+        tmpl = LinearLayout((), tuple((n, s) for n, s in new_dims))
+        bases = tuple((d, tuple(tmpl.unpack(b[0]) for b in bs)) for d, bs in flat.bases)
+        return LinearLayout(bases, tmpl.out_dims)
+
+    def reshape_row_major(self, shape: Sequence[int]) -> LinearLayout:
+        """Reshape the output like ``numpy.reshape`` (last dim fastest), to ``dim0, dim1, ...``.
+
+        >>> L = LinearLayout.identity1d(8, "offset", "dim0").reshape_row_major([2, 4])
+        >>> L.in_bases("offset")
+        ((0, 1), (0, 2), (1, 0))
+        """
+        rev = list(reversed(self.out_dim_names))
+        new = [(f"dim{i}", s) for i, s in enumerate(shape)]
+        out = self.transpose_outs(rev).reshape_outs(list(reversed(new)))
+        return out.transpose_outs([n for n, _ in new])
+
+    # ----- properties -----------------------------------------------------------------------
+    @cached_property
+    def rank(self) -> int:
+        return f2.rank(self.columns)
+
+    def is_injective(self) -> bool:
+        """No two inputs share an image (no zero or repeated combination)."""
+        return self.rank == self.in_bits
+
+    def is_surjective(self) -> bool:
+        """Every output point is reached."""
+        return self.rank == self.out_bits
+
+    def is_invertible(self) -> bool:
+        return self.is_injective() and self.is_surjective()
+
+    def zero_bases(self, in_dim: str) -> list[int]:
+        """Indices of ``in_dim``'s bits that map to 0 (broadcast: those inputs share data)."""
+        return [i for i, b in enumerate(self.in_bases(in_dim)) if not any(b)]
+
+    def contiguous_registers(self, out_dim: str | None = None) -> int:
+        """Largest 2^k such that register bits 0..k-1 map to 1, 2, ..., 2^(k-1) along ``out_dim``
+        (default: the last out dim, the fastest one in row-major order) and 0 elsewhere (§5.1).
+
+        >>> L = LinearLayout.from_bases({"register": [[0, 1], [0, 2], [1, 0]]}, {"dim0": 2, "dim1": 4})
+        >>> L.contiguous_registers()
+        4
+        """
+        out_dim = out_dim or self.out_dim_names[-1]
+        k = self.out_dim_names.index(out_dim)
+        n = 0
+        for b in self.in_bases("register"):
+            want = tuple((1 << n) if i == k else 0 for i in range(len(b)))
+            if b != want:
+                break
+            n += 1
+        return 1 << n
+
+    # ----- inversion ------------------------------------------------------------------------
+    def invert(self) -> LinearLayout:
+        """Inverse of an invertible layout: out dims become in dims and vice versa.
+
+        >>> L = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
+        >>> L.invert().as_dict()
+        {'dim0': [[2]], 'dim1': [[1]]}
+        """
+        if not self.is_invertible():
+            raise InputError("invert", "layout", "is not invertible (rank "
+                             f"{self.rank}, {self.in_bits} in bits, {self.out_bits} out bits)")
+        cols = self.columns
+        in_sizes = [(d, 1 << len(bs)) for d, bs in self.bases]
+        tmpl = LinearLayout((), tuple(in_sizes))
+        bases = []
+        for name, size in self.out_dims:
+            row = []
+            for i in range(log2(size)):
+                coords = [0] * len(self.out_dims)
+                coords[self.out_dim_names.index(name)] = 1 << i
+                x = f2.solve(cols, self.pack(coords))
+                row.append(tmpl.unpack(x))
+            bases.append((name, tuple(row)))
+        return LinearLayout(tuple(bases), tuple(in_sizes))
+
+    def invert_and_compose(self, outer: LinearLayout) -> LinearLayout:
+        """``outer⁻¹ ∘ self`` for a surjective ``outer`` with the same output space (§5.4):
+        for each input bit of ``self``, the preimage under ``outer`` is the same-named bit when
+        ``outer`` maps it to the same place (identity where they agree), otherwise the smallest
+        preimage (which sends broadcast data to the lowest input).
+
+        >>> A = LinearLayout.from_bases({"lane": [[1], [2]]}, {"dim0": 4})
+        >>> B = LinearLayout.from_bases({"lane": [[2], [1]]}, {"dim0": 4})
+        >>> A.invert_and_compose(B).as_dict()
+        {'lane': [[2], [1]]}
+        """
+        if sorted(self.out_dims) != sorted(outer.out_dims):
+            raise InputError("invert_and_compose", "out dims", "must match",
+                             f"{list(self.out_dims)} vs {list(outer.out_dims)}")
+        if not outer.is_surjective():
+            raise InputError("invert_and_compose", "outer layout", "must be surjective")
+        me = self.transpose_outs(outer.out_dim_names)
+        cols = outer.columns
+        tmpl = LinearLayout((), tuple((d, 1 << len(bs)) for d, bs in outer.bases))
+        bases = []
+        for d, bs in me.bases:
+            row = []
+            for i, b in enumerate(bs):
+                target = outer.pack(b)
+                ob = outer.in_bases(d)
+                if i < len(ob) and ob[i] == b:
+                    x = 1 << (outer.in_offset(d) + i)
+                else:
+                    x = f2.solve(cols, target)
+                row.append(tmpl.unpack(x))
+            bases.append((d, tuple(row)))
+        return LinearLayout(tuple(bases), tmpl.out_dims)
+
+    def divide_left(self, inner: LinearLayout) -> LinearLayout | None:
+        """The C with ``self == inner * C`` (Def 4.4, label-wise), or None when ``inner`` does
+        not divide ``self``.
+
+        >>> L = LinearLayout.identity1d(8, "register", "dim0")
+        >>> L.divide_left(LinearLayout.identity1d(2, "register", "dim0")).in_bases("register")
+        ((1,), (2,))
+        """
+        sizes = dict(inner.out_dims)
+        for name in inner.out_dim_names:
+            if name not in self.out_dim_names or self.out_dim_size(name) % sizes[name]:
+                return None
+        for d in inner.in_dim_names:
+            if len(self.in_bases(d)) < len(inner.in_bases(d)):
+                return None
+        bases = []
+        for d, bs in self.bases:
+            k = len(inner.in_bases(d))
+            head = [dict(zip(self.out_dim_names, b)) for b in bs[:k]]
+            for hb, ib in zip(head, inner.in_bases(d)):
+                want = dict(zip(inner.out_dim_names, ib))
+                if any(hb.get(n, 0) != want.get(n, 0) for n in self.out_dim_names):
+                    return None
+            row = []
+            for b in bs[k:]:
+                nb = []
+                for n, c in zip(self.out_dim_names, b):
+                    s = sizes.get(n, 1)
+                    if c % s:
+                        return None
+                    nb.append(c // s)
+                row.append(tuple(nb))
+            bases.append((d, tuple(row)))
+        out = tuple((n, s // sizes.get(n, 1)) for n, s in self.out_dims)
+        return LinearLayout(tuple(bases), out)
+
+    # ----- validity (Defs 4.10, 4.14) ------------------------------------------------------
+    def distributed_violations(self) -> list[str]:
+        """Why this is not a distributed layout in the sense of Def 4.10 (empty when it is):
+        surjective; each basis has at most one nonzero bit; no nonzero basis repeated."""
+        out = []
+        if not self.is_surjective():
+            out.append(f"not surjective (rank {self.rank} < {self.out_bits} output bits)")
+        seen: dict[int, str] = {}
+        for d, bs in self.bases:
+            for i, b in enumerate(bs):
+                v = self.pack(b)
+                if v & (v - 1):
+                    out.append(f"{d}[{i}] = {list(b)} has more than one nonzero bit")
+                elif v:
+                    if v in seen:
+                        out.append(f"{d}[{i}] = {list(b)} repeats {seen[v]}")
+                    seen[v] = f"{d}[{i}]"
+        return out
+
+    def memory_violations(self) -> list[str]:
+        """Why this is not a memory layout in the sense of Def 4.14 (empty when it is):
+        invertible; each basis has one or two nonzero bits."""
+        out = []
+        if not self.is_invertible():
+            out.append(f"not invertible (rank {self.rank}, {self.in_bits} in bits, {self.out_bits} out bits)")
+        for d, bs in self.bases:
+            for i, b in enumerate(bs):
+                n = bin(self.pack(b)).count("1")
+                if n not in (1, 2):
+                    out.append(f"{d}[{i}] = {list(b)} has {n} nonzero bits (Def 4.14 allows 1 or 2)")
+        return out
+
+
+def _supremum(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    """Merge two name lists keeping both relative orders, ``a``'s own names first at each step
+    (Triton's ``supremum``): ``[a, b] ⊔ [b, c] = [a, b, c]``."""
+    out: list[str] = []
+    i = j = 0
+    while True:
+        while i < len(a) and a[i] in out:
+            i += 1
+        while j < len(b) and b[j] in out:
+            j += 1
+        if i >= len(a) and j >= len(b):
+            return out
+        if i < len(a) and j < len(b) and a[i] == b[j]:
+            out.append(a[i])
+        elif i < len(a) and a[i] not in b:
+            out.append(a[i])
+        elif j < len(b) and b[j] not in a:
+            out.append(b[j])
+        else:
+            raise InputError("product", "dims", "common dims must appear in the same relative order",
+                             f"{list(a)} vs {list(b)}")
