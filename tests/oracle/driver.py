@@ -1,0 +1,47 @@
+"""Run the Triton oracle in subprocesses; batches that crash are bisected, so one bad input
+costs one answer, not a run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ORACLE = Path(__file__).with_name("triton_oracle.py")
+
+
+def _call(items: list[dict], timeout: float) -> list[dict] | None:
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(ORACLE)],
+            input=json.dumps(items),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or len(results) != len(items):
+        return None
+    return results
+
+
+def run_oracle(items: list[dict], timeout: float = 300.0) -> dict[int, dict]:
+    """Triton's answer for each item id: ``{"ok": True, "bases": ...}`` or an error/crash."""
+    out: dict[int, dict] = {}
+    stack = [items]
+    while stack:
+        batch = stack.pop()
+        res = _call(batch, timeout)
+        if res is None:
+            if len(batch) == 1:
+                out[batch[0]["id"]] = {"ok": False, "error": "crash (the oracle process died)"}
+            else:
+                mid = len(batch) // 2
+                stack += [batch[:mid], batch[mid:]]
+            continue
+        for r in res:
+            out[r["id"]] = r
+    return out
