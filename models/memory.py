@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models import f2
+from models.errors import InputError, log2
 from models.layout import LinearLayout
 
 
@@ -38,3 +40,49 @@ class PaddedLayout:
     def span(self) -> int:
         """Elements of shared memory the buffer occupies, padding included."""
         return int(self.physical_offsets()[-1]) + 1
+
+
+def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
+    """Element offsets of every coordinate (array of the tensor's shape) -> the memory layout
+    ``offset -> dims``, checking it is an F2-linear bijection onto ``[0, size)``."""
+    shape = off.shape
+    n = off.size
+    flat = off.reshape(-1)
+    if flat.min() < 0 or flat.max() >= n or len(np.unique(flat)) != n:
+        bad = _first_problem(off)
+        raise InputError(where, "layout", f"is not a bijection onto [0, {n}) ({bad})")
+    dims = [f"dim{i}" for i in range(len(shape))]
+    # Images of each coordinate bit, then check every point is the XOR of its bits' images.
+    images = []
+    for d, size in enumerate(shape):
+        for i in range(log2(size)):
+            idx = [0] * len(shape)
+            idx[d] = 1 << i
+            images.append(int(off[tuple(idx)]))
+    acc = np.zeros(shape, dtype=np.int64)
+    k = 0
+    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in shape], indexing="ij")
+    for d, size in enumerate(shape):
+        for i in range(log2(size)):
+            acc ^= ((grids[d] >> i) & 1) * images[k]
+            k += 1
+    if not np.array_equal(acc, off):
+        where_bad = tuple(int(x[0]) for x in np.nonzero(acc != off))
+        raise InputError(where, "layout", f"is not linear over F2: offset of {where_bad} is {int(off[where_bad])}, "
+                         f"the XOR of its bits' offsets is {int(acc[where_bad])}")
+    coords = LinearLayout((), tuple(zip(dims, shape)))
+    bases = [coords.unpack(f2.solve(images, 1 << b)) for b in range(log2(n))]
+    return LinearLayout.from_bases({"offset": bases}, dict(zip(dims, shape)))
+
+
+def _first_problem(off: np.ndarray) -> str:
+    flat = off.reshape(-1)
+    n = flat.size
+    idx = np.argwhere((off < 0) | (off >= n))
+    if len(idx):
+        c = tuple(int(v) for v in idx[0])
+        return f"coordinate {c} has offset {int(off[c])}"
+    _, first, counts = np.unique(flat, return_index=True, return_counts=True)
+    dup = flat[first[counts > 1][0]]
+    both = np.argwhere(off == dup)[:2]
+    return f"coordinates {tuple(int(v) for v in both[0])} and {tuple(int(v) for v in both[1])} share offset {int(dup)}"

@@ -1,0 +1,24 @@
+"""Element types by name and their widths in bits.
+
+>>> bits("f16"), bits("bf16"), bits("f8e4m3")
+(16, 16, 8)
+"""
+
+from __future__ import annotations
+
+from models.errors import InputError
+
+BITS = {
+    "f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16,
+    "f8e4m3": 8, "f8e5m2": 8, "f8e4m3fn": 8,
+    "i64": 64, "i32": 32, "i16": 16, "i8": 8,
+    "u64": 64, "u32": 32, "u16": 16, "u8": 8,
+}
+
+
+def bits(name: str) -> int:
+    """Width in bits of a dtype name (case-insensitive); an input error names the valid ones."""
+    key = str(name).strip().lower()
+    if key not in BITS:
+        raise InputError("dtype", "name", f"is unknown (known: {', '.join(BITS)})", name)
+    return BITS[key]

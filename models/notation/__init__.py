@@ -1,0 +1,168 @@
+"""Every notation users bring, behind one entry point.
+
+``parse_layout`` detects the notation (Triton attribute, CuTe swizzle, explicit bases, formula),
+parses it for a shape, and says whether the result is a distributed or a memory layout.
+
+>>> p = parse_layout("32*m + n", shape=[16, 32])
+>>> p.notation, p.kind, p.layout.out_dims
+('formula', 'memory', (('dim0', 16), ('dim1', 32)))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from models import dtypes
+from models.errors import InputError, is_pow2
+from models.layout import LinearLayout
+from models.memory import PaddedLayout
+from models.notation import triton as triton_notation
+from models.notation.bases import bases_text, parse_bases
+from models.notation.cute import parse_cute, to_cute
+from models.notation.formula import default_names, formula_text, parse_formula
+
+MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
+NOTATIONS = ("triton", "cute", "bases", "formula")
+
+
+@dataclass(frozen=True)
+class ParsedLayout:
+    """A parsed layout: its ``notation``, ``kind`` (``distributed`` or ``memory``), the
+    ``layout`` itself, the typed ``source`` when the notation has one, and dim ``names``."""
+
+    notation: str
+    kind: str
+    layout: LinearLayout | PaddedLayout
+    names: tuple[str, ...]
+    source: object = None
+
+    @property
+    def shape(self) -> list[int]:
+        lin = self.layout.linear if isinstance(self.layout, PaddedLayout) else self.layout
+        return [s for _, s in lin.out_dims]
+
+
+def detect(text: str) -> str:
+    """Which notation ``text`` is written in.
+
+    >>> [detect(t) for t in ("#ttg.blocked<{}>", "Sw<3,2,3> o (8,8):(1,8)", '{"offset": []}', "m + 2*n")]
+    ['triton', 'cute', 'bases', 'formula']
+    """
+    t = text.strip()
+    for prefix in NOTATIONS:
+        if t.startswith(prefix + ":"):
+            return prefix
+    if t.startswith("#"):
+        return "triton"
+    if t.startswith(("Sw<", "Sw <", "Swizzle<", "Swizzle <")) or (t.startswith("(") and "):(" in t.replace(" ", "")):
+        return "cute"
+    if t.startswith("{"):
+        return "bases"
+    return "formula"
+
+
+def parse_shape(text: str | Sequence[int]) -> list[int]:
+    """``"16x32"`` (or a list) -> ``[16, 32]``, checking sizes and the enumeration limit."""
+    if isinstance(text, str):
+        parts = text.lower().replace("×", "x").split("x")
+        try:
+            shape = [int(p) for p in parts]
+        except ValueError:
+            raise InputError("shape", "value", "must look like 16x32 (sizes separated by x)", text) from None
+    else:
+        shape = list(text)
+    if not shape:
+        raise InputError("shape", "value", "must have at least one dim", text)
+    for s in shape:
+        if not is_pow2(s):
+            raise InputError("shape", "value", "sizes must be powers of two", "x".join(map(str, shape)))
+    total = sum(s.bit_length() - 1 for s in shape)
+    if total > MAX_ELEMENTS_LOG2:
+        raise InputError("shape", "value", f"has 2^{total} elements, over the limit of 2^{MAX_ELEMENTS_LOG2}",
+                         "x".join(map(str, shape)))
+    return shape
+
+
+def parse_layout(
+    text: str,
+    shape: Sequence[int] | None = None,
+    *,
+    dtype: str | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    names: Sequence[str] | None = None,
+    notation: str | None = None,
+) -> ParsedLayout:
+    """Parse ``text`` in its notation for ``shape`` (CuTe and bases may omit the shape)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("layout", "notation", "is empty")
+    notation = notation or detect(text)
+    if notation not in NOTATIONS:
+        raise InputError("layout", "notation", f"must be one of {', '.join(NOTATIONS)}", notation)
+    t = text.strip()
+    if t.startswith(notation + ":"):
+        t = t[len(notation) + 1 :].strip()
+    shape = parse_shape(shape) if shape is not None else None
+
+    if notation == "triton":
+        src = triton_notation.parse_triton(t)
+        if shape is None:
+            raise InputError("layout", "--shape", "is required for Triton notations (e.g. --shape 16x32)")
+        lay = src.to_layout(shape)
+        kind = "memory" if src.memory else "distributed"
+    elif notation == "cute":
+        elem_bytes = dtypes.bits(dtype) // 8 if dtype else 0
+        if units == "byte" and not elem_bytes:
+            raise InputError("cute", "dtype", "is required with byte units (the element size)")
+        src = parse_cute(t, units, elem_bytes or 1, base_align)
+        cute_shape = [_size(m) for m in src.shape]
+        parse_shape(cute_shape)
+        if shape is not None and list(shape) != cute_shape:
+            raise InputError("cute", "--shape", f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
+                             "x".join(map(str, shape)))
+        lay, kind = src.memory_layout(), "memory"
+    elif notation == "bases":
+        if shape is None:
+            raise InputError("layout", "--shape", "is required for explicit bases")
+        src = None
+        lay = parse_bases(t, shape)
+        kind = "memory" if "offset" in lay.in_dim_names else "distributed"
+    else:
+        if shape is None:
+            raise InputError("layout", "--shape", "is required for formulas")
+        src = None
+        nm = list(names) if names else default_names(len(shape))
+        lay, kind = parse_formula(t, nm, shape), "memory"
+    lin = lay.linear if isinstance(lay, PaddedLayout) else lay
+    rank = len(lin.out_dims)
+    nm = tuple(names) if names else tuple(default_names(rank))
+    if len(nm) != rank:
+        raise InputError("layout", "--dims", f"must name {rank} dims", ",".join(nm))
+    return ParsedLayout(notation, kind, lay, nm, src)
+
+
+def memory_notations(layout: LinearLayout, names: Sequence[str]) -> dict[str, str]:
+    """Every notation that can express a linear memory layout, by name: explicit bases,
+    Triton's ``shared_linear``, and (one CTA, invertible) the formula and CuTe form."""
+    out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout)}
+    offsets = _offset_only(layout)
+    if not layout.in_bases("block") and offsets.is_invertible():
+        out["formula"] = formula_text(offsets, names)
+        cute = to_cute(offsets)
+        if cute is not None:
+            out["cute"] = cute.text()
+    return out
+
+
+def _offset_only(layout: LinearLayout) -> LinearLayout:
+    return LinearLayout((("offset", layout.in_bases("offset")),), layout.out_dims)
+
+
+def _size(mode: object) -> int:
+    if isinstance(mode, tuple):
+        out = 1
+        for m in mode:
+            out *= _size(m)
+        return out
+    return int(mode)

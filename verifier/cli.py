@@ -1,0 +1,78 @@
+"""The ``bankproof`` command.
+
+Exit codes: 0 success / proved, 1 refuted, 2 usage or input error, 3 unknown (solver time
+limit), 4 engines disagree, 70 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from models import dtypes
+from models.errors import InputError
+from verifier import layout_cmd
+
+EXIT_INPUT = 2
+EXIT_INTERNAL = 70
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"bankproof: {message}\n(see 'bankproof --help')\n")
+        raise SystemExit(EXIT_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bankproof", description="Proofs about GPU shared-memory layouts.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    lay = sub.add_parser(
+        "layout",
+        help="parse a layout in any notation and show its bases",
+        description="Parse a layout (Triton attribute, CuTe swizzle, explicit bases or formula) "
+        "and show its kind, validity, bases per input dim and, for memory layouts, every "
+        "notation that expresses it.",
+    )
+    lay.add_argument("notation", help="the layout: '#ttg.blocked<...>', 'Sw<3,2,3> o (8,8):(1,8)', "
+                     "'{\"offset\": [[0, 1], ...]}' or '32*m + (n ^ (2*m))'")
+    lay.add_argument("--shape", help="tensor shape, dim0 first, e.g. 16x32")
+    lay.add_argument("--dtype", help=f"element type ({', '.join(dtypes.BITS)})")
+    lay.add_argument("--units", choices=["element", "byte"], default="element",
+                     help="CuTe offsets: element indices (default) or byte addresses")
+    lay.add_argument("--base-align", type=int, default=0, help="CuTe byte units: buffer alignment in bytes")
+    lay.add_argument("--dims", help="dim names, comma separated (default m,n for 2-D)")
+    lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")
+    lay.add_argument("--json", action="store_true", help="machine-readable output")
+    lay.set_defaults(run=layout_cmd.run)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.run(args)
+    except InputError as e:
+        _error(args, str(e))
+        return EXIT_INPUT
+    except (KeyboardInterrupt, BrokenPipeError):
+        return EXIT_INPUT
+    except Exception as e:  # noqa: BLE001 - never show a user a traceback
+        sys.stderr.write(f"bankproof: internal error: {type(e).__name__}: {e} (please report this input)\n")
+        return EXIT_INTERNAL
+    return code
+
+
+def _error(args: argparse.Namespace, message: str) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps({"schema": 1, "error": message}) + "\n")
+    sys.stderr.write(f"bankproof: {message}\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
