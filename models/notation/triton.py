@@ -570,7 +570,8 @@ class NVMMAShared(TritonLayout):
             layout = LinearLayout.empty()
             for i in order:
                 layout = layout * LinearLayout.identity1d(tma[i], "offset", names[i])
-            layout = tl.ensure_not_smaller(layout, dict(zip(names, per_cta)), names)
+            # Beyond the 256-element TMA box, Triton 3.9 repeats the box last dim first.
+            layout = tl.ensure_not_smaller(layout, dict(zip(names, per_cta)), names[::-1])
             return tl.combine_cta_cga(layout, self.cga(), shape)
         if rank < 2:
             raise InputError(self.kind, "shape", "must have at least 2 dims for a swizzled layout", "x".join(map(str, shape)))

@@ -1,0 +1,167 @@
+"""LinearLayout operations: exact worked examples and properties on random layouts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models.errors import InputError
+from models.layout import LinearLayout
+
+
+@st.composite
+def layouts(draw, in_dims=("register", "lane", "warp"), out_bits=(1, 4), max_in=4, surjective=False):
+    """Random layouts onto dim0 x dim1; bases are arbitrary coordinates (any F2 map)."""
+    b0 = draw(st.integers(*out_bits))
+    b1 = draw(st.integers(*out_bits))
+    out = {"dim0": 1 << b0, "dim1": 1 << b1}
+    bases = {}
+    for d in in_dims:
+        n = draw(st.integers(0, max_in))
+        bases[d] = [[draw(st.integers(0, out["dim0"] - 1)), draw(st.integers(0, out["dim1"] - 1))] for _ in range(n)]
+    if surjective:  # append unit vectors so every output is reached
+        bases[in_dims[0]] += [[1 << i, 0] for i in range(b0)] + [[0, 1 << i] for i in range(b1)]
+    return LinearLayout.from_bases(bases, out)
+
+
+def brute_apply(L: LinearLayout, **x: int) -> tuple[int, ...]:
+    acc = [0] * len(L.out_dims)
+    for d, bs in L.bases:
+        for i, b in enumerate(bs):
+            if (x.get(d, 0) >> i) & 1:
+                acc = [a ^ c for a, c in zip(acc, b)]
+    return tuple(acc)
+
+
+@given(layouts())
+def test_apply_table_and_arrays_agree(L):
+    table = L.table()
+    pos = 0
+    flat_dims = []
+    for d, bs in L.bases:
+        flat_dims.append((d, pos, len(bs)))
+        pos += len(bs)
+    for flat in range(0, len(table), max(1, len(table) // 64)):
+        x = {d: (flat >> p) & ((1 << n) - 1) for d, p, n in flat_dims}
+        assert tuple(table[flat]) == brute_apply(L, **x) == tuple(L.apply(**x).values())
+        arr = L.apply_arrays(**{d: np.array([v]) for d, v in x.items()})
+        assert tuple(int(a[0]) for a in arr.values()) == brute_apply(L, **x)
+
+
+@given(layouts(in_dims=("lane",), max_in=5), st.data())
+def test_compose_is_function_composition(A, data):
+    # B: A's out dims -> offset, random
+    B = LinearLayout.from_bases(
+        {d: [[data.draw(st.integers(0, 63))] for _ in range(size.bit_length() - 1)] for d, size in A.out_dims},
+        {"offset": 64},
+    )
+    C = A.compose(B)
+    for x in range(A.in_dim_size("lane")):
+        mid = A.apply(lane=x)
+        assert C.apply(lane=x) == B.apply(**mid)
+
+
+@given(layouts(surjective=True), st.data())
+def test_invert_and_compose_is_a_right_inverse(B, data):
+    # A maps into B's output space.
+    bases = {d: [[data.draw(st.integers(0, B.out_dim_size("dim0") - 1)),
+                  data.draw(st.integers(0, B.out_dim_size("dim1") - 1))] for _ in range(data.draw(st.integers(0, 4)))]
+             for d in ("register", "lane")}
+    A = LinearLayout.from_bases(bases, dict(B.out_dims))
+    C = A.invert_and_compose(B)
+    for d, bs in A.bases:
+        for i, b in enumerate(bs):
+            x = C.apply(**{d: 1 << i})
+            assert tuple(B.apply(**x).values()) == tuple(b)
+
+
+def test_invert_and_compose_identity_where_layouts_agree_and_smallest_preimage():
+    A = LinearLayout.from_bases({"register": [[1]], "lane": [[2], [0]]}, {"dim0": 4})
+    B = LinearLayout.from_bases({"register": [[1]], "lane": [[2], [0]], "warp": [[0]]}, {"dim0": 4})
+    C = A.invert_and_compose(B)
+    # lane bit 1 maps to 0 in both: the identity is kept rather than the smallest preimage (0).
+    assert C.as_dict() == {"register": [[1, 0, 0]], "lane": [[0, 1, 0], [0, 2, 0]]}
+    D = LinearLayout.from_bases({"lane": [[3]]}, {"dim0": 4})
+    E = LinearLayout.from_bases({"register": [[1], [2], [3]]}, {"dim0": 4})
+    assert D.invert_and_compose(E).as_dict() == {"lane": [[3]]}  # 0b011, not 0b100
+
+
+@given(layouts(surjective=True))
+def test_invert_roundtrip(L):
+    if not L.is_invertible():
+        with pytest.raises(InputError):
+            L.invert()
+        return
+    inv = L.invert()
+    for x in range(0, 1 << L.in_bits, max(1, (1 << L.in_bits) // 32)):
+        flat = {}
+        pos = 0
+        for d, bs in L.bases:
+            flat[d] = (x >> pos) & ((1 << len(bs)) - 1)
+            pos += len(bs)
+        back = inv.apply(**L.apply(**flat))
+        assert back == {d: flat[d] for d in back}
+
+
+@given(layouts(), layouts())
+def test_divide_left_undoes_product(inner, outer):
+    C = (inner * outer).divide_left(inner)
+    assert C is not None
+    assert C.as_dict() == outer.as_dict() and sorted(C.out_dims) == sorted(outer.out_dims)
+
+
+@given(layouts())
+def test_flatten_then_reshape_is_identity(L):
+    flat = L.flatten_outs("x")
+    back = flat.reshape_outs(list(L.out_dims))
+    assert back.as_dict() == L.as_dict() and back.out_dims == L.out_dims
+
+
+def test_reshape_row_major_matches_numpy():
+    L = LinearLayout.identity1d(4, "offset", "dim0") * LinearLayout.identity1d(8, "offset", "dim1")
+    L = L.transpose_outs(["dim0", "dim1"])  # offset bits: dim0 first (column-major buffer)
+    R = L.reshape_row_major([2, 16])
+    for x in range(32):
+        d0, d1 = L.apply(offset=x).values()
+        r = np.arange(32).reshape(4, 8)[d0, d1]
+        assert tuple(R.apply(offset=x).values()) == divmod(int(r), 16)
+
+
+def test_product_exact():
+    a = LinearLayout.identity1d(2, "register", "dim1") * LinearLayout.identity1d(4, "lane", "dim1")
+    b = a * LinearLayout.identity1d(2, "register", "dim0")
+    assert b.as_dict() == {"register": [[1, 0], [0, 1]], "lane": [[2, 0], [4, 0]]}
+    assert b.out_dims == (("dim1", 8), ("dim0", 2))
+    c = a * LinearLayout.identity1d(2, "register", "dim1")
+    assert c.in_bases("register") == ((1,), (8,))  # outer shifted past inner's extent
+
+
+def test_paper_figure1_layout_A():
+    """§4.1: 2x2 registers, 4x8 threads, 2x1 warps on 16x16; r1 of t9 is at (2, 3)."""
+    from models.notation.triton import parse_triton
+
+    A = parse_triton(
+        "#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], order = [1, 0]}>"
+    ).to_layout([16, 16])
+    assert A.apply(register=0, lane=1) == {"dim0": 0, "dim1": 2}
+    assert A.apply(register=1, lane=9) == {"dim0": 2, "dim1": 3}
+    assert A.apply(register=0, lane=10) == {"dim0": 2, "dim1": 4}
+    assert A.distributed_violations() == []
+    assert A.contiguous_registers() == 2
+
+
+def test_validity_checks_name_the_problem():
+    bad = LinearLayout.from_bases({"lane": [[1, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
+    v = bad.distributed_violations()
+    assert v == ["lane[0] = [1, 1] has more than one nonzero bit"]
+    rep = LinearLayout.from_bases({"lane": [[1, 0], [1, 0], [0, 1]]}, {"dim0": 2, "dim1": 2})
+    assert rep.distributed_violations() == ["lane[1] = [1, 0] repeats lane[0]"]
+    mem = LinearLayout.from_bases({"offset": [[1, 1], [1, 1]]}, {"dim0": 2, "dim1": 2})
+    assert mem.memory_violations()[0].startswith("not invertible")
+
+
+def test_out_of_range_basis_is_an_input_error():
+    with pytest.raises(InputError, match="coordinate for dim0 must be in \\[0, 4\\)"):
+        LinearLayout.from_bases({"lane": [[4]]}, {"dim0": 4})
