@@ -74,9 +74,7 @@ class LinearLayout:
             for b in bs:
                 b = tuple(int(c) for c in b)
                 if len(b) != rank:
-                    raise InputError(
-                        "layout", f"{in_dim} basis {list(b)}", f"must have {rank} coordinates"
-                    )
+                    raise InputError("layout", f"{in_dim} basis {list(b)}", f"must have {rank} coordinates")
                 for c, (name, size) in zip(b, dims):
                     if not 0 <= c < size:
                         raise InputError(
@@ -279,7 +277,9 @@ class LinearLayout:
         for name, size in self.out_dims:
             if outer.in_dim_size(name) < size:
                 raise InputError(
-                    "compose", f"dim {name!r}", f"outer layout covers {outer.in_dim_size(name)} values, need {size}"
+                    "compose",
+                    f"dim {name!r}",
+                    f"outer layout covers {outer.in_dim_size(name)} values, need {size}",
                 )
         bases = []
         for d, bs in self.bases:
@@ -404,8 +404,11 @@ class LinearLayout:
         {'dim0': [[2]], 'dim1': [[1]]}
         """
         if not self.is_invertible():
-            raise InputError("invert", "layout", "is not invertible (rank "
-                             f"{self.rank}, {self.in_bits} in bits, {self.out_bits} out bits)")
+            raise InputError(
+                "invert",
+                "layout",
+                f"is not invertible (rank {self.rank}, {self.in_bits} in bits, {self.out_bits} out bits)",
+            )
         cols = self.columns
         in_sizes = [(d, 1 << len(bs)) for d, bs in self.bases]
         tmpl = LinearLayout((), tuple(in_sizes))
@@ -432,8 +435,12 @@ class LinearLayout:
         {'lane': [[2], [1]]}
         """
         if sorted(self.out_dims) != sorted(outer.out_dims):
-            raise InputError("invert_and_compose", "out dims", "must match",
-                             f"{list(self.out_dims)} vs {list(outer.out_dims)}")
+            raise InputError(
+                "invert_and_compose",
+                "out dims",
+                "must match",
+                f"{list(self.out_dims)} vs {list(outer.out_dims)}",
+            )
         if not outer.is_surjective():
             raise InputError("invert_and_compose", "outer layout", "must be surjective")
         me = self.transpose_outs(outer.out_dim_names)
@@ -443,12 +450,9 @@ class LinearLayout:
         for d, bs in me.bases:
             row = []
             for i, b in enumerate(bs):
-                target = outer.pack(b)
                 ob = outer.in_bases(d)
-                if i < len(ob) and ob[i] == b:
-                    x = 1 << (outer.in_offset(d) + i)
-                else:
-                    x = f2.solve(cols, target)
+                same = i < len(ob) and ob[i] == b
+                x = 1 << (outer.in_offset(d) + i) if same else f2.solve(cols, outer.pack(b))
                 row.append(tmpl.unpack(x))
             bases.append((d, tuple(row)))
         return LinearLayout(tuple(bases), tmpl.out_dims)
@@ -534,12 +538,14 @@ def _supremum(a: Sequence[str], b: Sequence[str]) -> list[str]:
             j += 1
         if i >= len(a) and j >= len(b):
             return out
-        if i < len(a) and j < len(b) and a[i] == b[j]:
-            out.append(a[i])
-        elif i < len(a) and a[i] not in b:
+        if i < len(a) and j < len(b) and a[i] == b[j] or i < len(a) and a[i] not in b:
             out.append(a[i])
         elif j < len(b) and b[j] not in a:
             out.append(b[j])
         else:
-            raise InputError("product", "dims", "common dims must appear in the same relative order",
-                             f"{list(a)} vs {list(b)}")
+            raise InputError(
+                "product",
+                "dims",
+                "common dims must appear in the same relative order",
+                f"{list(a)} vs {list(b)}",
+            )

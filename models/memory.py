@@ -68,8 +68,12 @@ def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
             k += 1
     if not np.array_equal(acc, off):
         where_bad = tuple(int(x[0]) for x in np.nonzero(acc != off))
-        raise InputError(where, "layout", f"is not linear over F2: offset of {where_bad} is {int(off[where_bad])}, "
-                         f"the XOR of its bits' offsets is {int(acc[where_bad])}")
+        raise InputError(
+            where,
+            "layout",
+            f"is not linear over F2: offset of {where_bad} is {int(off[where_bad])}, "
+            f"the XOR of its bits' offsets is {int(acc[where_bad])}",
+        )
     coords = LinearLayout((), tuple(zip(dims, shape)))
     bases = [coords.unpack(f2.solve(images, 1 << b)) for b in range(log2(n))]
     return LinearLayout.from_bases({"offset": bases}, dict(zip(dims, shape)))
@@ -85,4 +89,5 @@ def _first_problem(off: np.ndarray) -> str:
     _, first, counts = np.unique(flat, return_index=True, return_counts=True)
     dup = flat[first[counts > 1][0]]
     both = np.argwhere(off == dup)[:2]
-    return f"coordinates {tuple(int(v) for v in both[0])} and {tuple(int(v) for v in both[1])} share offset {int(dup)}"
+    a, b = (tuple(int(v) for v in both[i]) for i in range(2))
+    return f"coordinates {a} and {b} share offset {int(dup)}"

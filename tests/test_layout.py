@@ -20,7 +20,9 @@ def layouts(draw, in_dims=("register", "lane", "warp"), out_bits=(1, 4), max_in=
     bases = {}
     for d in in_dims:
         n = draw(st.integers(0, max_in))
-        bases[d] = [[draw(st.integers(0, out["dim0"] - 1)), draw(st.integers(0, out["dim1"] - 1))] for _ in range(n)]
+        bases[d] = [
+            [draw(st.integers(0, out["dim0"] - 1)), draw(st.integers(0, out["dim1"] - 1))] for _ in range(n)
+        ]
     if surjective:  # append unit vectors so every output is reached
         bases[in_dims[0]] += [[1 << i, 0] for i in range(b0)] + [[0, 1 << i] for i in range(b1)]
     return LinearLayout.from_bases(bases, out)
@@ -54,7 +56,10 @@ def test_apply_table_and_arrays_agree(L):
 def test_compose_is_function_composition(A, data):
     # B: A's out dims -> offset, random
     B = LinearLayout.from_bases(
-        {d: [[data.draw(st.integers(0, 63))] for _ in range(size.bit_length() - 1)] for d, size in A.out_dims},
+        {
+            d: [[data.draw(st.integers(0, 63))] for _ in range(size.bit_length() - 1)]
+            for d, size in A.out_dims
+        },
         {"offset": 64},
     )
     C = A.compose(B)
@@ -66,9 +71,16 @@ def test_compose_is_function_composition(A, data):
 @given(layouts(surjective=True), st.data())
 def test_invert_and_compose_is_a_right_inverse(B, data):
     # A maps into B's output space.
-    bases = {d: [[data.draw(st.integers(0, B.out_dim_size("dim0") - 1)),
-                  data.draw(st.integers(0, B.out_dim_size("dim1") - 1))] for _ in range(data.draw(st.integers(0, 4)))]
-             for d in ("register", "lane")}
+    bases = {
+        d: [
+            [
+                data.draw(st.integers(0, B.out_dim_size("dim0") - 1)),
+                data.draw(st.integers(0, B.out_dim_size("dim1") - 1)),
+            ]
+            for _ in range(data.draw(st.integers(0, 4)))
+        ]
+        for d in ("register", "lane")
+    }
     A = LinearLayout.from_bases(bases, dict(B.out_dims))
     C = A.invert_and_compose(B)
     for d, bs in A.bases:

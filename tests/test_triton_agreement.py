@@ -16,8 +16,17 @@ from tests.oracle.driver import run_oracle
 from tests.oracle.generate import cases
 
 PER_KIND = 300
-KINDS = ["blocked", "linear", "nvidia_mma", "dot_op", "slice", "swizzled_shared", "nvmma_shared",
-         "shared_linear", "padded_shared"]
+KINDS = [
+    "blocked",
+    "linear",
+    "nvidia_mma",
+    "dot_op",
+    "slice",
+    "swizzled_shared",
+    "nvmma_shared",
+    "shared_linear",
+    "padded_shared",
+]
 # Triton's Python wrapper refuses a shared layout with no offset bits (a one-element CTA slice);
 # ours then has no offset bits either, which is the same answer.
 EMPTY_OFFSETS = "offset_bases must not be empty"
@@ -28,8 +37,11 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reas
 def ours(case: dict) -> dict:
     lay = parse_triton(case["text"]).to_layout(case["shape"])
     if isinstance(lay, PaddedLayout):
-        return {"intervals": [list(p) for p in lay.intervals],
-                "offset": [list(b) for b in lay.linear.in_bases("offset")], "block": []}
+        return {
+            "intervals": [list(p) for p in lay.intervals],
+            "offset": [list(b) for b in lay.linear.in_bases("offset")],
+            "block": [],
+        }
     d = lay.as_dict()
     dims = ("offset", "block") if case["memory"] else ("register", "lane", "warp", "block")
     return {k: d.get(k, []) for k in dims}

@@ -20,7 +20,16 @@ def bases(text: str, shape: list[int]) -> dict:
 def test_swizzled_shared_xor_2m():
     """Def 4.11 with vec 2: offset bit 5+i carries row 2^i and column 2^(i+1) (seeds' XOR 2m)."""
     assert bases(SWZ, [16, 32])["offset"] == [
-        [0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 2], [2, 4], [4, 8], [8, 16]]
+        [0, 1],
+        [0, 2],
+        [0, 4],
+        [0, 8],
+        [0, 16],
+        [1, 2],
+        [2, 4],
+        [4, 8],
+        [8, 16],
+    ]
 
 
 def test_swizzled_shared_column_major_and_wrap():
@@ -30,32 +39,44 @@ def test_swizzled_shared_column_major_and_wrap():
 
 
 def test_blocked_wraps_registers_along_order():
-    got = bases("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>",
-                [16, 64])
+    got = bases(
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>",
+        [16, 64],
+    )
     assert got["register"] == [[0, 32], [1, 0], [2, 0], [4, 0], [8, 0]]  # minor dim (order[0]) first
     assert got["lane"] == [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]
 
 
 def test_blocked_smaller_shape_drops_registers_and_broadcasts_lanes():
     # Triton 3.9 gives: register bits beyond the shape are removed; lane bits become zeros.
-    got = bases("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
-                [2, 8])
+    got = bases(
+        "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
+        [2, 8],
+    )
     assert got["register"] == [[0, 1], [0, 2]]
     assert got["lane"] == [[0, 4], [0, 0], [0, 0], [1, 0], [0, 0]]
 
 
 def test_mma_v2_accumulator_matches_ptx_fragment():
     """PTX m16n8 C fragment: c0,c1 at (lane/4, 2*(lane%4) + {0,1}); c2,c3 eight rows down."""
-    got = bases("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
-                [16, 8])
-    assert got == {"register": [[0, 1], [8, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
-                   "warp": [], "block": []}
+    got = bases(
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
+        [16, 8],
+    )
+    assert got == {
+        "register": [[0, 1], [8, 0]],
+        "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]],
+        "warp": [],
+        "block": [],
+    }
 
 
 def test_mma_v2_smaller_shape_keeps_zero_registers():
     # Triton 3.9 gives: unlike blocked, mma layouts keep redundant registers as zero bases.
-    got = bases("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 2], instrShape = [16, 8]}>",
-                [4, 16])
+    got = bases(
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 2], instrShape = [16, 8]}>",
+        [4, 16],
+    )
     assert got["register"] == [[0, 1], [0, 0]]
 
 
@@ -77,33 +98,47 @@ def test_dot_operand_b_matches_ptx_fragment():
 
 def test_dot_operand_cga_is_broadcast_along_k():
     # Triton 3.9 gives: the parent's CTA split of M is a split of K for operand B -> broadcast.
-    mma = ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 1], instrShape = [16, 8], "
-           "CGALayout = [[1, 0]]}>")
+    mma = (
+        "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 1], instrShape = [16, 8], "
+        "CGALayout = [[1, 0]]}>"
+    )
     got = bases(f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 2}}>", [64, 16])
-    assert got == {"register": [[1, 0], [8, 0], [16, 0], [32, 0], [0, 8]],
-                   "lane": [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], "warp": [[0, 0]], "block": [[0, 0]]}
+    assert got == {
+        "register": [[1, 0], [8, 0], [16, 0], [32, 0], [0, 8]],
+        "lane": [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]],
+        "warp": [[0, 0]],
+        "block": [[0, 0]],
+    }
 
 
 def test_nvmma_shared_128B_fp16_atom():
     """vec = 8, perPhase = 1, maxPhase = 8: row r XORs 16-byte chunk r % 8."""
-    got = bases("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>", [8, 64])
+    got = bases(
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>", [8, 64]
+    )
     assert got["offset"] == [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32]]
 
 
 def test_nvmma_shared_column_panels_are_outermost():
-    got = bases("#ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16}>", [16, 64])
+    got = bases(
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16}>", [16, 64]
+    )
     assert got["offset"][5:] == [[1, 0], [2, 8], [4, 16], [8, 0], [0, 32]]
 
 
 def test_nvmma_shared_unswizzled_transposed_is_column_major():
     # Triton 3.9 gives: with transposed = true the contiguous dim is dim0.
-    got = bases("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = true, elementBitWidth = 16}>", [128, 16])
+    got = bases(
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = true, elementBitWidth = 16}>", [128, 16]
+    )
     assert got["offset"] == [[1 << i, 0] for i in range(7)] + [[0, 1 << i] for i in range(4)]
 
 
 def test_nvmma_shared_unswizzled_repeats_tma_box_last_dim_first():
     # Triton 3.9 gives: past the 256-element TMA box, dim1 repeats before dim0.
-    got = bases("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>", [512, 512])
+    got = bases(
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>", [512, 512]
+    )
     assert got["offset"][-2:] == [[0, 256], [256, 0]]
 
 
@@ -140,39 +175,62 @@ def test_print_reproduces_triton_text(text):
 
 
 def test_aliases_are_resolved():
-    text = ("#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>\n"
-            "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>")
+    text = (
+        "#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>\n"
+        "#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>"
+    )
     a = parse_triton(text)
-    assert a.text() == ("#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
-                        "warpsPerCTA = [2, 2], instrShape = [16, 8]}>, kWidth = 2}>")
+    assert a.text() == (
+        "#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
+        "warpsPerCTA = [2, 2], instrShape = [16, 8]}>, kWidth = 2}>"
+    )
 
 
 def test_linear_text_round_trip():
-    d = parse_triton("#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], order = [1, 0]}>")
+    d = parse_triton(
+        "#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], order = [1, 0]}>"
+    )
     lay = d.to_layout([16, 16])
     assert parse_triton(linear_text(lay)).to_layout([16, 16]) == lay
 
 
 BAD = [
-    ("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 6, order = [1, 0]}>",
-     "swizzled_shared: maxPhase must be a power of two, got 6"),
-    ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
-     "blocked: threadsPerWarp must multiply to 32 lanes, got [2, 8]"),
-    ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [0, 0]}>",
-     "blocked: order must be a permutation of 0..1, got [0, 0]"),
-    ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1], order = [1, 0]}>",
-     "blocked: warpsPerCTA must have 2 entries (the layout's rank), got [1]"),
-    ("#ttg.nvmma_shared<{swizzlingByteWidth = 96, transposed = false, elementBitWidth = 16}>",
-     "nvmma_shared: swizzlingByteWidth must be 0, 32, 64 or 128, got 96"),
-    ("#ttg.dot_op<{opIdx = 2, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
-     "warpsPerCTA = [1, 1], order = [1, 0]}>}>", "dot_op: opIdx must be 0 or 1, got 2"),
-    ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0], foo = 1}>",
-     "blocked: foo is not a field of blocked"),
+    (
+        "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 6, order = [1, 0]}>",
+        "swizzled_shared: maxPhase must be a power of two, got 6",
+    ),
+    (
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
+        "blocked: threadsPerWarp must multiply to 32 lanes, got [2, 8]",
+    ),
+    (
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [0, 0]}>",
+        "blocked: order must be a permutation of 0..1, got [0, 0]",
+    ),
+    (
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1], order = [1, 0]}>",
+        "blocked: warpsPerCTA must have 2 entries (the layout's rank), got [1]",
+    ),
+    (
+        "#ttg.nvmma_shared<{swizzlingByteWidth = 96, transposed = false, elementBitWidth = 16}>",
+        "nvmma_shared: swizzlingByteWidth must be 0, 32, 64 or 128, got 96",
+    ),
+    (
+        "#ttg.dot_op<{opIdx = 2, parent = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
+        "warpsPerCTA = [1, 1], order = [1, 0]}>}>",
+        "dot_op: opIdx must be 0 or 1, got 2",
+    ),
+    (
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0], foo = 1}>",
+        "blocked: foo is not a field of blocked",
+    ),
     ("#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>", "triton: attribute unknown alias #mma"),
     ("#ttg.amd_mfma<{}>", "triton: attribute kind must be one of"),
     ("#ttg.blocked<{sizePerThread = [1, 1]", "triton: attribute unexpected end of text"),
-    ("#ttg.nvidia_mma<{versionMajor = 1, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
-     "nvidia_mma: versionMajor must be 2 (Ampere mma) or 3 (Hopper wgmma), got 1"),
+    (
+        "#ttg.nvidia_mma<{versionMajor = 1, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",
+        "nvidia_mma: versionMajor must be 2 (Ampere mma) or 3 (Hopper wgmma), got 1",
+    ),
 ]
 
 
@@ -186,8 +244,14 @@ def test_bad_attributes_name_kind_and_field(text, message):
 def test_shape_errors():
     with pytest.raises(InputError, match="swizzled_shared: shape sizes must be powers of two, got 16x24"):
         parse_triton(SWZ).to_layout([16, 24])
-    with pytest.raises(InputError, match="nvmma_shared: transposed with swizzlingByteWidth = 0 is supported for rank 2"):
-        parse_triton("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = true, elementBitWidth = 16, "
-                     "CGALayout = [[0, 0, 1]]}>").to_layout([8, 8, 8])
+    with pytest.raises(
+        InputError, match="nvmma_shared: transposed with swizzlingByteWidth = 0 is supported for rank 2"
+    ):
+        parse_triton(
+            "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = true, elementBitWidth = 16, "
+            "CGALayout = [[0, 0, 1]]}>"
+        ).to_layout([8, 8, 8])
     with pytest.raises(InputError, match="nvmma_shared: shape must have 2 dims"):
-        parse_triton("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>").to_layout([64])
+        parse_triton(
+            "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>"
+        ).to_layout([64])

@@ -38,12 +38,19 @@ def build_parser() -> argparse.ArgumentParser:
         "and show its kind, validity, bases per input dim and, for memory layouts, every "
         "notation that expresses it.",
     )
-    lay.add_argument("notation", help="the layout: '#ttg.blocked<...>', 'Sw<3,2,3> o (8,8):(1,8)', "
-                     "'{\"offset\": [[0, 1], ...]}' or '32*m + (n ^ (2*m))'")
+    lay.add_argument(
+        "notation",
+        help="the layout: '#ttg.blocked<...>', 'Sw<3,2,3> o (8,8):(1,8)', "
+        "'{\"offset\": [[0, 1], ...]}' or '32*m + (n ^ (2*m))'",
+    )
     lay.add_argument("--shape", help="tensor shape, dim0 first, e.g. 16x32")
     lay.add_argument("--dtype", help=f"element type ({', '.join(dtypes.BITS)})")
-    lay.add_argument("--units", choices=["element", "byte"], default="element",
-                     help="CuTe offsets: element indices (default) or byte addresses")
+    lay.add_argument(
+        "--units",
+        choices=["element", "byte"],
+        default="element",
+        help="CuTe offsets: element indices (default) or byte addresses",
+    )
     lay.add_argument("--base-align", type=int, default=0, help="CuTe byte units: buffer alignment in bytes")
     lay.add_argument("--dims", help="dim names, comma separated (default m,n for 2-D)")
     lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")

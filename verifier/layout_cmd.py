@@ -114,7 +114,9 @@ def render(report: dict, parsed: ParsedLayout) -> str:
     if report["kind"] == "distributed":
         bc = report["broadcast"]
         lines.append("broadcast: " + (", ".join(f"{d} bits {v}" for d, v in bc.items()) if bc else "none"))
-        lines.append(f"contiguous registers along {list(report['out_dims'])[-1]}: {report['contiguous_registers']}")
+        lines.append(
+            f"contiguous registers along {list(report['out_dims'])[-1]}: {report['contiguous_registers']}"
+        )
     notations = report.get("notations", {})
     if "formula" in notations:
         args = ", ".join(parsed.names)

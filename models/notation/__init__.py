@@ -55,7 +55,9 @@ def detect(text: str) -> str:
             return prefix
     if t.startswith("#"):
         return "triton"
-    if t.startswith(("Sw<", "Sw <", "Swizzle<", "Swizzle <")) or (t.startswith("(") and "):(" in t.replace(" ", "")):
+    if t.startswith(("Sw<", "Sw <", "Swizzle<", "Swizzle <")) or (
+        t.startswith("(") and "):(" in t.replace(" ", "")
+    ):
         return "cute"
     if t.startswith("{"):
         return "bases"
@@ -79,8 +81,12 @@ def parse_shape(text: str | Sequence[int]) -> list[int]:
             raise InputError("shape", "value", "sizes must be powers of two", "x".join(map(str, shape)))
     total = sum(s.bit_length() - 1 for s in shape)
     if total > MAX_ELEMENTS_LOG2:
-        raise InputError("shape", "value", f"has 2^{total} elements, over the limit of 2^{MAX_ELEMENTS_LOG2}",
-                         "x".join(map(str, shape)))
+        raise InputError(
+            "shape",
+            "value",
+            f"has 2^{total} elements, over the limit of 2^{MAX_ELEMENTS_LOG2}",
+            "x".join(map(str, shape)),
+        )
     return shape
 
 
@@ -119,8 +125,12 @@ def parse_layout(
         cute_shape = [_size(m) for m in src.shape]
         parse_shape(cute_shape)
         if shape is not None and list(shape) != cute_shape:
-            raise InputError("cute", "--shape", f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
-                             "x".join(map(str, shape)))
+            raise InputError(
+                "cute",
+                "--shape",
+                f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
+                "x".join(map(str, shape)),
+            )
         lay, kind = src.memory_layout(), "memory"
     elif notation == "bases":
         if shape is None:

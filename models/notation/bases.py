@@ -21,7 +21,9 @@ def parse_bases(spec: str | Mapping[str, object], shape: Sequence[int]) -> Linea
         try:
             spec = json.loads(spec)
         except json.JSONDecodeError as e:
-            raise InputError("bases", "text", f"is not valid JSON ({e.msg} at column {e.colno})", spec[:80]) from None
+            raise InputError(
+                "bases", "text", f"is not valid JSON ({e.msg} at column {e.colno})", spec[:80]
+            ) from None
     if not isinstance(spec, Mapping) or not spec:
         raise InputError("bases", "value", "must be a non-empty table of input dims", spec)
     keys = list(spec)

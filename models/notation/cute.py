@@ -39,7 +39,12 @@ class Swizzle:
         if self.m < 0:
             raise InputError("cute", "Swizzle M", "must be >= 0", self.m)
         if abs(self.s) < self.b:
-            raise InputError("cute", "Swizzle S", f"must satisfy |S| >= B = {self.b} (source and target bits overlap)", self.s)
+            raise InputError(
+                "cute",
+                "Swizzle S",
+                f"must satisfy |S| >= B = {self.b} (source and target bits overlap)",
+                self.s,
+            )
 
     @property
     def mask(self) -> int:
@@ -102,14 +107,19 @@ class CuteLayout:
         eb = log2(self.elem_bytes)
         if sw.b and sw.m < eb:
             raise InputError(
-                "cute", "Swizzle M", f"must be >= {eb} for byte addresses of {self.elem_bytes}-byte elements "
-                "(the swizzle would split elements)", sw.m,
+                "cute",
+                "Swizzle M",
+                f"must be >= {eb} for byte addresses of {self.elem_bytes}-byte elements "
+                "(the swizzle would split elements)",
+                sw.m,
             )
         need = 1 << sw.top_bit
         if sw.b and self.base_align % need:
             raise InputError(
-                "cute", "base_align",
-                f"must be a multiple of {need} bytes for {sw.text()} (otherwise the swizzle depends on where the buffer starts)",
+                "cute",
+                "base_align",
+                f"must be a multiple of {need} bytes for {sw.text()} "
+                "(otherwise the swizzle depends on where the buffer starts)",
                 self.base_align,
             )
 
@@ -119,7 +129,9 @@ class CuteLayout:
 
 
 # ----- parsing ---------------------------------------------------------------------------------
-_SW = re.compile(r"^\s*(?:Sw|Swizzle)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*(?:\{\s*\})?\s*(?:o|∘)\s*(.*)$", re.S)
+_SW = re.compile(
+    r"^\s*(?:Sw|Swizzle)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*(?:\{\s*\})?\s*(?:o|∘)\s*(.*)$", re.S
+)
 
 
 def parse_cute(text: str, units: str = "element", elem_bytes: int = 1, base_align: int = 0) -> CuteLayout:
@@ -146,7 +158,9 @@ def parse_cute(text: str, units: str = "element", elem_bytes: int = 1, base_alig
     if not isinstance(shape, tuple):
         shape, stride = (shape,), (stride,)
     if not isinstance(stride, tuple) or not _congruent(shape, stride):
-        raise InputError("cute", "stride", f"must have the same nesting as the shape {_fmt(shape)}", _fmt(stride))
+        raise InputError(
+            "cute", "stride", f"must have the same nesting as the shape {_fmt(shape)}", _fmt(stride)
+        )
     for s in _leaves(shape):
         if not is_pow2(s):
             raise InputError("cute", "shape", "sizes must be powers of two", _fmt(shape))

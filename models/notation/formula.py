@@ -53,7 +53,9 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        raise InputError("formula", "text", f"is not a valid expression ({e.msg} at column {e.offset})", repr(text)) from None
+        raise InputError(
+            "formula", "text", f"is not a valid expression ({e.msg} at column {e.offset})", repr(text)
+        ) from None
     grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in shape], indexing="ij")
     env = dict(zip(names, grids))
 
@@ -69,7 +71,11 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
             return _OPS[type(node.op)](a, b)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int)
+            and not isinstance(node.value, bool)
+        ):
             if abs(node.value) > 1 << 40:
                 raise InputError("formula", "constant", "is too large", node.value)
             return np.int64(node.value)
@@ -77,8 +83,12 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
             if node.id not in env:
                 raise InputError("formula", "name", f"is not a dim (dims: {', '.join(names)})", node.id)
             return env[node.id]
-        raise InputError("formula", "text", "may only use dim names, integers and + - * // % ^ & | << >>",
-                         ast.unparse(node) if hasattr(ast, "unparse") else type(node).__name__)
+        raise InputError(
+            "formula",
+            "text",
+            "may only use dim names, integers and + - * // % ^ & | << >>",
+            ast.unparse(node) if hasattr(ast, "unparse") else type(node).__name__,
+        )
 
     out = np.broadcast_to(ev(tree), tuple(shape)).astype(np.int64)
     return np.ascontiguousarray(out)
@@ -87,7 +97,9 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
 def parse_formula(text: str, names: Sequence[str], shape: Sequence[int]) -> LinearLayout:
     """The memory layout ``offset -> dims`` of a formula over dims ``names`` of ``shape``."""
     if len(names) != len(shape):
-        raise InputError("formula", "dims", f"must name {len(shape)} dims (one per shape entry)", ",".join(names))
+        raise InputError(
+            "formula", "dims", f"must name {len(shape)} dims (one per shape entry)", ",".join(names)
+        )
     for s in shape:
         if not is_pow2(s):
             raise InputError("formula", "shape", "sizes must be powers of two", s)
@@ -98,8 +110,8 @@ def formula_text(layout: LinearLayout, names: Sequence[str]) -> str:
     """Print a linear memory layout as a formula: XOR-free parts joined by ``+``, overlapping
     parts XORed in parentheses, each part a shifted and masked dim."""
     inv = layout.invert()  # dims -> offset
-    terms = []  # (low output bit, high output bit, text)
-    for (dim, bases), name in zip(inv.bases, names):
+    terms = []  # (low output bit, -dim index, high output bit, text): ties put faster dims first
+    for k, ((_, bases), name) in enumerate(zip(inv.bases, names)):
         by_shift: dict[int, int] = {}
         for i, b in enumerate(bases):
             img = b[0]
@@ -112,22 +124,22 @@ def formula_text(layout: LinearLayout, names: Sequence[str]) -> str:
         nbits = len(bases)
         for shift, mask in sorted(by_shift.items()):
             for lo, hi in _runs(mask):
-                terms.append((lo + shift, hi + shift, _term(name, lo, hi, nbits, shift)))
+                terms.append((lo + shift, -k, hi + shift, _term(name, lo, hi, nbits, shift)))
     if not terms:
         return "0"
     terms.sort()
-    groups: list[list[tuple[int, int, str]]] = []
+    groups: list[list[tuple[int, int, int, str]]] = []
     for t in terms:
-        if groups and t[0] < max(x[1] for x in groups[-1]):
+        if groups and t[0] < max(x[2] for x in groups[-1]):
             groups[-1].append(t)
         else:
             groups.append([t])
     parts = []
     for g in reversed(groups):
         if len(g) == 1:
-            parts.append(g[0][2])
+            parts.append(g[0][3])
         else:
-            parts.append("(" + " ^ ".join(_atom(t[2]) for t in g) + ")")
+            parts.append("(" + " ^ ".join(_atom(t[3]) for t in g) + ")")
     return " + ".join(parts)
 
 
@@ -162,7 +174,11 @@ def _term(name: str, lo: int, hi: int, nbits: int, shift: int) -> str:
 
 
 def _atom(expr: str) -> str:
-    return expr if expr.isidentifier() or expr.isdigit() or (expr.startswith("(") and _balanced(expr)) else f"({expr})"
+    return (
+        expr
+        if expr.isidentifier() or expr.isdigit() or (expr.startswith("(") and _balanced(expr))
+        else f"({expr})"
+    )
 
 
 def _balanced(expr: str) -> bool:

@@ -91,7 +91,12 @@ class _Fields:
             for b in v
         )
         if not ok:
-            raise InputError(self.kind, key, "must be a list of bases [[c0, c1, ...], ...] of non-negative integers", _fmt(v))
+            raise InputError(
+                self.kind,
+                key,
+                "must be a list of bases [[c0, c1, ...], ...] of non-negative integers",
+                _fmt(v),
+            )
         for b in v:
             if rank is not None and len(b) != rank:
                 raise InputError(self.kind, key, f"bases must have {rank} coordinates", _fmt(b))
@@ -100,7 +105,9 @@ class _Fields:
 
 def _check_shape(kind: str, shape: Sequence[int], rank: int) -> None:
     if len(shape) != rank:
-        raise InputError(kind, "shape", f"must have {rank} dims (the layout's rank)", "x".join(map(str, shape)))
+        raise InputError(
+            kind, "shape", f"must have {rank} dims (the layout's rank)", "x".join(map(str, shape))
+        )
     for s in shape:
         if not is_pow2(s):
             raise InputError(kind, "shape", "sizes must be powers of two", "x".join(map(str, shape)))
@@ -266,16 +273,23 @@ class NvidiaMma(TritonLayout):
         wpc = f.ints("warpsPerCTA", pow2=True)
         rank = len(wpc)
         if rank not in (2, 3) or (major == 3 and rank != 2):
-            raise InputError(f.kind, "warpsPerCTA", "must have 2 entries (or 3 for versionMajor 2)", _fmt(wpc))
+            raise InputError(
+                f.kind, "warpsPerCTA", "must have 2 entries (or 3 for versionMajor 2)", _fmt(wpc)
+            )
         instr = f.ints("instrShape", pow2=False)
         if major == 2:
             want = [16, 8] if rank == 2 else [1, 16, 8]
             if instr != want:
-                raise InputError(f.kind, "instrShape", f"must be {_fmt(want)} for versionMajor 2", _fmt(instr))
+                raise InputError(
+                    f.kind, "instrShape", f"must be {_fmt(want)} for versionMajor 2", _fmt(instr)
+                )
         else:
             if len(instr) != 3 or instr[0] != 16 or instr[1] % 8 or not 8 <= instr[1] <= 256:
                 raise InputError(
-                    f.kind, "instrShape", "must be [16, N, K] with N a multiple of 8 in 8..256 for versionMajor 3", _fmt(instr)
+                    f.kind,
+                    "instrShape",
+                    "must be [16, N, K] with N a multiple of 8 in 8..256 for versionMajor 3",
+                    _fmt(instr),
                 )
         return NvidiaMma(major, minor, tuple(wpc), tuple(instr), _t(_cga(f, rank)))
 
@@ -300,11 +314,18 @@ class NvidiaMma(TritonLayout):
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
         _check_shape(self.kind, shape, self.rank)
         if self.hopper and not is_pow2(self.instr_shape[1]):
-            raise InputError(self.kind, "instrShape", "N must be a power of two for a linear layout", _fmt(self.instr_shape))
+            raise InputError(
+                self.kind,
+                "instrShape",
+                "N must be a power of two for a linear layout",
+                _fmt(self.instr_shape),
+            )
         tile = list(self.instr_shape) if not self.hopper else list(self.instr_shape[:2])
         order = tl.matrix_order(self.rank, True)
         cta = tl.nvidia_mma_tile(tile, 2, order, order)
-        warps = tl.identity_standard_nd("warp", self.warps_per_cta, tl.matrix_order(self.rank, not self.hopper))
+        warps = tl.identity_standard_nd(
+            "warp", self.warps_per_cta, tl.matrix_order(self.rank, not self.hopper)
+        )
         cta = cta * warps.transpose_outs(cta.out_dim_names)
         return tl.combine_cta_cga(cta, self.cga(), shape)
 
@@ -324,7 +345,12 @@ class DotOperand(TritonLayout):
         if isinstance(parent, NvidiaMma):
             k_width = f.int("kWidth", pow2=True)
             if parent.hopper and op_idx == 1:
-                raise InputError(f.kind, "opIdx", "must be 0 with a versionMajor 3 parent (wgmma reads B from shared memory)", 1)
+                raise InputError(
+                    f.kind,
+                    "opIdx",
+                    "must be 0 with a versionMajor 3 parent (wgmma reads B from shared memory)",
+                    1,
+                )
             if parent.rank not in (2, 3):
                 raise InputError(f.kind, "parent", "must have rank 2 or 3")
         elif isinstance(parent, Blocked):
@@ -455,7 +481,9 @@ class SwizzledShared(TritonLayout):
         per_cta = tl.shape_per_cta(shape, self.cga())
         names = tl.dims(self.rank)
         if self.rank == 1:
-            return tl.combine_cta_cga(LinearLayout.identity1d(per_cta[0], "offset", "dim0"), self.cga(), shape)
+            return tl.combine_cta_cga(
+                LinearLayout.identity1d(per_cta[0], "offset", "dim0"), self.cga(), shape
+            )
         col, row = self.order[0], self.order[1]
         ncols, nrows = per_cta[col], per_cta[row]
         bases = [[0, 1 << i] for i in range(log2(ncols))]
@@ -489,7 +517,9 @@ class NVMMAShared(TritonLayout):
             raise InputError(f.kind, "elementBitWidth", "must be 8, 16, 32 or 64", bits)
         fp4 = f.bool("fp4Padded", False)
         if fp4 and (swizzle != 128 or bits != 8):
-            raise InputError(f.kind, "fp4Padded", "needs swizzlingByteWidth = 128 and elementBitWidth = 8", "true")
+            raise InputError(
+                f.kind, "fp4Padded", "needs swizzlingByteWidth = 128 and elementBitWidth = 8", "true"
+            )
         cga = f.bases("CGALayout", [])
         return NVMMAShared(swizzle, transposed, bits, fp4, _t(_cga(f, len(cga[0]) if cga else 2)))
 
@@ -520,7 +550,8 @@ class NVMMAShared(TritonLayout):
             want = 8 * self.swizzle // self.element_bits
             if block[contig] < want:
                 raise InputError(
-                    self.kind, "shape",
+                    self.kind,
+                    "shape",
                     f"contiguous dim too small for a {self.swizzle}-byte swizzle of "
                     f"{self.element_bits}-bit elements (needs >= {want // (2 if self.fp4_padded else 1)})",
                     per_cta[contig],
@@ -551,14 +582,19 @@ class NVMMAShared(TritonLayout):
         rank = len(shape)
         if rank != self.rank:
             raise InputError(
-                self.kind, "shape", f"must have {self.rank} dims (the layout's rank: 2 unless a CGALayout sets it)",
+                self.kind,
+                "shape",
+                f"must have {self.rank} dims (the layout's rank: 2 unless a CGALayout sets it)",
                 "x".join(map(str, shape)),
             )
         _check_shape(self.kind, shape, rank)
         if self.transposed and self.swizzle == 0 and rank > 2:
             raise InputError(
-                self.kind, "transposed", "with swizzlingByteWidth = 0 is supported for rank 2 only "
-                "(Triton 3.9 builds a non-injective layout for higher ranks)", "true",
+                self.kind,
+                "transposed",
+                "with swizzlingByteWidth = 0 is supported for rank 2 only "
+                "(Triton 3.9 builds a non-injective layout for higher ranks)",
+                "true",
             )
         per_cta = tl.shape_per_cta(shape, self.cga())
         names = tl.dims(rank)
@@ -574,13 +610,20 @@ class NVMMAShared(TritonLayout):
             layout = tl.ensure_not_smaller(layout, dict(zip(names, per_cta)), names[::-1])
             return tl.combine_cta_cga(layout, self.cga(), shape)
         if rank < 2:
-            raise InputError(self.kind, "shape", "must have at least 2 dims for a swizzled layout", "x".join(map(str, shape)))
+            raise InputError(
+                self.kind,
+                "shape",
+                "must have at least 2 dims for a swizzled layout",
+                "x".join(map(str, shape)),
+            )
         collapsed = [_prod(tma[:-1]), tma[-1]]
         if self.transposed:
             collapsed.reverse()
         tile = self.core_matrix()
         if collapsed[0] < 8:
-            raise InputError(self.kind, "shape", "needs at least 8 rows per swizzle atom", "x".join(map(str, shape)))
+            raise InputError(
+                self.kind, "shape", "needs at least 8 rows per swizzle atom", "x".join(map(str, shape))
+            )
         layout = tl.ensure_not_smaller(tile, dict(zip(tl.dims(2), collapsed)), tl.dims(2))
         target = list(tma)
         if self.transposed:
@@ -630,7 +673,12 @@ class SharedLinear(TritonLayout):
         ll = self.layout()
         have = [ll.out_dim_size(n) for n in ll.out_dim_names]
         if list(shape) != have:
-            raise InputError(self.kind, "shape", f"must be {'x'.join(map(str, have))}, the shape its bases cover", "x".join(map(str, shape)))
+            raise InputError(
+                self.kind,
+                "shape",
+                f"must be {'x'.join(map(str, have))}, the shape its bases cover",
+                "x".join(map(str, shape)),
+            )
         return ll
 
 
@@ -687,7 +735,12 @@ class PaddedShared(TritonLayout):
         ll = self.linear_component()
         have = [ll.out_dim_size(n) for n in ll.out_dim_names]
         if list(shape) != have:
-            raise InputError(self.kind, "shape", f"must be {'x'.join(map(str, have))}, the shape of its linear component", "x".join(map(str, shape)))
+            raise InputError(
+                self.kind,
+                "shape",
+                f"must be {'x'.join(map(str, have))}, the shape of its linear component",
+                "x".join(map(str, shape)),
+            )
         return PaddedLayout(ll, self.intervals)
 
 
@@ -709,7 +762,9 @@ def from_attribute(attr: Attribute) -> TritonLayout:
     """A parsed :class:`Attribute` -> the typed layout, with field checks."""
     dialect, _, kind = attr.kind.partition(".")
     if dialect != "ttg" or kind not in _FIELDS:
-        raise InputError("triton", "attribute", f"kind must be one of #ttg.{', #ttg.'.join(_FIELDS)}", "#" + attr.kind)
+        raise InputError(
+            "triton", "attribute", f"kind must be one of #ttg.{', #ttg.'.join(_FIELDS)}", "#" + attr.kind
+        )
     f = _Fields(kind, attr.params, _FIELDS[kind])
     if attr.trailing and kind != "shared_linear":
         raise InputError(kind, ", ".join(attr.trailing), "is not a field of " + kind)

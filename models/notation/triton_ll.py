@@ -95,9 +95,7 @@ def ensure_not_larger(
         want = shape[name]
         if actual <= want:
             continue
-        found = [
-            (d, i, b[k]) for d, bs in bases.items() for i, b in enumerate(bs) if b[k] != 0
-        ]
+        found = [(d, i, b[k]) for d, bs in bases.items() for i, b in enumerate(bs) if b[k] != 0]
         found.sort(key=lambda t: -t[2])
         for d, i, _ in found:
             if actual <= want:
@@ -149,7 +147,9 @@ def combine_cta_cga(
     return (cta * blocks).transpose_outs(names)
 
 
-def broadcasted_dot_operand(shape: Sequence[int], order: Sequence[int], k_dim: int, in_dim: str) -> LinearLayout:
+def broadcasted_dot_operand(
+    shape: Sequence[int], order: Sequence[int], k_dim: int, in_dim: str
+) -> LinearLayout:
     """Lanes or warps of a dot operand: identity on the non-K dims, zeros (broadcast) along K."""
     names = dims(len(shape))
     out = LinearLayout.empty()

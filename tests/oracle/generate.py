@@ -56,7 +56,9 @@ def _cga_text(cga: list[list[int]]) -> str:
     return f", CGALayout = {_fmt(cga)}" if cga else ""
 
 
-def _shape_around(rng: random.Random, tile: list[int], lo: int = -2, hi: int = 2, minimum: int = 1) -> list[int]:
+def _shape_around(
+    rng: random.Random, tile: list[int], lo: int = -2, hi: int = 2, minimum: int = 1
+) -> list[int]:
     out = []
     for t in tile:
         k = rng.randint(lo, hi)
@@ -258,8 +260,18 @@ def cases(seed: int, per_kind: int) -> list[dict]:
     per = {}
 
     def add(kind, text, shape, memory, warps=1, ctas=1, elem="i16"):
-        out.append({"id": len(out), "kind": kind, "text": text, "shape": shape, "memory": memory,
-                    "warps": warps, "ctas": ctas, "elem": elem})
+        out.append(
+            {
+                "id": len(out),
+                "kind": kind,
+                "text": text,
+                "shape": shape,
+                "memory": memory,
+                "warps": warps,
+                "ctas": ctas,
+                "elem": elem,
+            }
+        )
 
     while len(per) < 9 or min(per.values()) < per_kind:
         per = {}

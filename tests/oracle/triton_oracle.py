@@ -69,7 +69,10 @@ def _run(items: list[dict], warps: int, ctas: int) -> list[dict]:
                     }
                 else:
                     ll = b.to_linear_layout(lay._to_ir(b), list(it["shape"]))
-                    res = {"offset": [list(x) for x in ll.offset_bases], "block": [list(x) for x in ll.block_bases]}
+                    res = {
+                        "offset": [list(x) for x in ll.offset_bases],
+                        "block": [list(x) for x in ll.block_bases],
+                    }
             else:
                 lay = b.get_gluon_layout_from_tensor(v)
                 ll = b.to_linear_layout(lay._to_ir(b), list(it["shape"]))

@@ -1,0 +1,132 @@
+"""The ``bankproof`` command: acceptance outputs, JSON schema, and bad input -> exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from verifier.cli import main
+
+SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_layout_json_acceptance(capsys):
+    code, out, _ = run(capsys, "layout", SWZ, "--shape", "16x32", "--json")
+    assert code == 0
+    r = json.loads(out)
+    assert r["kind"] == "memory" and r["linear"] is True and r["valid"] is True
+    assert r["in_dims"] == {
+        "offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 2], [2, 4], [4, 8], [8, 16]]
+    }
+    assert r["out_dims"] == {"dim0": 16, "dim1": 32}
+    assert r["notations"]["formula"] == "32*m + (n ^ (2*m))"
+
+
+def test_layout_text_prints_formula(capsys):
+    code, out, _ = run(capsys, "layout", SWZ, "--shape", "16x32")
+    assert code == 0
+    assert "offset(m, n) = 32*m + (n ^ (2*m))" in out
+    assert "valid:    yes (Def 4.14)" in out
+
+
+def test_layout_distributed_json(capsys):
+    blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    code, out, _ = run(capsys, "layout", blocked, "--shape", "16x32", "--json")
+    r = json.loads(out)
+    assert code == 0 and r["kind"] == "distributed"
+    assert r["in_dims"] == {
+        "register": [[1, 0], [2, 0], [4, 0], [8, 0]],
+        "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]],
+        "warp": [],
+        "block": [],
+    }
+
+
+def test_layout_banks(capsys):
+    code, out, _ = run(capsys, "layout", "Sw<3,2,3> o (8,8):(1,8)", "--dtype", "f32", "--banks")
+    assert code == 0
+    assert "r0     B00   B08   B16   B24   B04   B12   B20   B28" in out
+
+
+def test_padded_layout(capsys):
+    code, out, _ = run(
+        capsys,
+        "layout",
+        "#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [16, 16]}>",
+        "--shape",
+        "16x16",
+        "--json",
+    )
+    r = json.loads(out)
+    assert code == 0 and r["linear"] is False and r["padding"] == [[32, 4]] and r["span_elements"] == 284
+
+
+BAD = [
+    (
+        ["layout", SWZ.replace("16", "6"), "--shape", "16x32"],
+        "swizzled_shared: maxPhase must be a power of two, got 6",
+    ),
+    (["layout", SWZ, "--shape", "16x24"], "shape: value sizes must be powers of two, got 16x24"),
+    (["layout", SWZ, "--shape", "sixteen"], "shape: value must look like 16x32"),
+    (["layout", SWZ], "layout: --shape is required"),
+    (["layout", SWZ, "--shape", "16x32", "--dtype", "f13"], "dtype: name is unknown"),
+    (["layout", "Sw<3,2,2> o (8,8):(1,8)"], "cute: Swizzle S must satisfy |S| >= B"),
+    (["layout", "Sw<3,4,3> o (8,64):(64,1)", "--units", "byte"], "cute: dtype is required with byte units"),
+    (
+        [
+            "layout",
+            "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [16], warpsPerCTA = [1], order = [0]}>",
+            "--shape",
+            "32",
+        ],
+        "blocked: threadsPerWarp must multiply to 32 lanes, got [16]",
+    ),
+    (["layout", '{"offset": [[1]]}', "--shape", "2x2"], "bases: offset bases must have 2 coordinates"),
+    (["layout", "m + 2*n", "--shape", "8x8"], "formula: layout is not a bijection"),
+    (["layout", "m + 8*n", "--shape", "8x8", "--dims", "a b"], "layout: --dims must be identifiers"),
+    (["layout", "", "--shape", "8x8"], "layout: notation is empty"),
+    (["layout", SWZ, "--shape", "65536x65536"], "shape: value has 2^32 elements, over the limit of 2^24"),
+    (
+        [
+            "layout",
+            "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>",
+            "--shape",
+            "16x32",
+            "--banks",
+        ],
+        "layout: --banks needs a memory layout",
+    ),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["layout"], "the following arguments are required: notation"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD)
+def test_bad_input_exit_2_with_message(capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        code = main(argv)
+        raise SystemExit(code)
+    _, err = capsys.readouterr()
+    assert e.value.code == 2
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_console_script_has_no_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-m", "verifier.cli", "layout", "#ttg.swizzled_shared<{vec = 3}>", "--shape", "4x4"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "bankproof: swizzled_shared: vec must be a power of two, got 3"
