@@ -176,17 +176,19 @@ def _parse_nested(text: str, field: str) -> Nested:
     tokens = re.findall(r"\(|\)|,|_?-?\d+|\S", text)
     pos = 0
 
-    def item() -> Nested:
+    def item(depth: int = 0) -> Nested:
         nonlocal pos
+        if depth > 32:
+            raise InputError("cute", field, "nests deeper than 32 levels", text.strip()[:40])
         if pos >= len(tokens):
             raise InputError("cute", field, "ends early", text.strip())
         t = tokens[pos]
         if t == "(":
             pos += 1
-            items = [item()]
+            items = [item(depth + 1)]
             while pos < len(tokens) and tokens[pos] == ",":
                 pos += 1
-                items.append(item())
+                items.append(item(depth + 1))
             if pos >= len(tokens) or tokens[pos] != ")":
                 raise InputError("cute", field, "has unbalanced parentheses", text.strip())
             pos += 1

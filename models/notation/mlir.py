@@ -30,6 +30,9 @@ _TOKEN = re.compile(
 )
 
 
+_MAX_NESTING = 32
+
+
 @dataclass
 class Attribute:
     """A parsed attribute: ``kind`` (``ttg.blocked``), its dict ``params``, extra trailing
@@ -156,7 +159,9 @@ class _Reader:
         self.take("}")
         return out
 
-    def value(self) -> object:
+    def value(self, depth: int = 0) -> object:
+        if depth > _MAX_NESTING:
+            raise self.error(f"nests deeper than {_MAX_NESTING} levels")
         k, v = self.peek()
         if k == "int":
             self.i += 1
@@ -177,7 +182,7 @@ class _Reader:
             items = []
             if self.peek()[1] != "]":
                 while True:
-                    items.append(self.value())
+                    items.append(self.value(depth + 1))
                     if self.peek()[1] != ",":
                         break
                     self.take(",")
