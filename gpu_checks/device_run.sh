@@ -6,6 +6,9 @@ OUT=${1:?outdir}; shift
 export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv; ncu --version; \
   python3 -c "import cupy; print('cupy', cupy.__version__)"; } > "$OUT/env.txt" 2>&1
+python3 -c "from gpu_checks.kernels import kernel_source; print(kernel_source(90))" > "$OUT/probes.cu"
+nvcc -arch=sm_90 -cubin -o /tmp/probes.cubin "$OUT/probes.cu" && cuobjdump -sass /tmp/probes.cubin \
+  | grep -E "Function|LDS|STS|LDSM|STSM" > "$OUT/sass.txt"
 python3 -m gpu_checks.measure plan "$OUT/plan.json" "$@"
 start=$(date +%s)
 ncu --csv --page raw --cache-control none --clock-control none \
