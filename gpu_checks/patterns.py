@@ -46,23 +46,23 @@ def _lane_patterns(ins: Instr, rng: random.Random, n: int) -> list[tuple[str, li
         offs = [o % lim // w * w for o in offs]
         out.append((family, offs, mask))
 
-    base = lambda: _aligned(rng, 0, 8192, 128)  # noqa: E731
+    b0 = _aligned(rng, 0, 8192, 128)  # one base per pattern family run
     # Deterministic landmarks first.
-    add("contiguous", [base() + i * w for i in range(LANES)])
-    add("all_same", [base()] * LANES)
+    add("contiguous", [b0 + i * w for i in range(LANES)])
+    add("all_same", [b0] * LANES)
     add("same_bank_distinct_words", [i * 128 for i in range(LANES)])
     add("same_bank_pairs", [(i // 2) * 128 for i in range(LANES)])
     for stride in (2, 4, 8, 16, 32, 64, 128, 256, 132, 136, 144):
         if stride % w == 0:
-            add(f"stride{stride}", [base() + i * stride for i in range(LANES)])
+            add(f"stride{stride}", [b0 + i * stride for i in range(LANES)])
     for g in (2, 4, 8, 16):
-        add(f"group{g}_consecutive", [base() + (i // g) * w for i in range(LANES)])
-        add(f"group{g}_strided", [base() + (i % (LANES // g)) * w for i in range(LANES)])
+        add(f"group{g}_consecutive", [b0 + (i // g) * w for i in range(LANES)])
+        add(f"group{g}_strided", [b0 + (i % (LANES // g)) * w for i in range(LANES)])
         add(f"group{g}_rows", [(i // g) * 128 for i in range(LANES)])
         add(f"group{g}_rowmod", [(i % (LANES // g)) * 128 for i in range(LANES)])
     # Phase probes: lanes i and i + k share an address / a bank.
     for k in (1, 2, 4, 8, 16):
-        add(f"mirror{k}", [base() + (i & ~k) * w for i in range(LANES)])
+        add(f"mirror{k}", [b0 + (i & ~k) * w for i in range(LANES)])
         add(f"mirror{k}_rows", [((i & ~k) % 8) * 128 + (i & ~k) // 8 * w for i in range(LANES)])
     for k in (8, 16):
         add(f"halves_same_bank_{k}", [(i % k) * w + (i // k) * 128 for i in range(LANES)])
@@ -81,6 +81,27 @@ def _lane_patterns(ins: Instr, rng: random.Random, n: int) -> list[tuple[str, li
                 add(f"subword{k}_repeated_{spread}", repeated)
         add("subword_one_word_all_lanes", [(i % per_word) * w for i in range(LANES)])
         add("subword_two_words_same_bank", [(i % 2) * 128 + (i // 2 % per_word) * w for i in range(LANES)])
+    # Pairing probes for wide loads: lanes l and l ^ x share an address (rows of one bank, so
+    # every distinct address conflicts and merging shows in the count), mixed pairings per quad,
+    # and quarter-to-quarter conflicts that tell which phases merge.
+    rows_of = [rng.sample(range(64), 32) for _ in range(4)]
+    for x in (1, 2, 3, 4, 8, 16):
+        add(f"pairs_xor{x}_rows", [rows_of[0][min(i, i ^ x)] * 128 for i in range(LANES)])
+        add(f"pairs_xor{x}_random", [_aligned(rng, 0, 2048, w) for _ in range(LANES)])
+        out[-1] = (out[-1][0], [out[-1][1][min(i, i ^ x)] for i in range(LANES)], FULL)
+    add("pairs_mixed_quads", [rows_of[1][min(i, i ^ (1 if i // 4 % 2 else 2))] * 128 for i in range(LANES)])
+    add("pairs_mixed_halves", [rows_of[1][min(i, i ^ (1 if i < 16 else 2))] * 128 for i in range(LANES)])
+    for a, b in ((0, 1), (0, 2), (0, 3), (1, 2)):
+        # quarters a and b collide (same bank, other words); the others spread over banks
+        offs = []
+        for i in range(LANES):
+            j = min(i, i ^ 1)
+            q = j // 8
+            offs.append((j % 8) * 16 + (1 + q) * 2048 if q in (a, b) else (j % 8) * 16 + 64 + q * 128)
+        add(f"pairs_quarters{a}{b}_collide", offs)
+    for mask in (0x55555555, 0x33333333, 0x0000FFFF, 0x00FF00FF, 0x11111111):
+        add(f"pairs_xor1_mask{mask:08x}", [rows_of[2][min(i, i ^ 1)] * 128 for i in range(LANES)], mask)
+        add(f"distinct_rows_mask{mask:08x}", [rows_of[3][i] * 128 for i in range(LANES)], mask)
     # Masks.
     masks = (
         0x0000FFFF,
@@ -94,11 +115,17 @@ def _lane_patterns(ins: Instr, rng: random.Random, n: int) -> list[tuple[str, li
         0xF000000F,
     )
     for mask in masks:
-        add(f"mask{mask:08x}_contig", [base() + i * w for i in range(LANES)], mask)
+        add(f"mask{mask:08x}_contig", [b0 + i * w for i in range(LANES)], mask)
         add(f"mask{mask:08x}_rows", [i * 128 for i in range(LANES)], mask)
     while len(out) < n:
         r = rng.random()
-        if r < 0.3:
+        if r < 0.2:
+            x = rng.choice([1, 2, 3, 4, 8, 16])
+            window = rng.choice([256, 1024, 4096])
+            addrs = [_aligned(rng, 0, window, w) for _ in range(LANES)]
+            mask = FULL if rng.random() < 0.7 else rng.getrandbits(32) or 1
+            add(f"random_pairs_xor{x}", [addrs[min(i, i ^ x)] for i in range(LANES)], mask)
+        elif r < 0.35:
             window = rng.choice([128, 256, 512, 1024, 4096, lim])
             add(
                 f"random{window}",
