@@ -145,3 +145,166 @@ def instruction(name: str) -> Instr:
             name,
         )
     return _NAMES[key]
+
+
+# ----- the wavefront model ---------------------------------------------------------------------
+MEASURED_ARCHS = ("sm90",)
+
+
+@dataclass(frozen=True)
+class Wavefronts:
+    """What one warp instruction costs: ``count`` wavefronts (``ideal`` at best), the lanes of
+    each ``phase`` (lanes in different phases never share a wavefront), and ``groups``: the lanes
+    served by each wavefront (a lane appears once per wavefront that serves one of its words).
+    ``status`` is ``measured`` (rules pinned by recorded measurements on this arch), ``assumed``
+    (the measured rules, not yet measured on this arch) or ``unknown`` (with ``reason``)."""
+
+    count: int
+    ideal: int
+    phases: tuple[tuple[int, ...], ...]
+    groups: tuple[tuple[int, ...], ...]
+    status: str = "measured"
+    reason: str = ""
+
+
+def _check_addresses(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> None:
+    if offsets.shape[-1] != LANES:
+        raise InputError("wavefronts", "byte_offsets", f"must have {LANES} entries", offsets.shape[-1])
+    if active.shape[-1] != LANES:
+        raise InputError("wavefronts", "active", f"must have {LANES} entries", active.shape[-1])
+    if (offsets < 0).any():
+        raise InputError("wavefronts", "byte_offsets", "must be non-negative", int(offsets.min()))
+    align = 16 if ins.is_matrix else ins.width
+    lanes = slice(0, ins.address_lanes)
+    bad = (offsets[..., lanes] % align != 0) & (active[..., lanes] if not ins.is_matrix else True)
+    if bad.any():
+        idx = np.argwhere(bad)[0]
+        raise InputError(
+            "wavefronts",
+            "byte_offsets",
+            f"must be {align}-byte aligned for {ins.name} (lane {int(idx[-1])})",
+            int(offsets[tuple(idx)]),
+        )
+    if ins.is_matrix and not active.all():
+        raise InputError("wavefronts", "active", f"must be all lanes for {ins.name} (.sync.aligned)")
+
+
+def paired(offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Whether each warp's active addresses are invariant under lane ^ 1, or under lane ^ 2
+    (lanes whose partner is inactive are free). Shape ``(..., 32) -> (...)``."""
+    out = np.zeros(offsets.shape[:-1], dtype=bool)
+    lanes = np.arange(LANES)
+    for x in (1, 2):
+        partner = lanes ^ x
+        both = active & active[..., partner]
+        out |= ~(both & (offsets != offsets[..., partner])).any(axis=-1)
+    return out
+
+
+def phase_ids(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Phase of every lane, shape ``(..., 32)``.
+
+    Measured on sm90 (``gpu_checks/results/h200-2026-11-22*.json``; every recorded measurement
+    replays exactly, ``tests/test_hardware_replay.py``):
+
+    - ``ld``/``st`` of 1, 2 or 4 bytes: one phase of 32 lanes.
+    - ``st`` of 8 / 16 bytes: 2 / 4 phases of 16 / 8 consecutive lanes (textbook).
+    - ``ld`` of 8 / 16 bytes: the same, unless the active addresses are invariant under
+      lane ^ 1 or under lane ^ 2 (:func:`paired`); then phases are twice as wide (one phase of
+      32 lanes / two of 16). Loads only: stores with the same addresses keep their phases
+      (families ``pairs_xor*``, ``mirror*``, ``all_same``, ``group16_rowmod``); pairing by
+      lane ^ 3, ^ 4, ^ 8 or ^ 16 does not merge (``pairs_xor{3,4,8,16}_*``).
+    - ``ldmatrix``/``stmatrix`` ``.xN``: N phases, lanes 8k..8k+7 address matrix k.
+    """
+    lanes = np.arange(LANES)
+    if ins.is_matrix:
+        return np.broadcast_to(lanes // 8, offsets.shape).copy()
+    n = max(1, ins.width * LANES // (BANKS * BANK_BYTES))
+    if ins.op == "ld" and n > 1:
+        wide = np.where(paired(offsets, active), n // 2, n)
+        return lanes // (LANES // wide[..., None])
+    return np.broadcast_to(lanes // (LANES // n), offsets.shape).copy()
+
+
+def wavefront_counts(ins: Instr, offsets: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+    """Wavefronts of a batch of warp instructions: ``offsets`` and ``active`` of shape
+    ``(N, 32)`` -> counts of shape ``(N,)``. Within a phase, a wavefront serves at most one
+    4-byte word per bank (lanes reading one word share it), so a phase costs the largest number
+    of distinct words any bank is asked for."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if offsets.ndim == 1:
+        offsets = offsets[None]
+    n = offsets.shape[0]
+    act = np.ones(offsets.shape, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    act = np.broadcast_to(act, offsets.shape)
+    _check_addresses(ins, offsets, act)
+    if ins.is_matrix:
+        act = act & (np.arange(LANES) < ins.address_lanes)
+    phase = phase_ids(ins, offsets, act)
+    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
+    words = (offsets[..., None] // BANK_BYTES) + np.arange(k)  # (N, 32, k)
+    case = np.broadcast_to(np.arange(n)[:, None, None], words.shape)
+    ph = np.broadcast_to(phase[..., None], words.shape)
+    sel = np.broadcast_to(act[..., None], words.shape)
+    w, c, p = words[sel], case[sel], ph[sel]
+    # Distinct (case, phase, bank, word), then distinct words per (case, phase, bank).
+    key = ((c * LANES + p) * BANKS + (w % BANKS)) * (1 << 32) + w
+    uniq = np.unique(key)
+    cpb, per_bank = np.unique(uniq >> 32, return_counts=True)
+    worst = np.zeros(n * LANES, dtype=np.int64)
+    np.maximum.at(worst, cpb // BANKS, per_bank)
+    return worst.reshape(n, LANES).sum(axis=1)
+
+
+def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90") -> Wavefronts:
+    """Wavefronts of one warp instruction, with its phases and wavefront groups.
+
+    >>> wavefronts("ld32", [i * 128 for i in range(32)]).count
+    32
+    >>> wavefronts("ld128", [0] * 32).count, wavefronts("st128", [0] * 32).count
+    (2, 4)
+    """
+    ins = instr if isinstance(instr, Instr) else instruction(instr)
+    if arch not in ARCHS:
+        raise InputError("wavefronts", "arch", f"must be one of {', '.join(ARCHS)}", arch)
+    if ins.min_arch > ARCHS[arch]:
+        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
+    offs = np.asarray(byte_offsets, dtype=np.int64)
+    act = np.ones(LANES, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    if offs.shape != (LANES,) or act.shape != (LANES,):
+        raise InputError(
+            "wavefronts",
+            "byte_offsets/active",
+            f"must have {LANES} entries each",
+            f"{offs.shape[0] if offs.ndim else 0}/{act.shape[0] if act.ndim else 0}",
+        )
+    count = int(wavefront_counts(ins, offs[None], act[None])[0])
+    if ins.is_matrix:
+        act = act & (np.arange(LANES) < ins.address_lanes)
+    phase = phase_ids(ins, offs[None], act[None])[0]
+    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
+    phases, groups = [], []
+    for p in sorted({int(x) for x in phase[act]}):
+        lanes = [int(lane) for lane in np.flatnonzero(act & (phase == p))]
+        phases.append(tuple(lanes))
+        rank: dict[int, dict[int, int]] = {}
+        slots: list[set[int]] = []
+        for lane in lanes:
+            for j in range(k):
+                word = int(offs[lane]) // BANK_BYTES + j
+                seen = rank.setdefault(word % BANKS, {})
+                r = seen.setdefault(word, len(seen))
+                while len(slots) <= r:
+                    slots.append(set())
+                slots[r].add(lane)
+        groups += [tuple(sorted(s)) for s in slots]
+    status, reason = "measured", ""
+    if arch not in MEASURED_ARCHS:
+        status, reason = (
+            "assumed",
+            f"rules measured on {', '.join(MEASURED_ARCHS)}; none recorded for {arch} yet",
+        )
+        if ins.op == "ld" and ins.width >= 8 and bool(paired(offs[None], act[None])[0]):
+            status = "unknown"
+            reason = f"how paired {ins.width * 8}-bit loads share wavefronts is measured on sm90 only"
+    return Wavefronts(count, ins.ideal(int(act.sum())), tuple(phases), tuple(groups), status, reason)
