@@ -90,15 +90,6 @@ class Instr:
     def min_arch(self) -> int:
         return 90 if self.op == "stsm" else 80
 
-    def ideal(self, active: int = LANES) -> int:
-        """The fewest wavefronts any addresses could take: the bytes moved over 128 per
-        wavefront, and one per matrix for ldmatrix/stmatrix."""
-        if self.is_matrix:
-            return self.matrices
-        if active == 0:
-            return 0
-        return max(1, -(-active * self.width // (BANKS * BANK_BYTES)))
-
 
 def all_instructions() -> list[Instr]:
     """Every instruction kind the model covers."""
@@ -231,6 +222,18 @@ def wavefront_counts(ins: Instr, offsets: np.ndarray, active: np.ndarray | None 
     ``(N, 32)`` -> counts of shape ``(N,)``. Within a phase, a wavefront serves at most one
     4-byte word per bank (lanes reading one word share it), so a phase costs the largest number
     of distinct words any bank is asked for."""
+    return evaluate(ins, offsets, active)[0]
+
+
+def evaluate(
+    ins: Instr, offsets: np.ndarray, active: np.ndarray | None = None, groups: bool = False
+) -> tuple[np.ndarray, np.ndarray, list[list[list[int]]]]:
+    """Batch model: ``(counts, ideals, groups)`` for ``(N, 32)`` offsets and active masks.
+
+    ``ideals`` are the wavefronts the same active lanes take without bank conflicts: one per
+    non-empty phase (no phase asks for more than 32 words). With ``groups``, the lanes of each
+    wavefront: in each phase, wavefront r serves the r-th smallest distinct word of every bank
+    (a lane wider than 4 bytes can appear in several)."""
     offsets = np.asarray(offsets, dtype=np.int64)
     if offsets.ndim == 1:
         offsets = offsets[None]
@@ -243,17 +246,40 @@ def wavefront_counts(ins: Instr, offsets: np.ndarray, active: np.ndarray | None 
     phase = phase_ids(ins, offsets, act)
     k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
     words = (offsets[..., None] // BANK_BYTES) + np.arange(k)  # (N, 32, k)
-    case = np.broadcast_to(np.arange(n)[:, None, None], words.shape)
-    ph = np.broadcast_to(phase[..., None], words.shape)
     sel = np.broadcast_to(act[..., None], words.shape)
-    w, c, p = words[sel], case[sel], ph[sel]
-    # Distinct (case, phase, bank, word), then distinct words per (case, phase, bank).
+    c = np.broadcast_to(np.arange(n)[:, None, None], words.shape)[sel]
+    lane = np.broadcast_to(np.arange(LANES)[None, :, None], words.shape)[sel]
+    p = np.broadcast_to(phase[..., None], words.shape)[sel]
+    w = words[sel]
+    # Distinct (case, phase, bank, word); then distinct words per (case, phase, bank).
     key = ((c * LANES + p) * BANKS + (w % BANKS)) * (1 << 32) + w
-    uniq = np.unique(key)
-    cpb, per_bank = np.unique(uniq >> 32, return_counts=True)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    cpb, first, per_bank = np.unique(uniq >> 32, return_index=True, return_counts=True)
     worst = np.zeros(n * LANES, dtype=np.int64)
     np.maximum.at(worst, cpb // BANKS, per_bank)
-    return worst.reshape(n, LANES).sum(axis=1)
+    worst = worst.reshape(n, LANES)
+    counts = worst.sum(axis=1)
+    ideals = (worst > 0).sum(axis=1)
+    if not groups:
+        return counts, ideals, []
+    seg = np.repeat(np.arange(len(cpb)), per_bank)
+    rank_u = np.arange(len(uniq)) - first[seg]
+    start = np.cumsum(worst, axis=1) - worst  # first wavefront of each phase
+    wf = start[c, p] + rank_u[inverse.reshape(-1)]
+    order = np.lexsort((lane, wf, c))
+    cs, wfs, ls = c[order], wf[order], lane[order]
+    keep = np.ones(len(cs), dtype=bool)
+    keep[1:] = (cs[1:] != cs[:-1]) | (wfs[1:] != wfs[:-1]) | (ls[1:] != ls[:-1])
+    cs, wfs, ls = cs[keep], wfs[keep], ls[keep]
+    # Slice the sorted lanes at every (case, wavefront) change, then group wavefronts by case.
+    new_group = np.ones(len(cs), dtype=bool)
+    new_group[1:] = (cs[1:] != cs[:-1]) | (wfs[1:] != wfs[:-1])
+    starts = np.flatnonzero(new_group).tolist() + [len(cs)]
+    lanes_list = ls.tolist()
+    flat = [lanes_list[a:b] for a, b in zip(starts[:-1], starts[1:])]
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    out = [flat[bounds[i] : bounds[i + 1]] for i in range(n)]
+    return counts, ideals, out
 
 
 def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90") -> Wavefronts:
@@ -261,8 +287,9 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
 
     >>> wavefronts("ld32", [i * 128 for i in range(32)]).count
     32
-    >>> wavefronts("ld128", [0] * 32).count, wavefronts("st128", [0] * 32).count
-    (2, 4)
+    >>> w = wavefronts("ld128", [0] * 32)
+    >>> w.count, w.ideal, wavefronts("st128", [0] * 32).count
+    (2, 2, 4)
     """
     ins = instr if isinstance(instr, Instr) else instruction(instr)
     if arch not in ARCHS:
@@ -272,39 +299,22 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
     offs = np.asarray(byte_offsets, dtype=np.int64)
     act = np.ones(LANES, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     if offs.shape != (LANES,) or act.shape != (LANES,):
-        raise InputError(
-            "wavefronts",
-            "byte_offsets/active",
-            f"must have {LANES} entries each",
-            f"{offs.shape[0] if offs.ndim else 0}/{act.shape[0] if act.ndim else 0}",
-        )
-    count = int(wavefront_counts(ins, offs[None], act[None])[0])
+        raise InputError("wavefronts", "byte_offsets/active", f"must have {LANES} entries each")
+    counts, ideals, groups = evaluate(ins, offs[None], act[None], groups=True)
     if ins.is_matrix:
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offs[None], act[None])[0]
-    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
-    phases, groups = [], []
-    for p in sorted({int(x) for x in phase[act]}):
-        lanes = [int(lane) for lane in np.flatnonzero(act & (phase == p))]
-        phases.append(tuple(lanes))
-        rank: dict[int, dict[int, int]] = {}
-        slots: list[set[int]] = []
-        for lane in lanes:
-            for j in range(k):
-                word = int(offs[lane]) // BANK_BYTES + j
-                seen = rank.setdefault(word % BANKS, {})
-                r = seen.setdefault(word, len(seen))
-                while len(slots) <= r:
-                    slots.append(set())
-                slots[r].add(lane)
-        groups += [tuple(sorted(s)) for s in slots]
+    phases = tuple(
+        tuple(int(x) for x in np.flatnonzero(act & (phase == q)))
+        for q in sorted({int(v) for v in phase[act]})
+    )
     status, reason = "measured", ""
     if arch not in MEASURED_ARCHS:
-        status, reason = (
-            "assumed",
-            f"rules measured on {', '.join(MEASURED_ARCHS)}; none recorded for {arch} yet",
-        )
+        status = "assumed"
+        reason = f"rules measured on {', '.join(MEASURED_ARCHS)}; none recorded for {arch} yet"
         if ins.op == "ld" and ins.width >= 8 and bool(paired(offs[None], act[None])[0]):
             status = "unknown"
             reason = f"how paired {ins.width * 8}-bit loads share wavefronts is measured on sm90 only"
-    return Wavefronts(count, ins.ideal(int(act.sum())), tuple(phases), tuple(groups), status, reason)
+    return Wavefronts(
+        int(counts[0]), int(ideals[0]), phases, tuple(tuple(g) for g in groups[0]), status, reason
+    )

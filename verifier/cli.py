@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import layout_cmd
+from verifier import layout_cmd, wavefronts_cmd
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70
@@ -56,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")
     lay.add_argument("--json", action="store_true", help="machine-readable output")
     lay.set_defaults(run=layout_cmd.run)
+
+    wav = sub.add_parser(
+        "wavefronts",
+        help="wavefronts of warp instructions from per-lane byte addresses (JSONL)",
+        description='For each input line {"instr", "byte_offsets": [32 ints], "active": [32 bools]} '
+        'print {"wavefronts", "ideal", "groups", "status"} (the hardware model, measured on sm90).',
+    )
+    wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
+    wav.add_argument("--arch", default="sm90", help="sm80, sm90 or sm100 (default sm90)")
+    wav.set_defaults(run=wavefronts_cmd.run)
     return p
 
 

@@ -1,0 +1,137 @@
+"""``bankproof wavefronts``: the hardware model over a JSONL batch of warp instructions.
+
+Each input line: ``{"instr": "ld128", "byte_offsets": [32 ints], "active": [32 bools]}``
+(``active`` optional). Each output line: ``{"wavefronts": N, "ideal": I, "groups": [[lanes]...],
+"status": "measured"|"assumed"|"unknown"}``; ``wavefronts`` is null when the status is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+
+from models.errors import InputError
+from models.hardware import ARCHS, LANES, MEASURED_ARCHS, Instr, evaluate, instruction, paired
+
+MAX_LINE = 100_000
+_ALL = [True] * LANES
+
+
+def _load(line: str, n: int) -> object:
+    if len(line) > MAX_LINE:
+        raise InputError(f"line {n}", "line", f"is longer than {MAX_LINE} characters", len(line))
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"line {n}", "json", f"is not valid JSON ({e.msg})", line.strip()[:60]) from None
+
+
+def load_all(numbered: list[tuple[int, str]]) -> list[object]:
+    """Parse every line in one call (fast); on an error, find and name the bad line."""
+    if any(len(line) > MAX_LINE for _, line in numbered):
+        for n, line in numbered:
+            _load(line, n)
+    try:
+        data = json.loads("[" + ",".join(line for _, line in numbered) + "]")
+        if len(data) == len(numbered):
+            return data
+    except json.JSONDecodeError:
+        pass
+    return [_load(line, n) for n, line in numbered]
+
+
+def check_case(case: object, n: int) -> tuple[str, list[int], list[bool]]:
+    """One parsed case -> (instr, byte_offsets, active), with errors naming the line and field."""
+    where = f"line {n}"
+    if not isinstance(case, dict):
+        raise InputError(where, "json", "must be an object", str(case)[:60])
+    unknown = set(case) - {"instr", "byte_offsets", "active"}
+    if unknown:
+        raise InputError(where, ", ".join(sorted(unknown)), "is not a field (instr, byte_offsets, active)")
+    instr = case.get("instr")
+    if not isinstance(instr, str):
+        raise InputError(where, "instr", "must be an instruction name", instr)
+    offs = case.get("byte_offsets")
+    if type(offs) is not list or len(offs) != LANES or set(map(type, offs)) != {int}:
+        got = len(offs) if isinstance(offs, list) else offs
+        raise InputError(where, "byte_offsets", f"must be a list of {LANES} integers", got)
+    if min(offs) < 0 or max(offs) >= 1 << 31:
+        raise InputError(
+            where, "byte_offsets", "must be in [0, 2^31)", min(offs) if min(offs) < 0 else max(offs)
+        )
+    active = case.get("active")
+    if active is None:
+        active = _ALL
+    elif type(active) is not list or len(active) != LANES or set(map(type, active)) != {bool}:
+        got = len(active) if isinstance(active, list) else active
+        raise InputError(where, "active", f"must be a list of {LANES} booleans", got)
+    return instr, offs, active
+
+
+def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[dict]:
+    """Model every case; results in input order."""
+    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    data = load_all(numbered)
+    cases = [(n, *check_case(case, n)) for (n, _), case in zip(numbered, data)]
+    known: dict[str, Instr] = {}
+    by_instr: dict[str, list[int]] = defaultdict(list)
+    for i, (n, name, _, _) in enumerate(cases):
+        ins = known.get(name)
+        if ins is None:
+            try:
+                ins = known[name] = instruction(name)
+            except InputError as e:
+                raise InputError(f"line {n}", "instr", e.problem, name) from None
+        if ins.min_arch > ARCHS[arch]:
+            raise InputError(f"line {n}", "instr", f"needs sm{ins.min_arch} or newer", f"{name} on {arch}")
+        by_instr[ins.short].append(i)
+    out: list[dict] = [{} for _ in cases]
+    for short, idx in by_instr.items():
+        ins = instruction(short)
+        offs = np.array([cases[i][2] for i in idx], dtype=np.int64)
+        act = np.array([cases[i][3] for i in idx], dtype=bool)
+        try:
+            counts, ideals, groups = evaluate(ins, offs, act, groups=True)
+        except InputError:
+            for i in idx:  # find the first offending line
+                try:
+                    evaluate(ins, offs[[idx.index(i)]], act[[idx.index(i)]])
+                except InputError as e:
+                    raise InputError(f"line {cases[i][0]}", e.field, e.problem, e.value) from None
+            raise
+        unknown = np.zeros(len(idx), dtype=bool)
+        status = "measured" if arch in MEASURED_ARCHS else "assumed"
+        if status != "measured" and ins.op == "ld" and ins.width >= 8:
+            unknown = paired(offs, act)
+        for j, i in enumerate(idx):
+            if unknown[j]:
+                out[i] = {"wavefronts": None, "ideal": int(ideals[j]), "groups": None, "status": "unknown"}
+            else:
+                out[i] = {
+                    "wavefronts": int(counts[j]),
+                    "ideal": int(ideals[j]),
+                    "groups": groups[j],
+                    "status": status,
+                }
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.arch not in ARCHS:
+        raise InputError("wavefronts", "--arch", f"must be one of {', '.join(ARCHS)}", args.arch)
+    if args.input == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            with open(args.input) as fh:
+                lines = fh.read().splitlines()
+        except OSError as e:
+            raise InputError("wavefronts", "--input", f"cannot be read ({e.strerror})", args.input) from None
+    results = run_lines(lines, args.arch)
+    sys.stdout.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in results))
+    return 0
