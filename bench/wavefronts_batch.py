@@ -42,8 +42,10 @@ def main() -> None:
     lines = cases()
     base = timed(lambda: [json.dumps(json.loads(x)) for x in lines])
     ours = timed(lambda: run_lines(lines))
-    print(f"wavefronts batch: {N} cases, median {ours * 1e3:.0f} ms -> {N / ours:,.0f} cases/s "
-          f"(target >= 20,000); baseline json round trip {base * 1e3:.0f} ms; ratio {ours / base:.2f}x")
+    print(
+        f"wavefronts batch: {N} cases, median {ours * 1e3:.0f} ms -> {N / ours:,.0f} cases/s "
+        f"(target >= 20,000); baseline json round trip {base * 1e3:.0f} ms; ratio {ours / base:.2f}x"
+    )
 
 
 if __name__ == "__main__":

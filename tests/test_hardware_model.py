@@ -15,9 +15,14 @@ ROWS = [i * 128 for i in range(32)]  # every lane: bank 0, a different word
 
 @pytest.mark.parametrize(
     ("name", "ptx"),
-    [("LDS.128", "ld.shared.v4.b32"), ("st64", "st.shared.v2.b32"), ("ld.shared.b64", "ld.shared.b64"),
-     ("ld.volatile.shared.u8", "ld.shared.u8"), ("LDSM.16.MT88.4", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
-     ("stsm.x2", "stmatrix.sync.aligned.m8n8.x2.shared.b16")],
+    [
+        ("LDS.128", "ld.shared.v4.b32"),
+        ("st64", "st.shared.v2.b32"),
+        ("ld.shared.b64", "ld.shared.b64"),
+        ("ld.volatile.shared.u8", "ld.shared.u8"),
+        ("LDSM.16.MT88.4", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        ("stsm.x2", "stmatrix.sync.aligned.m8n8.x2.shared.b16"),
+    ],
 )
 def test_instruction_names(name, ptx):
     assert instruction(name).name == ptx
@@ -61,7 +66,10 @@ def test_status_on_unmeasured_archs():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("ld128", [8] * 32), "wavefronts: byte_offsets must be 16-byte aligned for ld.shared.v4.b32 (lane 0), got 8"),
+        (
+            ("ld128", [8] * 32),
+            "wavefronts: byte_offsets must be 16-byte aligned for ld.shared.v4.b32 (lane 0), got 8",
+        ),
         (("ld32", [0] * 31), "wavefronts: byte_offsets/active must have 32 entries each"),
         (("ld32", [-4] * 32), "wavefronts: byte_offsets must be non-negative"),
         (("ldsm.x4", [0] * 32, [True] * 31 + [False]), "wavefronts: active must be all lanes"),
@@ -82,8 +90,10 @@ def test_stmatrix_needs_sm90():
 def test_cli_jsonl(tmp_path, capsys):
     f = tmp_path / "cases.jsonl"
     f.write_text(
-        json.dumps({"instr": "ld128", "byte_offsets": [i * 16 for i in range(32)]}) + "\n\n"
-        + json.dumps({"instr": "LDS", "byte_offsets": ROWS[:2] * 16, "active": [True, True] + [False] * 30}) + "\n"
+        json.dumps({"instr": "ld128", "byte_offsets": [i * 16 for i in range(32)]})
+        + "\n\n"
+        + json.dumps({"instr": "LDS", "byte_offsets": ROWS[:2] * 16, "active": [True, True] + [False] * 30})
+        + "\n"
     )
     assert main(["wavefronts", "--input", str(f)]) == 0
     out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
@@ -94,14 +104,29 @@ def test_cli_jsonl(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ('{"instr": "ld32", "byte_offsets": [0]}', "line 1: byte_offsets must be a list of 32 integers, got 1"),
-        ('{"instr": "ld32", "byte_offsets": ' + json.dumps([0.5] * 32) + "}", "line 1: byte_offsets must be a list of 32"),
-        ('{"instr": "ld32", "byte_offsets": ' + json.dumps([0] * 32) + ', "active": [1]}', "line 1: active must be a list of 32 booleans"),
+        (
+            '{"instr": "ld32", "byte_offsets": [0]}',
+            "line 1: byte_offsets must be a list of 32 integers, got 1",
+        ),
+        (
+            '{"instr": "ld32", "byte_offsets": ' + json.dumps([0.5] * 32) + "}",
+            "line 1: byte_offsets must be a list of 32",
+        ),
+        (
+            '{"instr": "ld32", "byte_offsets": ' + json.dumps([0] * 32) + ', "active": [1]}',
+            "line 1: active must be a list of 32 booleans",
+        ),
         ('{"instr": "ld99", "byte_offsets": ' + json.dumps([0] * 32) + "}", "line 1: instr is not a known"),
-        ('{"instr": "ld32", "byte_offsets": ' + json.dumps([0] * 32) + ', "x": 1}', "line 1: x is not a field"),
-        ('[1, 2]', "line 1: json must be an object"),
+        (
+            '{"instr": "ld32", "byte_offsets": ' + json.dumps([0] * 32) + ', "x": 1}',
+            "line 1: x is not a field",
+        ),
+        ("[1, 2]", "line 1: json must be an object"),
         ('{"instr": ', "line 1: json is not valid JSON"),
-        ('{"instr": "ld128", "byte_offsets": ' + json.dumps([4] * 32) + "}", "line 1: byte_offsets must be 16-byte aligned"),
+        (
+            '{"instr": "ld128", "byte_offsets": ' + json.dumps([4] * 32) + "}",
+            "line 1: byte_offsets must be 16-byte aligned",
+        ),
     ],
 )
 def test_cli_bad_lines(tmp_path, capsys, line, message):

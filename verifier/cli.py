@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import layout_cmd, wavefronts_cmd
+from verifier import layout_cmd, report, wavefronts_cmd
+from verifier.check import verify
+from verifier.spec import load_spec
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70
@@ -66,7 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
     wav.add_argument("--arch", default="sm90", help="sm80, sm90 or sm100 (default sm90)")
     wav.set_defaults(run=wavefronts_cmd.run)
+
+    ver = sub.add_parser(
+        "verify",
+        help="wavefronts of every access of a spec, with a counterexample when it conflicts",
+        description="Enumerate every warp instruction of every access in SPEC through the measured "
+        "hardware model. Exit 0 conflict-free, 1 conflicts (with a counterexample), 2 bad input, "
+        "3 unknown.",
+    )
+    ver.add_argument("spec", help="a spec file (TOML)")
+    ver.add_argument("--json", action="store_true", help="machine-readable report (schema 1)")
+    ver.set_defaults(run=_verify)
     return p
+
+
+def _verify(args: argparse.Namespace) -> int:
+    rep = verify(load_spec(args.spec))
+    sys.stdout.write(report.to_json(rep) if args.json else report.to_text(rep))
+    return report.exit_code(rep["verdict"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,161 @@
+"""An access = distributed layout + memory layout + dtype + instruction -> every warp
+instruction it issues, with each lane's byte address (the enumeration engine's input).
+
+>>> from models.notation import parse_layout
+>>> d = parse_layout('{"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}', [2, 32])
+>>> m = parse_layout("32*m + n", [2, 32])
+>>> a = build_access(d.layout, m.layout, elem_bits=32, kind="load")
+>>> a.instr.name, a.addresses.shape, a.addresses[1, :3].tolist()
+('ld.shared.b32', (2, 32), [128, 132, 136])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.errors import InputError
+from models.hardware import LANES, Instr, instruction
+from models.layout import LinearLayout
+from models.memory import PaddedLayout
+
+MAX_ACCESS_BITS = 24  # (warps x lanes x registers) points enumerated per access
+
+
+@dataclass(frozen=True)
+class Access:
+    """The warp instructions of one access. ``addresses[i, lane]`` is the byte address of
+    instruction i; ``warp[i]`` and ``register[i]`` say which warp issues it and its first
+    register; ``coords[i, lane]`` the tensor element at that address (the first of the vector);
+    ``vector`` is the elements each lane moves per instruction."""
+
+    kind: str
+    instr: Instr
+    vector: int
+    addresses: np.ndarray
+    warp: np.ndarray
+    register: np.ndarray
+    coords: np.ndarray
+    block: np.ndarray
+
+
+def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
+    """Element offset of every tensor coordinate, as an array of the tensor's shape (one CTA:
+    block bits of the memory layout are ignored, each CTA has its own shared memory)."""
+    lin = memory.linear if isinstance(memory, PaddedLayout) else memory
+    offs = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims)
+    if not offs.is_surjective() or not offs.is_injective():
+        raise InputError(
+            "memory layout",
+            "offset",
+            "must map offsets one-to-one onto the tensor "
+            f"({'; '.join(offs.memory_violations()[:1]) or 'not invertible'})",
+        )
+    shape = [s for _, s in lin.out_dims]
+    table = offs.table()
+    out = np.empty(shape, dtype=np.int64)
+    phys = memory.physical_offsets() if isinstance(memory, PaddedLayout) else np.arange(len(table))
+    out[tuple(table.T)] = phys
+    return out
+
+
+def _vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
+    """Registers r..r+v-1 (r a multiple of v) at consecutive addresses, aligned to v elements."""
+    nreg = addr.shape[-1]
+    if nreg % v:
+        return False
+    chunks = addr.reshape(addr.shape[:-1] + (nreg // v, v))
+    first = chunks[..., :1]
+    return bool((chunks == first + np.arange(v) * eb).all() and (first % (v * eb) == 0).all())
+
+
+def build_access(
+    dist: LinearLayout,
+    memory: LinearLayout | PaddedLayout,
+    elem_bits: int,
+    kind: str,
+    instr: str = "auto",
+) -> Access:
+    """Enumerate an access. ``instr = "auto"`` picks the widest ``ld``/``st`` vector that is
+    legal for the pair (at most 128 bits), as Triton does."""
+    if kind not in ("load", "store"):
+        raise InputError("access", "kind", "must be load or store", kind)
+    lin = memory.linear if isinstance(memory, PaddedLayout) else memory
+    if sorted(dist.out_dims) != sorted(lin.out_dims):
+        raise InputError(
+            "access",
+            "layout",
+            f"covers {dict(dist.out_dims)} but the memory layout covers {dict(lin.out_dims)}",
+        )
+    if dist.in_bits > MAX_ACCESS_BITS:
+        raise InputError(
+            "access",
+            "layout",
+            f"has 2^{dist.in_bits} (register, lane, warp, block) points, "
+            f"over the limit of 2^{MAX_ACCESS_BITS}",
+        )
+    lanes = dist.in_bases("lane")
+    if len(lanes) != 5:
+        raise InputError("access", "layout.lane", f"must have 5 bases ({LANES} lanes)", len(lanes))
+    dist = dist.transpose_outs(lin.out_dim_names)
+    # Registers that only repeat data (zero bases) are not accessed again.
+    regs = [b for b in dist.in_bases("register") if any(b)]
+    dist = LinearLayout(
+        (
+            ("register", tuple(regs)),
+            ("lane", lanes),
+            ("warp", dist.in_bases("warp")),
+            ("block", dist.in_bases("block")),
+        ),
+        dist.out_dims,
+    )
+    eb = max(1, elem_bits // 8)
+    if elem_bits % 8 or elem_bits > 64:
+        raise InputError("access", "dtype", "must be 8, 16, 32 or 64 bits wide", elem_bits)
+    table = dist.table()  # (R * 32 * W * B, rank), register fastest
+    nreg, nwarp, nblock = (dist.in_dim_size(d) for d in ("register", "warp", "block"))
+    offsets = element_offsets(memory)[tuple(table.T)]
+    addr = (offsets * eb).reshape(nblock, nwarp, LANES, nreg)
+    coords = table.reshape(nblock, nwarp, LANES, nreg, -1)
+    if instr == "auto":
+        v = 1
+        while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
+            v *= 2
+        ins = instruction(f"{'ld' if kind == 'load' else 'st'}{v * eb * 8}")
+    else:
+        ins = instruction(instr)
+        if ins.is_matrix:
+            raise InputError(
+                "access", "instr", "ldmatrix/stmatrix accesses are not modeled by layout yet", instr
+            )
+        if ins.is_load != (kind == "load"):
+            raise InputError(
+                "access",
+                "instr",
+                f"is a {'load' if ins.is_load else 'store'} but the access is a {kind}",
+                instr,
+            )
+        if ins.width % eb:
+            raise InputError(
+                "access",
+                "instr",
+                f"moves {ins.width} bytes, not a whole number of {elem_bits}-bit elements",
+                instr,
+            )
+        v = ins.width // eb
+        if v > nreg or not _vector_ok(addr, v, eb):
+            raise InputError(
+                "access",
+                "instr",
+                f"needs {v} consecutive registers at consecutive aligned addresses, "
+                "which this layout pair does not give",
+                instr,
+            )
+    # One instruction per (block, warp, register chunk): lanes' addresses of the chunk's first register.
+    first = addr[..., ::v]  # (B, W, 32, R/v)
+    n_chunks = first.shape[-1]
+    addresses = first.transpose(0, 1, 3, 2).reshape(-1, LANES)
+    c = coords[..., ::v, :].transpose(0, 1, 3, 2, 4).reshape(-1, LANES, coords.shape[-1])
+    blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
+    return Access(kind, ins, v, addresses, wrp.reshape(-1), chunk.reshape(-1) * v, c, blk.reshape(-1))

@@ -1,0 +1,101 @@
+"""``bankproof verify`` with the enumeration engine: the seeds' examples, JSON schema, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.parametrize(
+    ("name", "read_wavefronts", "code"),
+    [("plain", 256, 1), ("xor_m", 32, 1), ("xor_2m", 16, 0)],
+)
+def test_seed_transpose_examples(capsys, name, read_wavefronts, code):
+    """seeds/001: store 16 wavefronts for each swizzle; read 256 / 32 / 16."""
+    assert main(["verify", str(EXAMPLES / f"transpose_16x32_{name}.toml"), "--json"]) == code
+    rep = json.loads(capsys.readouterr().out)
+    store, read = rep["accesses"]
+    assert (store["instructions"], store["wavefronts"], store["conflict_free"]) == (16, 16, True)
+    assert (read["instructions"], read["wavefronts"], read["ideal_wavefronts"]) == (16, read_wavefronts, 16)
+    assert read["instr"] == "ld.shared.b32" and store["instr"] == "st.shared.b32"
+    assert rep["verdict"] == ("proved" if code == 0 else "refuted")
+
+
+def test_xor_m_counterexample_is_the_bad_direction(capsys):
+    """seeds/000: the classic swizzle's read conflicts along m0 xor n0."""
+    main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--json"])
+    cx = json.loads(capsys.readouterr().out)["accesses"][1]["counterexample"]
+    a, b = cx["coords"]
+    assert (a["m"] ^ b["m"], a["n"] ^ b["n"]) == (1, 1)
+    assert cx["byte_addresses"][0] // 4 % 32 == cx["byte_addresses"][1] // 4 % 32 == cx["bank"]
+    assert cx["byte_addresses"][0] != cx["byte_addresses"][1]
+    replay = json.loads(cx["reproducer"])
+    assert replay["byte_offsets"][cx["lanes"][0]] == cx["byte_addresses"][0]
+
+
+def test_text_report(capsys):
+    assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml")]) == 1
+    out = capsys.readouterr().out
+    assert "2-way conflict" in out and "counterexample: lanes 1 and 16" in out and "verdict: refuted (exit 1)" in out
+
+
+def test_vectorized_access_picks_widest(tmp_path, capsys):
+    spec = tmp_path / "v.toml"
+    spec.write_text("""
+shape = [64, 64]
+dtype = "f16"
+[memory]
+triton = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+[[access]]
+name = "store"
+kind = "store"
+layout.triton = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+""")
+    assert main(["verify", str(spec), "--json"]) == 0
+    a = json.loads(capsys.readouterr().out)["accesses"][0]
+    assert a["instr"] == "st.shared.v4.b32" and a["vector"] == 8
+    assert a["instructions"] == 4 * 4 and a["wavefronts"] == a["ideal_wavefronts"] == 16 * 4
+
+
+BAD_SPECS = [
+    ("shape = [16, 24]\ndtype='f32'", "shape: value sizes must be powers of two"),
+    ("shape = [16, 32]\ndtype='f13'", "dtype: name is unknown"),
+    ("shape = [16, 32]\ndtype='f32'\narch='sm70'", "spec: arch must be one of sm80, sm90, sm100"),
+    ("shape = [16, 32]\ndtype='f32'", "spec: memory is missing"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\ncute='(16,32):(32,1)'", "spec: memory must give exactly one of"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'", "spec: access must list at least one"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='33*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[]}",
+     "spec: memory.formula: formula: layout is not a bijection"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='read'\nlayout.bases={lane=[]}",
+     "spec: access[0].kind must be load or store, got read"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\n"
+     "layout.triton='#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 16], warpsPerCTA = [1, 1], order = [1, 0]}>'",
+     "spec: access[0].layout.triton: blocked: threadsPerWarp must multiply to 32 lanes"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[[1, 0]]}",
+     "access: layout.lane must have 5 bases (32 lanes), got 1"),
+    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\ninstr='ld128'\n"
+     "layout.bases={register=[[1,0]], lane=[[0,1],[0,2],[0,4],[0,8],[0,16]]}",
+     "access: instr needs 4 consecutive registers"),
+    ("shape = [16, 32]\ndtype='f32'\nfoo = 1", "spec: foo is not a spec field"),
+    ("shape = [16, 32\n", "spec: file is not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_SPECS)
+def test_bad_specs_exit_2(tmp_path, capsys, text, message):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text)
+    assert main(["verify", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_spec_file(capsys):
+    assert main(["verify", "/nonexistent/spec.toml"]) == 2
+    assert "spec: file cannot be read" in capsys.readouterr().err

@@ -1,0 +1,201 @@
+"""Spec files (TOML) -> problems, with errors that name the field.
+
+```toml
+shape = [16, 32]
+dtype = "f32"
+arch = "sm90"
+dims = ["m", "n"]            # optional names for formulas and reports
+[memory]                     # exactly one of: triton, cute, offset_bases, formula
+formula = "32*m + (n ^ (2*m))"
+[[access]]
+name = "store"
+kind = "store"               # store | load
+instr = "auto"
+layout.triton = "#ttg.blocked<{...}>"   # or layout.bases = { register = [...], lane = [...], warp = [...] }
+```
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from models import dtypes
+from models.errors import InputError
+from models.hardware import ARCHS
+from models.layout import LinearLayout
+from models.memory import PaddedLayout
+from models.notation import parse_layout, parse_shape
+from models.notation.bases import parse_bases
+from models.notation.formula import default_names
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+MAX_SPEC_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class AccessSpec:
+    name: str
+    kind: str
+    instr: str
+    layout: LinearLayout
+    layout_text: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: str
+    shape: list[int]
+    dtype: str
+    elem_bits: int
+    arch: str
+    dims: list[str]
+    memory: LinearLayout | PaddedLayout
+    memory_notation: str
+    memory_text: str
+    accesses: list[AccessSpec]
+
+
+def _err(field: str, problem: str, value: object = ...) -> InputError:
+    return InputError("spec", field, problem) if value is ... else InputError("spec", field, problem, value)
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and check a spec file."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise InputError("spec", "file", f"cannot be read ({e.strerror})", str(path)) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise _err("file", f"is larger than {MAX_SPEC_BYTES} bytes", len(raw))
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise _err("file", f"is not valid TOML ({e})") from None
+    return parse_spec(data, str(path))
+
+
+def parse_spec(data: dict, path: str = "<spec>") -> Spec:
+    allowed = {"shape", "dtype", "arch", "dims", "memory", "access"}
+    for key in data:
+        if key not in allowed:
+            raise _err(key, f"is not a spec field ({', '.join(sorted(allowed))})")
+    if "shape" not in data:
+        raise _err("shape", "is missing (e.g. shape = [16, 32])")
+    if not isinstance(data["shape"], list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) for s in data["shape"]
+    ):
+        raise _err("shape", "must be a list of integers", data["shape"])
+    shape = parse_shape(data["shape"])
+    dtype = data.get("dtype")
+    if not isinstance(dtype, str):
+        raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
+    elem_bits = dtypes.bits(dtype)
+    arch = data.get("arch", "sm90")
+    if arch not in ARCHS:
+        raise _err("arch", f"must be one of {', '.join(ARCHS)}", arch)
+    dims = data.get("dims", default_names(len(shape)))
+    if (
+        not isinstance(dims, list)
+        or len(dims) != len(shape)
+        or not all(isinstance(d, str) and d.isidentifier() for d in dims)
+    ):
+        raise _err("dims", f"must list {len(shape)} identifiers, one per shape entry", dims)
+
+    mem = data.get("memory")
+    if not isinstance(mem, dict):
+        raise _err("memory", "is missing (a [memory] table with one of triton, cute, offset_bases, formula)")
+    notations = [k for k in ("triton", "cute", "offset_bases", "formula") if k in mem]
+    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "units", "base_align"}
+    if extra:
+        raise _err(
+            f"memory.{sorted(extra)[0]}",
+            "is not a memory field (triton, cute, offset_bases, formula, units, base_align)",
+        )
+    if len(notations) != 1:
+        raise _err(
+            "memory", "must give exactly one of triton, cute, offset_bases, formula", notations or None
+        )
+    note = notations[0]
+    if note == "offset_bases":
+        memory = _field(f"memory.{note}", lambda: parse_bases({"offset": mem[note]}, shape))
+        text = str(mem[note])
+        kind = "memory"
+    else:
+        text = mem[note]
+        if not isinstance(text, str):
+            raise _err(f"memory.{note}", "must be a string", text)
+        units = mem.get("units", "element")
+        base_align = mem.get("base_align", 0)
+        parsed = _field(
+            f"memory.{note}",
+            lambda: parse_layout(
+                text, shape, dtype=dtype, units=units, base_align=base_align, names=dims, notation=note
+            ),
+        )
+        memory, kind = parsed.layout, parsed.kind
+    if kind != "memory":
+        raise _err(f"memory.{note}", "must be a memory (shared) layout, not a distributed one")
+
+    accesses_raw = data.get("access", [])
+    if not isinstance(accesses_raw, list) or not accesses_raw:
+        raise _err("access", "must list at least one [[access]]")
+    accesses = []
+    names = set()
+    for i, a in enumerate(accesses_raw):
+        accesses.append(_access(a, i, shape, dtype, dims))
+        if accesses[-1].name in names:
+            raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
+        names.add(accesses[-1].name)
+    return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses)
+
+
+def _field(field: str, fn):
+    try:
+        return fn()
+    except InputError as e:
+        raise InputError(f"spec: {field}: {e.where}", e.field, e.problem, e.value) from None
+
+
+def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) -> AccessSpec:
+    where = f"access[{i}]"
+    if not isinstance(a, dict):
+        raise _err(where, "must be a table")
+    extra = set(a) - {"name", "kind", "instr", "layout"}
+    if extra:
+        raise _err(f"{where}.{sorted(extra)[0]}", "is not an access field (name, kind, instr, layout)")
+    name = a.get("name", f"access{i}")
+    if not isinstance(name, str) or not name:
+        raise _err(f"{where}.name", "must be a non-empty string", name)
+    kind = a.get("kind")
+    if kind not in ("load", "store"):
+        raise _err(f"{where}.kind", "must be load or store", kind)
+    instr = a.get("instr", "auto")
+    if not isinstance(instr, str):
+        raise _err(f"{where}.instr", "must be a string", instr)
+    lay = a.get("layout")
+    if not isinstance(lay, dict) or len(lay) != 1 or next(iter(lay)) not in ("triton", "bases"):
+        raise _err(f"{where}.layout", "must give exactly one of layout.triton, layout.bases")
+    key, value = next(iter(lay.items()))
+    if key == "triton":
+        if not isinstance(value, str):
+            raise _err(f"{where}.layout.triton", "must be a string", value)
+        parsed = _field(
+            f"{where}.layout.triton",
+            lambda: parse_layout(value, shape, dtype=dtype, names=dims, notation="triton"),
+        )
+        if parsed.kind != "distributed":
+            raise _err(f"{where}.layout.triton", "must be a distributed layout (registers, lanes, warps)")
+        layout, text = parsed.layout, value
+    else:
+        if not isinstance(value, dict) or "offset" in value:
+            raise _err(f"{where}.layout.bases", "must be a table of register, lane, warp (and block) bases")
+        layout = _field(f"{where}.layout.bases", lambda: parse_bases(value, shape))
+        text = str(value)
+    return AccessSpec(name, kind, instr, layout, text)
