@@ -226,14 +226,11 @@ class LinearLayout:
         n = self.in_bits
         if n > 26:
             raise InputError("layout", "input", "is too large to enumerate (limit 2^26 points)", f"2^{n}")
-        flat = np.arange(1 << n, dtype=np.int64)
-        acc = np.zeros((1 << n, len(self.out_dims)), dtype=np.int64)
-        pos = 0
+        # Doubling: the table for bits 0..k is the table for bits 0..k-1, then it XOR image k.
+        acc = np.zeros((1, len(self.out_dims)), dtype=np.int64)
         for _, bs in self.bases:
             for b in bs:
-                bit = ((flat >> pos) & 1)[:, None]
-                acc ^= bit * np.asarray(b, dtype=np.int64)[None, :]
-                pos += 1
+                acc = np.concatenate([acc, acc ^ np.asarray(b, dtype=np.int64)])
         return acc
 
     # ----- algebra --------------------------------------------------------------------------
