@@ -195,17 +195,26 @@ def paired(offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
 def phase_ids(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
     """Phase of every lane, shape ``(..., 32)``.
 
-    Measured on sm90 (``gpu_checks/results/h200-2026-11-22*.json``; every recorded measurement
-    replays exactly, ``tests/test_hardware_replay.py``):
+    Measured on sm90 (H200, ncu 2025.3.1; files ``a`` = ``gpu_checks/results/h200-2026-11-22.json``,
+    ``b`` = ``...-b.json``, cited as file:id). Every recorded measurement replays exactly
+    (``tests/test_hardware_replay.py``):
 
-    - ``ld``/``st`` of 1, 2 or 4 bytes: one phase of 32 lanes.
-    - ``st`` of 8 / 16 bytes: 2 / 4 phases of 16 / 8 consecutive lanes (textbook).
-    - ``ld`` of 8 / 16 bytes: the same, unless the active addresses are invariant under
-      lane ^ 1 or under lane ^ 2 (:func:`paired`); then phases are twice as wide (one phase of
-      32 lanes / two of 16). Loads only: stores with the same addresses keep their phases
-      (families ``pairs_xor*``, ``mirror*``, ``all_same``, ``group16_rowmod``); pairing by
-      lane ^ 3, ^ 4, ^ 8 or ^ 16 does not merge (``pairs_xor{3,4,8,16}_*``).
-    - ``ldmatrix``/``stmatrix`` ``.xN``: N phases, lanes 8k..8k+7 address matrix k.
+    - ``ld``/``st`` of 1, 2 or 4 bytes: one phase of 32 lanes (a:202 32 words in one bank: 32;
+      b:0 32 bytes in 8 words: 1).
+    - ``st`` of 8 / 16 bytes: 2 / 4 phases of 16 / 8 consecutive lanes, whatever the addresses
+      (a:801 st64 one address: 2; a:901, b:1171 st128 one address: 4; b:1210 pairs: 16).
+    - ``ld`` of 8 / 16 bytes: the same, unless every active lane's address equals that of lane
+      ^ 1 (or every one that of lane ^ 2; partners that are inactive do not count), see
+      :func:`paired`; then phases are twice as wide: one of 32 lanes / two of 16 (a:301 ld64 one
+      address: 1; a:401, b:521 ld128 one address: 2; b:578 ld128 pairs with half the lanes
+      masked). Decisive cases (where merging changes the count): lane ^ 1 merged in 50 of 50,
+      lane ^ 2 in 58 of 58; pairing only by lane ^ 3, ^ 4, ^ 8 or ^ 16 never merged (b:437,
+      a:323, a:319, a:315 and 7 + 37 + 48 + 53 such cases). The merged 128-bit phases are lanes
+      0-15 and 16-31 (b:574 quarters 0 and 1 collide: 4; b:575 quarters 0 and 2: 4).
+    - ``ldmatrix``/``stmatrix`` ``.xN``: N phases, lanes 8k..8k+7 address matrix k (a:1617
+      x4 with every matrix on the same 8 rows: 32).
+    - Within a phase, equal 4-byte words are served once (broadcast), and a wavefront serves at
+      most one word per bank.
     """
     lanes = np.arange(LANES)
     if ins.is_matrix:
