@@ -18,7 +18,9 @@ from models.hardware import evaluate
 from models.notation import parse_layout
 
 SWZ = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
-BLOCKED = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
+)
 
 
 def enumerate_all(dist, mem, bits: int) -> int:
@@ -43,11 +45,12 @@ def main() -> None:
     ms = median_ms(lambda: enumerate_all(dist, mem, 16))
     keys = np.random.default_rng(0).integers(0, 1 << 40, 64 * 32 * 4)
     base = median_ms(lambda: np.sort(keys))
-    print(f"128x128 fp16 load, 8 warps: {total} wavefronts, median {ms:.1f} ms (target <= 20 ms); "
-          f"baseline sort {base:.2f} ms; ratio {ms / base:.1f}x")
+    print(
+        f"128x128 fp16 load, 8 warps: {total} wavefronts, median {ms:.1f} ms (target <= 20 ms); "
+        f"baseline sort {base:.2f} ms; ratio {ms / base:.1f}x"
+    )
 
-    big = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
-    dist20 = parse_layout(big, [1024, 1024]).layout
+    dist20 = parse_layout(BLOCKED, [1024, 1024]).layout
     mem20 = parse_layout(SWZ, [1024, 1024]).layout
     tracemalloc.start()
     t = time.perf_counter()
@@ -55,8 +58,10 @@ def main() -> None:
     secs = time.perf_counter() - t
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"20-bit layout (1024x1024 fp16, 8 warps): {total20} wavefronts in {secs:.2f} s, "
-          f"peak {peak / 2**20:.0f} MB (target <= 500 MB)")
+    print(
+        f"20-bit layout (1024x1024 fp16, 8 warps): {total20} wavefronts in {secs:.2f} s, "
+        f"peak {peak / 2**20:.0f} MB (target <= 500 MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,11 @@ def test_xor_m_counterexample_is_the_bad_direction(capsys):
 def test_text_report(capsys):
     assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml")]) == 1
     out = capsys.readouterr().out
-    assert "2-way conflict" in out and "counterexample: lanes 1 and 16" in out and "verdict: refuted (exit 1)" in out
+    assert (
+        "2-way conflict" in out
+        and "counterexample: lanes 1 and 16" in out
+        and "verdict: refuted (exit 1)" in out
+    )
 
 
 def test_vectorized_access_picks_widest(tmp_path, capsys):
@@ -68,20 +72,33 @@ BAD_SPECS = [
     ("shape = [16, 32]\ndtype='f13'", "dtype: name is unknown"),
     ("shape = [16, 32]\ndtype='f32'\narch='sm70'", "spec: arch must be one of sm80, sm90, sm100"),
     ("shape = [16, 32]\ndtype='f32'", "spec: memory is missing"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\ncute='(16,32):(32,1)'", "spec: memory must give exactly one of"),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\ncute='(16,32):(32,1)'",
+        "spec: memory must give exactly one of",
+    ),
     ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'", "spec: access must list at least one"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='33*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[]}",
-     "spec: memory.formula: formula: layout is not a bijection"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='read'\nlayout.bases={lane=[]}",
-     "spec: access[0].kind must be load or store, got read"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\n"
-     "layout.triton='#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 16], warpsPerCTA = [1, 1], order = [1, 0]}>'",
-     "spec: access[0].layout.triton: blocked: threadsPerWarp must multiply to 32 lanes"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[[1, 0]]}",
-     "access: layout.lane must have 5 bases (32 lanes), got 1"),
-    ("shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\ninstr='ld128'\n"
-     "layout.bases={register=[[1,0]], lane=[[0,1],[0,2],[0,4],[0,8],[0,16]]}",
-     "access: instr needs 4 consecutive registers"),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='33*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[]}",
+        "spec: memory.formula: formula: layout is not a bijection",
+    ),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='read'\nlayout.bases={lane=[]}",
+        "spec: access[0].kind must be load or store, got read",
+    ),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\n"
+        "layout.triton='#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 16], warpsPerCTA = [1, 1], order = [1, 0]}>'",
+        "spec: access[0].layout.triton: blocked: threadsPerWarp must multiply to 32 lanes",
+    ),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[[1, 0]]}",
+        "access: layout.lane must have 5 bases (32 lanes), got 1",
+    ),
+    (
+        "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\ninstr='ld128'\n"
+        "layout.bases={register=[[1,0]], lane=[[0,1],[0,2],[0,4],[0,8],[0,16]]}",
+        "access: instr needs 4 consecutive registers",
+    ),
     ("shape = [16, 32]\ndtype='f32'\nfoo = 1", "spec: foo is not a spec field"),
     ("shape = [16, 32\n", "spec: file is not valid TOML"),
 ]
