@@ -60,6 +60,20 @@ def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     return out
 
 
+def _vector_first(regs: list[tuple[int, ...]], offsets: np.ndarray) -> list[tuple[int, ...]]:
+    """Registers reordered so that those at element offsets 1, 2, 4, ... come first (Triton
+    permutes registers to vectorize, §5.3); the rest keep their order."""
+    off = [int(offsets[tuple(b)]) for b in regs]
+    first: list[int] = []
+    while True:
+        want = 1 << len(first)
+        nxt = [i for i, o in enumerate(off) if o == want and i not in first]
+        if not nxt:
+            break
+        first.append(nxt[0])
+    return [regs[i] for i in first] + [r for i, r in enumerate(regs) if i not in first]
+
+
 def _vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
     """Registers r..r+v-1 (r a multiple of v) at consecutive addresses, aligned to v elements."""
     nreg = addr.shape[-1]
@@ -101,6 +115,8 @@ def build_access(
     dist = dist.transpose_outs(lin.out_dim_names)
     # Registers that only repeat data (zero bases) are not accessed again.
     regs = [b for b in dist.in_bases("register") if any(b)]
+    if not isinstance(memory, PaddedLayout):
+        regs = _vector_first(regs, element_offsets(memory))
     dist = LinearLayout(
         (
             ("register", tuple(regs)),

@@ -1,0 +1,325 @@
+"""The paper's algebra (§5.4, appendix §9.2): the optimal swizzle for a writer A and a reader B,
+Lemma 9.4's wavefront count and Lemma 9.5's bound, each step recorded so it can be explained.
+
+Vectors are tensor coordinates packed into ints in row-major bit order: the last dim's bits are
+the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the order the seeds use.
+
+>>> from models.notation import parse_layout
+>>> A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], "lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
+>>> B = parse_layout('{"register": [[0,2],[0,4],[0,8],[0,16]], "lane": [[1,0],[2,0],[4,0],[8,0],[0,1]]}', [16, 32])
+>>> s = optimal_swizzle(A.layout, B.layout, elem_bits=32)
+>>> s.layout.as_dict()["offset"][5:]
+[[1, 2], [2, 4], [4, 8], [8, 16]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from models import f2
+from models.errors import InputError, log2
+from models.layout import LinearLayout
+
+LANE_BITS = 5
+ROW_BYTES = 128  # 32 banks x 4 bytes
+
+
+@dataclass(frozen=True)
+class Space:
+    """The tensor's bit space, row-major: bit k of a packed vector is ``names[k]``."""
+
+    dims: tuple[tuple[str, int], ...]  # (out dim name, size) in layout order
+    names: tuple[str, ...]  # bit names, row-major (last dim first)
+
+    @staticmethod
+    def of(layout: LinearLayout, dim_names: Sequence[str] | None = None) -> Space:
+        labels = list(dim_names) if dim_names else [n for n, _ in layout.out_dims]
+        names = []
+        for (_, size), label in reversed(list(zip(layout.out_dims, labels))):
+            names += [f"{label}{i}" for i in range(log2(size))]
+        return Space(layout.out_dims, tuple(names))
+
+    @property
+    def bits(self) -> int:
+        return len(self.names)
+
+    def pack(self, coords: Sequence[int]) -> int:
+        v, shift = 0, 0
+        for c, (_, size) in reversed(list(zip(coords, self.dims))):
+            v |= int(c) << shift
+            shift += log2(size)
+        return v
+
+    def unpack(self, v: int) -> tuple[int, ...]:
+        out = []
+        for _, size in reversed(self.dims):
+            out.append(v & (size - 1))
+            v >>= log2(size)
+        return tuple(reversed(out))
+
+    def name(self, v: int) -> str:
+        """``n1⊕m0``-style name of a vector; ``0`` for zero."""
+        parts = [self.names[k] for k in range(self.bits) if (v >> k) & 1]
+        return "⊕".join(parts) if parts else "0"
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """The result of the §5.4 construction, with every intermediate set (packed vectors).
+
+    ``layout`` is the memory layout ``offset -> dims``: offset bits are ``vec`` then ``bank``
+    then ``idx`` (segment) columns."""
+
+    space: Space
+    elem_bits: int
+    vec: list[int]
+    bank: list[int]
+    idx: list[int]
+    b: int
+    ell: int
+    a_thr: list[int]
+    b_thr: list[int]
+    a_bank: list[int]
+    b_bank: list[int]
+    split_a: list[int]
+    split_b: list[int]
+    phases_a: int
+    phases_b: int
+    inter: list[int]
+    e: list[int]
+    f: list[int]
+    h: list[int]
+    c: list[int]
+    padding: list[int]
+    sub: list[int]
+    layout: LinearLayout
+    a_conflict_dim: int
+    b_conflict_dim: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.a_conflict_dim == 0 and self.b_conflict_dim == 0
+
+
+def _thread_sets(
+    layout: LinearLayout, space: Space, vec_bytes: int, kind: str
+) -> tuple[list[int], list[int], list[int], int]:
+    """(all lane vectors, lane vectors that share a phase, lane vectors split off by phases,
+    number of phases).
+
+    Phases follow the measured model (``models/hardware.py``): an access of 8 or 16 bytes per
+    lane splits the warp into 2 or 4 phases by its top lane bits, except loads whose lane bit 0
+    or 1 is broadcast (zero), which use phases twice as wide."""
+    lanes = [space.pack(b) for b in layout.in_bases("lane")]
+    phases = max(1, vec_bytes // 4)
+    if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
+        phases //= 2
+    keep = LANE_BITS - log2(phases)
+    same = [v for v in lanes[:keep] if v]
+    split = [v for v in lanes[keep:] if v]
+    return [v for v in lanes if v], same, split, phases
+
+
+def vectorization(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[int]:
+    """V: register vectors both layouts hold (A's register order), at most 128 bits per lane."""
+    a_reg = [space.pack(x) for x in a.in_bases("register") if any(x)]
+    b_reg = {space.pack(x) for x in b.in_bases("register") if any(x)}
+    limit = log2(max(1, 128 // elem_bits))
+    out: list[int] = []
+    for v in a_reg:
+        if v in b_reg and len(out) < limit:
+            out.append(v)
+    return out
+
+
+def optimal_swizzle(
+    a: LinearLayout,
+    b: LinearLayout,
+    elem_bits: int,
+    kind_a: str = "store",
+    kind_b: str = "load",
+    dim_names: Sequence[str] | None = None,
+) -> Swizzle:
+    """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor)."""
+    if sorted(a.out_dims) != sorted(b.out_dims):
+        raise InputError(
+            "synth", "layouts", f"cover different tensors: {dict(a.out_dims)} vs {dict(b.out_dims)}"
+        )
+    for name, lay in (("writer", a), ("reader", b)):
+        if len(lay.in_bases("lane")) != LANE_BITS:
+            raise InputError(
+                "synth",
+                f"{name} layout.lane",
+                f"must have {LANE_BITS} bases (32 lanes)",
+                len(lay.in_bases("lane")),
+            )
+    if elem_bits not in (8, 16, 32, 64):
+        raise InputError("synth", "dtype", "must be 8, 16, 32 or 64 bits wide", elem_bits)
+    b = b.transpose_outs(a.out_dim_names)
+    space = Space.of(a, dim_names)
+    d = space.bits
+    w = elem_bits // 8
+    notes = []
+    vec = vectorization(a, b, space, elem_bits)
+    v = len(vec)
+    vec_bytes = (1 << v) * w
+    nb = min(d - v, log2(max(1, ROW_BYTES // vec_bytes)))
+    ell = d - v - nb
+    a_thr, a_bank, split_a, phases_a = _thread_sets(a, space, vec_bytes, kind_a)
+    b_thr, b_bank, split_b, phases_b = _thread_sets(b, space, vec_bytes, kind_b)
+    if vec_bytes < 4:
+        notes.append(f"each lane moves {vec_bytes} bytes, less than a bank: Lemma 9.4's count need not hold")
+    inter = [x for x in a_bank if x in b_bank]
+    # Narrow accesses (< 4 bytes per lane): the lowest bank bits select bytes within one 4-byte
+    # word; lanes that differ only there share the word (broadcast, no conflict). Give those
+    # bits thread vectors both accesses have (I), then the side with more thread vectors.
+    n_sub = max(0, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
+    n_sub = min(n_sub, nb)
+    sub: list[int] = []
+    a_left, b_left = [x for x in a_bank if x not in inter], [x for x in b_bank if x not in inter]
+    for x in sorted(inter):
+        if len(sub) < n_sub:
+            sub.append(x)
+    while len(sub) < n_sub and (a_left or b_left):
+        side = a_left if len(a_left) >= len(b_left) else b_left
+        sub.append(side.pop(0))
+    e = [x for x in a_bank if x not in b_bank and x not in sub]
+    f = [x for x in b_bank if x not in a_bank and x not in sub]
+    e_sorted, f_sorted = sorted(e), sorted(f)
+    k = min(len(e_sorted), len(f_sorted))
+    h = [e_sorted[i] ^ f_sorted[i] for i in range(k)]
+    c = f2.complement(vec + sub + a_bank + b_bank, d)
+    pool = h + c
+    idx = pool[:ell]
+    padding: list[int] = []
+    if len(pool) < ell:
+        # Unavoidable conflicts: the larger side's unpaired vectors first (conflicts on that side
+        # only), then shared thread vectors (both sides), then unpaired pairs' halves.
+        leftovers = e_sorted[k:] if len(e_sorted) > len(f_sorted) else f_sorted[k:]
+        rest = [x for x in sorted(inter) if x not in sub]
+        for x in leftovers + rest + e_sorted[:k] + f_sorted[:k]:
+            if len(idx) + len(padding) >= ell:
+                break
+            if f2.rank(vec + sub + idx + padding + [x]) > f2.rank(vec + sub + idx + padding):
+                padding.append(x)
+        idx = idx + padding
+    used = vec + sub + idx
+    bank: list[int] = list(sub)
+    for i in range(d):
+        x = 1 << i
+        if len(bank) >= nb:
+            break
+        if f2.rank(used + bank[n_sub:] + [x]) > f2.rank(used + bank[n_sub:]):
+            bank.append(x)
+    columns = vec + bank + idx
+    if f2.rank(columns) != d or len(columns) != d:
+        raise AssertionError("the construction must give an invertible layout")
+    layout = LinearLayout.from_bases({"offset": [space.unpack(x) for x in columns]}, dict(space.dims))
+    a_dim = conflict_dim(vec + sub, idx, a_bank)
+    b_dim = conflict_dim(vec + sub, idx, b_bank)
+    return Swizzle(
+        space,
+        elem_bits,
+        vec,
+        bank,
+        idx,
+        nb,
+        ell,
+        a_thr,
+        b_thr,
+        a_bank,
+        b_bank,
+        split_a,
+        split_b,
+        phases_a,
+        phases_b,
+        inter,
+        e_sorted,
+        f_sorted,
+        h,
+        c,
+        padding,
+        sub,
+        layout,
+        a_dim,
+        b_dim,
+        notes,
+    )
+
+
+def _meet(u: list[int], v: list[int]) -> int:
+    """dim(span(u) ∩ span(v))."""
+    return f2.rank(u) + f2.rank(v) - f2.rank(u + v)
+
+
+def conflict_dim(word: list[int], idx: list[int], lanes: list[int]) -> int:
+    """log2 of the wavefronts per phase: lane differences that stay in one bank
+    (span(word ∪ idx)) but leave the word (not in span(word)); Lemma 9.4 when ``word`` holds
+    only vector bits."""
+    return _meet(word + idx, lanes) - _meet(word, lanes)
+
+
+@dataclass(frozen=True)
+class Lemma94:
+    """Lemma 9.4 for one access: ``wavefronts_per_instruction = phases * 2^c`` where ``c`` is the
+    dimension of lane differences that stay in one bank but leave the word (the paper's
+    ``dim(span(S_Vec ∪ S_Idx) ∩ span(L_Thr))`` when each lane covers whole banks).
+    ``paper_applies`` says whether the paper's own hypotheses hold (``reason`` if not); the
+    count is this model's, valid whenever ``applies``."""
+
+    applies: bool
+    wavefronts_per_instruction: int | None
+    paper_applies: bool
+    reason: str = ""
+
+
+def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: str, vec_bits: int) -> Lemma94:
+    """Lemma 9.4's count for one access whose lanes move ``2^vec_bits`` elements each."""
+    space = Space.of(memory)
+    dist = dist.transpose_outs(memory.out_dim_names)
+    offs = memory.in_bases("offset")
+    if not LinearLayout((("offset", offs),), memory.out_dims).is_invertible():
+        return Lemma94(False, None, False, "the memory layout is not invertible")
+    cols = [space.pack(x) for x in offs]
+    vec_bytes = (1 << vec_bits) * elem_bits // 8
+    regs = [space.pack(x) for x in dist.in_bases("register") if any(x)]
+    if any(x not in regs for x in cols[:vec_bits]):
+        return Lemma94(False, None, False, "the memory layout's vector bits are not registers of the access")
+    lanes = [space.pack(x) for x in dist.in_bases("lane")]
+    reasons = []
+    if vec_bytes < 4:
+        reasons.append(f"each lane moves {vec_bytes} bytes, less than one bank")
+    if any(x == 0 for x in lanes):
+        reasons.append("the distributed layout broadcasts across lanes")
+    nb = min(len(cols) - vec_bits, log2(ROW_BYTES // vec_bytes))
+    n_sub = min(nb, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
+    word, idx = cols[: vec_bits + n_sub], cols[vec_bits + nb :]
+    _, same, _, phases = _thread_sets(dist, space, vec_bytes, kind)
+    count = phases * (1 << conflict_dim(word, idx, same))
+    return Lemma94(True, count, not reasons, "; ".join(reasons))
+
+
+def lemma_9_5_bound(d: int, dim_u: int, dim_v: int) -> int:
+    """Lemma 9.5: the largest subspace of F2^d meeting U ∪ V only in 0 has dimension
+    ``d - max(dim U, dim V)``.
+
+    >>> lemma_9_5_bound(9, 5, 5)
+    4
+    """
+    return d - max(dim_u, dim_v)
+
+
+def optimum_per_instruction(s: Swizzle) -> tuple[int, int]:
+    """The fewest wavefronts per instruction a memory layout with the same vectorization (and,
+    for narrow accesses, the same sub-word bits) can give the writer and the reader, by Lemma
+    9.5's dimension count in the quotient by the word bits: ``phases * 2^max(0, ℓ - room)`` with
+    ``room = d - v - |sub| - (|X_bank| - dim(X_bank ∩ span(vec ∪ sub)))``."""
+    d, v, word = s.space.bits, len(s.vec), s.vec + s.sub
+
+    def side(bank: list[int], phases: int) -> int:
+        room = d - v - len(s.sub) - (f2.rank(bank) - _meet(word, bank))
+        return phases * (1 << max(0, s.ell - room))
+
+    return side(s.a_bank, s.phases_a), side(s.b_bank, s.phases_b)
