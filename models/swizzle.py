@@ -5,8 +5,10 @@ Vectors are tensor coordinates packed into ints in row-major bit order: the last
 the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the order the seeds use.
 
 >>> from models.notation import parse_layout
->>> A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], "lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
->>> B = parse_layout('{"register": [[0,2],[0,4],[0,8],[0,16]], "lane": [[1,0],[2,0],[4,0],[8,0],[0,1]]}', [16, 32])
+>>> A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], '
+...                  '"lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
+>>> B = parse_layout('{"register": [[0,2],[0,4],[0,8],[0,16]], '
+...                  '"lane": [[1,0],[2,0],[4,0],[8,0],[0,1]]}', [16, 32])
 >>> s = optimal_swizzle(A.layout, B.layout, elem_bits=32)
 >>> s.layout.as_dict()["offset"][5:]
 [[1, 2], [2, 4], [4, 8], [8, 16]]
@@ -188,23 +190,10 @@ def optimal_swizzle(
     e = [x for x in a_bank if x not in b_bank and x not in sub]
     f = [x for x in b_bank if x not in a_bank and x not in sub]
     e_sorted, f_sorted = sorted(e), sorted(f)
-    k = min(len(e_sorted), len(f_sorted))
-    h = [e_sorted[i] ^ f_sorted[i] for i in range(k)]
     c = f2.complement(vec + sub + a_bank + b_bank, d)
-    pool = h + c
-    idx = pool[:ell]
-    padding: list[int] = []
-    if len(pool) < ell:
-        # Unavoidable conflicts: the larger side's unpaired vectors first (conflicts on that side
-        # only), then shared thread vectors (both sides), then unpaired pairs' halves.
-        leftovers = e_sorted[k:] if len(e_sorted) > len(f_sorted) else f_sorted[k:]
-        rest = [x for x in sorted(inter) if x not in sub]
-        for x in leftovers + rest + e_sorted[:k] + f_sorted[:k]:
-            if len(idx) + len(padding) >= ell:
-                break
-            if f2.rank(vec + sub + idx + padding + [x]) > f2.rank(vec + sub + idx + padding):
-                padding.append(x)
-        idx = idx + padding
+    h, idx, padding = segment_basis(
+        e_sorted, f_sorted, [x for x in sorted(inter) if x not in sub], c, ell, vec + sub
+    )
     used = vec + sub + idx
     bank: list[int] = list(sub)
     for i in range(d):
@@ -247,6 +236,34 @@ def optimal_swizzle(
         b_dim,
         notes,
     )
+
+
+def segment_basis(
+    e: list[int], f: list[int], inter: list[int], c: list[int], ell: int, taken: list[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """S_Idx: ``ell`` vectors independent of ``taken``, preferring H = {e_i ⊕ f_i} then C
+    (no conflicts on either side, Lemma 9.5). When those run short (conflicts unavoidable), pad
+    with the larger side's unpaired vectors first (conflicts on that side only), then shared
+    thread vectors, then halves of pairs (one conflict dimension on each side per vector), which
+    meets both sides' lower bounds at once. Returns (H, S_Idx, padding).
+
+    With warps of 32 lanes and the measured phases, in-phase lanes never outnumber bank bits, so
+    padding is never needed for Def 4.10 layouts; the branch serves other lane counts.
+
+    >>> segment_basis([1], [2, 4], [], [], 2, [])
+    ([3], [3, 4], [4])
+    """
+    k = min(len(e), len(f))
+    h = [e[i] ^ f[i] for i in range(k)]
+    idx = (h + c)[:ell]
+    padding: list[int] = []
+    leftovers = e[k:] if len(e) > len(f) else f[k:]
+    for x in leftovers + inter + e[:k] + f[:k]:
+        if len(idx) + len(padding) >= ell:
+            break
+        if f2.rank(taken + idx + padding + [x]) > f2.rank(taken + idx + padding):
+            padding.append(x)
+    return h, idx + padding, padding
 
 
 def _meet(u: list[int], v: list[int]) -> int:

@@ -24,13 +24,13 @@ def distributed(draw, shape: list[int], max_warp_bits: int = 3):
     units = list(units)
     lane = []
     for _ in range(5):
-        if units and not draw(st.integers(0, 9)) == 0:
+        if units and draw(st.integers(0, 9)) != 0:
             lane.append(units.pop(0))
         else:
             lane.append([0, 0])
     warp = []
     for _ in range(draw(st.integers(0, max_warp_bits))):
-        if units and not draw(st.integers(0, 5)) == 0:
+        if units and draw(st.integers(0, 5)) != 0:
             warp.append(units.pop(0))
         else:
             warp.append([0, 0])
@@ -54,4 +54,8 @@ def memory(draw, shape: list[int]):
             if i != j and draw(st.integers(0, 5)) == 0:
                 bases[i] = [a ^ b for a, b in zip(bases[i], bases[j])]
     lay = LinearLayout.from_bases({"offset": bases}, {"dim0": shape[0], "dim1": shape[1]})
-    return lay if lay.is_invertible() else LinearLayout.from_bases({"offset": [units[i] for i in order]}, dict(lay.out_dims))
+    return (
+        lay
+        if lay.is_invertible()
+        else LinearLayout.from_bases({"offset": [units[i] for i in order]}, dict(lay.out_dims))
+    )

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models import f2
 from models.access import build_access
 from models.hardware import evaluate
-from models.layout import LinearLayout
-from models.swizzle import lemma_9_4, optimal_swizzle, optimum_per_instruction
+from models.swizzle import conflict_dim, lemma_9_4, optimal_swizzle, optimum_per_instruction, segment_basis
 from tests.strategies import distributed, memory, shapes
 
 BITS = st.sampled_from([8, 16, 32, 64])
@@ -119,8 +120,12 @@ def test_seed_construction_steps():
     from models.notation import parse_layout
     from models.notation.formula import formula_text
 
-    A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], "lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
-    B = parse_layout('{"register": [[0,2],[0,4],[0,8],[0,16]], "lane": [[1,0],[2,0],[4,0],[8,0],[0,1]]}', [16, 32])
+    A = parse_layout(
+        '{"register": [[1,0],[2,0],[4,0],[8,0]], "lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32]
+    )
+    B = parse_layout(
+        '{"register": [[0,2],[0,4],[0,8],[0,16]], "lane": [[1,0],[2,0],[4,0],[8,0],[0,1]]}', [16, 32]
+    )
     s = optimal_swizzle(A.layout, B.layout, 32, dim_names=["m", "n"])
     name = s.space.name
     assert (s.vec, s.b, s.ell) == ([], 5, 4)
@@ -134,11 +139,13 @@ def test_seed_construction_steps():
     assert optimum_per_instruction(s) == (1, 1)
 
 
-def test_unavoidable_conflicts_fall_on_one_side_when_possible():
-    """A's lanes cover 5 bits, B's only 3 (B broadcasts two lanes): when a conflict-free layout
-    is impossible for A, the padding comes from A's unpaired thread vectors, leaving B clean."""
-    shape = {"dim0": 4, "dim1": 32}
-    A = LinearLayout.from_bases({"register": [[1, 0], [2, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}, shape)
-    B = LinearLayout.from_bases({"register": [[0, 8], [0, 16]], "lane": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]}, shape)
-    s = optimal_swizzle(A, B, 32)
-    assert optimum_per_instruction(s) == (1 << s.a_conflict_dim, 1 << s.b_conflict_dim)
+@pytest.mark.parametrize(("ell", "a_dim", "b_dim"), [(2, 0, 0), (4, 0, 2), (5, 1, 3), (6, 2, 4)])
+def test_padding_meets_both_lower_bounds(ell, a_dim, b_dim):
+    """E = {e1, e2}, F = {f1..f4}, I = {i}, C = {}: d - v = 7. The lower bounds are
+    a >= ell - (7 - |A|) and b >= ell - (7 - |B|) with |A| = 3, |B| = 5; padding meets both."""
+    e1, e2, g1, g2, g3, g4, i = (1 << k for k in range(7))
+    h, idx, padding = segment_basis([e1, e2], [g1, g2, g3, g4], [i], [], ell, [])
+    assert h == [e1 ^ g1, e2 ^ g2] and len(idx) == ell and f2.rank(idx) == ell
+    a_thr, b_thr = [i, e1, e2], [i, g1, g2, g3, g4]
+    assert conflict_dim([], idx, a_thr) == a_dim == max(0, ell - (7 - 3))
+    assert conflict_dim([], idx, b_thr) == b_dim == max(0, ell - (7 - 5))

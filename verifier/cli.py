@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import layout_cmd, report, wavefronts_cmd
+from verifier import layout_cmd, report, synth_cmd, wavefronts_cmd
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -79,6 +79,25 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("spec", help="a spec file (TOML)")
     ver.add_argument("--json", action="store_true", help="machine-readable report (schema 1)")
     ver.set_defaults(run=_verify)
+
+    syn = sub.add_parser(
+        "synth",
+        help="the optimal memory layout for a spec's writer and reader, in every notation",
+        description="Ignore the spec's memory layout; build the optimal one for its first store (writer) "
+        "and first load (reader) by §5.4, print it in every notation that expresses it, and verify "
+        "every access with it.",
+    )
+    syn.add_argument("spec", help="a spec file (TOML); [memory] is optional")
+    syn.add_argument("--json", action="store_true", help="machine-readable report")
+    syn.set_defaults(run=synth_cmd.run_synth)
+
+    exp = sub.add_parser(
+        "explain",
+        help="the §5.4 construction narrated step by step",
+        description="Narrate the optimal-swizzle construction for the spec's writer and reader.",
+    )
+    exp.add_argument("spec", help="a spec file (TOML); [memory] is optional")
+    exp.set_defaults(run=synth_cmd.run_explain)
     return p
 
 

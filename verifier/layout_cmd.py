@@ -123,6 +123,8 @@ def render(report: dict, parsed: ParsedLayout) -> str:
         lines.append(f"formula:  offset({args}) = {notations['formula']}")
     if "cute" in notations:
         lines.append(f"cute:     {notations['cute']}   (element units)")
+    if "swizzled_shared" in notations:
+        lines.append(f"triton:   {notations['swizzled_shared']}")
     if "triton" in notations:
         lines.append(f"triton:   {notations['triton']}")
     if "banks" in report:

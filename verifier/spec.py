@@ -55,7 +55,7 @@ class Spec:
     elem_bits: int
     arch: str
     dims: list[str]
-    memory: LinearLayout | PaddedLayout
+    memory: LinearLayout | PaddedLayout | None
     memory_notation: str
     memory_text: str
     accesses: list[AccessSpec]
@@ -65,7 +65,7 @@ def _err(field: str, problem: str, value: object = ...) -> InputError:
     return InputError("spec", field, problem) if value is ... else InputError("spec", field, problem, value)
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | Path, require_memory: bool = True) -> Spec:
     """Read and check a spec file."""
     p = Path(path)
     try:
@@ -78,10 +78,10 @@ def load_spec(path: str | Path) -> Spec:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise _err("file", f"is not valid TOML ({e})") from None
-    return parse_spec(data, str(path))
+    return parse_spec(data, str(path), require_memory)
 
 
-def parse_spec(data: dict, path: str = "<spec>") -> Spec:
+def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) -> Spec:
     allowed = {"shape", "dtype", "arch", "dims", "memory", "access"}
     for key in data:
         if key not in allowed:
@@ -109,6 +109,8 @@ def parse_spec(data: dict, path: str = "<spec>") -> Spec:
         raise _err("dims", f"must list {len(shape)} identifiers, one per shape entry", dims)
 
     mem = data.get("memory")
+    if mem is None and not require_memory:
+        mem = {"offset_bases": None}
     if not isinstance(mem, dict):
         raise _err("memory", "is missing (a [memory] table with one of triton, cute, offset_bases, formula)")
     notations = [k for k in ("triton", "cute", "offset_bases", "formula") if k in mem]
@@ -123,7 +125,9 @@ def parse_spec(data: dict, path: str = "<spec>") -> Spec:
             "memory", "must give exactly one of triton, cute, offset_bases, formula", notations or None
         )
     note = notations[0]
-    if note == "offset_bases":
+    if note == "offset_bases" and mem[note] is None:
+        memory, text, kind = None, "", "memory"  # synth and explain need no memory layout
+    elif note == "offset_bases":
         memory = _field(f"memory.{note}", lambda: parse_bases({"offset": mem[note]}, shape))
         text = str(mem[note])
         kind = "memory"

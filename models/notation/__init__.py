@@ -154,9 +154,13 @@ def parse_layout(
 
 def memory_notations(layout: LinearLayout, names: Sequence[str]) -> dict[str, str]:
     """Every notation that can express a linear memory layout, by name: explicit bases,
-    Triton's ``shared_linear``, and (one CTA, invertible) the formula and CuTe form."""
+    Triton's ``shared_linear`` (``triton``), and (one CTA) ``swizzled_shared``, the formula and
+    the CuTe form when they can."""
     out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout)}
     offsets = _offset_only(layout)
+    swz = triton_notation.swizzled_shared_for(offsets) if not layout.in_bases("block") else None
+    if swz is not None:
+        out["swizzled_shared"] = swz.text()
     if not layout.in_bases("block") and offsets.is_invertible():
         out["formula"] = formula_text(offsets, names)
         cute = to_cute(offsets)

@@ -816,3 +816,36 @@ def _prod(xs: Sequence[int]) -> int:
     for x in xs:
         out *= x
     return out
+
+
+def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
+    """The ``#ttg.swizzled_shared`` attribute with exactly this memory layout (one CTA), or None.
+    Searches orders and power-of-two (vec, perPhase, maxPhase), smallest first.
+
+    >>> L = parse_triton("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>")
+    >>> swizzled_shared_for(L.to_layout([16, 32]).with_in_bases("block", [])).text()
+    '#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>'
+    """
+    from itertools import permutations
+
+    shape = [s for _, s in layout.out_dims]
+    rank = len(shape)
+    if [n for n, _ in layout.out_dims] != tl.dims(rank) or layout.in_bases("block"):
+        return None
+    want = layout.in_bases("offset")
+    for order in permutations(range(rank)):
+        cols = shape[order[0]]
+        rows = shape[order[1]] if rank > 1 else 1
+        for max_phase in (1 << i for i in range(log2(cols) + 1)):
+            for vec in (1 << i for i in range(log2(cols) + 1)):
+                if max_phase > 1 and vec * max_phase > cols:
+                    continue
+                for per_phase in (1 << i for i in range(log2(max(rows, 1)) + 1)):
+                    cand = SwizzledShared(vec, per_phase, max_phase, tuple(order))
+                    if cand.to_layout(shape).in_bases("offset") == want:
+                        return cand
+                    if max_phase == 1:
+                        break
+                if max_phase == 1:
+                    break
+    return None
