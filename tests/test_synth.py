@@ -20,7 +20,10 @@ def test_synth_plain_finds_the_seeds_layout(capsys):
     notes = rep["synth"]["memory"]["notations"]
     assert notes["swizzled_shared"] == SEED_SWZ
     assert notes["formula"] == "32*m + (n ^ (2*m))"
-    assert rep["synth"]["meets_lower_bound"] and rep["synth"]["lower_bound_per_instruction"] == {"store": 1, "read": 1}
+    assert rep["synth"]["meets_lower_bound"] and rep["synth"]["lower_bound_per_instruction"] == {
+        "store": 1,
+        "read": 1,
+    }
 
 
 def test_synth_text_lists_the_triton_attribute(capsys):
