@@ -60,6 +60,24 @@ def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     return out
 
 
+def access_layout(dist: LinearLayout, memory: LinearLayout | PaddedLayout) -> LinearLayout:
+    """The distributed layout as the access walks it: out dims in the memory layout's order,
+    registers that only repeat data dropped, and (linear memory) registers at element offsets
+    1, 2, 4, ... first so they form the vector."""
+    lin = memory.linear if isinstance(memory, PaddedLayout) else memory
+    dist = dist.transpose_outs(lin.out_dim_names)
+    regs = [b for b in dist.in_bases("register") if any(b)]
+    if not isinstance(memory, PaddedLayout):
+        regs = _vector_first(regs, element_offsets(memory))
+    parts = (
+        ("register", tuple(regs)),
+        ("lane", dist.in_bases("lane")),
+        ("warp", dist.in_bases("warp")),
+        ("block", dist.in_bases("block")),
+    )
+    return LinearLayout(parts, dist.out_dims)
+
+
 def _vector_first(regs: list[tuple[int, ...]], offsets: np.ndarray) -> list[tuple[int, ...]]:
     """Registers reordered so that those at element offsets 1, 2, 4, ... come first (Triton
     permutes registers to vectorize, §5.3); the rest keep their order."""
@@ -112,20 +130,7 @@ def build_access(
     lanes = dist.in_bases("lane")
     if len(lanes) != 5:
         raise InputError("access", "layout.lane", f"must have 5 bases ({LANES} lanes)", len(lanes))
-    dist = dist.transpose_outs(lin.out_dim_names)
-    # Registers that only repeat data (zero bases) are not accessed again.
-    regs = [b for b in dist.in_bases("register") if any(b)]
-    if not isinstance(memory, PaddedLayout):
-        regs = _vector_first(regs, element_offsets(memory))
-    dist = LinearLayout(
-        (
-            ("register", tuple(regs)),
-            ("lane", lanes),
-            ("warp", dist.in_bases("warp")),
-            ("block", dist.in_bases("block")),
-        ),
-        dist.out_dims,
-    )
+    dist = access_layout(dist, memory)
     eb = max(1, elem_bits // 8)
     if elem_bits % 8 or elem_bits > 64:
         raise InputError("access", "dtype", "must be 8, 16, 32 or 64 bits wide", elem_bits)

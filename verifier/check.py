@@ -13,7 +13,10 @@ import time
 import numpy as np
 
 from models.access import Access, build_access
+from models.errors import log2
 from models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
+from models.layout import LinearLayout
+from models.swizzle import lemma_9_4
 from verifier.spec import AccessSpec, Spec
 
 
@@ -40,71 +43,174 @@ def find_conflict(access: Access, i: int) -> dict:
     raise AssertionError("no conflict in an instruction that has one")
 
 
-def check_access(spec: Spec, acc: AccessSpec) -> dict:
+ENGINES = ("enumeration", "algebra", "z3")
+
+
+def _counterexample(spec: Spec, a: Access, i: int, lanes: list[int], count: int, ideal: int) -> dict:
+    ins = a.instr
+    offs = a.addresses[i]
+    act = np.ones(LANES, dtype=bool)
+    phase = phase_ids(ins, offs[None], act[None])[0]
+    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
+    banks0 = {(int(offs[lanes[0]]) // BANK_BYTES + j) % BANKS for j in range(k)}
+    banks1 = {(int(offs[lanes[1]]) // BANK_BYTES + j) % BANKS for j in range(k)}
+    return {
+        "lanes": lanes,
+        "block": int(a.block[i]),
+        "warp": int(a.warp[i]),
+        "instruction": i,
+        "register": int(a.register[i]),
+        "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
+        "byte_addresses": [int(offs[lane]) for lane in lanes],
+        "bank": min(banks0 & banks1) if banks0 & banks1 else None,
+        "phase": int(phase[lanes[0]]),
+        "wavefronts": count,
+        "ideal": ideal,
+        "reproducer": json.dumps({"instr": ins.short, "byte_offsets": offs.tolist()}, separators=(",", ":")),
+    }
+
+
+def _enumeration(spec: Spec, a: Access) -> tuple[dict, dict | None, np.ndarray, np.ndarray]:
     t0 = time.perf_counter()
-    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     counts, ideals, _ = evaluate(a.instr, a.addresses)
-    seconds = time.perf_counter() - t0
     unknown = (
         spec.arch not in MEASURED_ARCHS
         and a.instr.op == "ld"
         and a.instr.width >= 8
         and paired(a.addresses, np.ones(a.addresses.shape, dtype=bool)).any()
     )
-    total, ideal = int(counts.sum()), int(ideals.sum())
-    worst = int(counts.max()) if len(counts) else 0
     verdict = "unknown" if unknown else "proved" if (counts == ideals).all() else "refuted"
     result = {
+        "wavefronts": None if unknown else int(counts.sum()),
+        "verdict": verdict,
+        "seconds": round(time.perf_counter() - t0, 4),
+    }
+    if unknown:
+        result["reason"] = f"paired wide loads are measured on {', '.join(MEASURED_ARCHS)} only"
+    cx = None
+    if verdict == "refuted":
+        i = int(np.flatnonzero(counts > ideals)[0])
+        c = find_conflict(a, i)
+        cx = _counterexample(spec, a, i, c["lanes"], int(counts[i]), int(ideals[i]))
+    return result, cx, counts, ideals
+
+
+def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: int) -> dict:
+    t0 = time.perf_counter()
+    if not isinstance(spec.memory, LinearLayout):
+        return {"wavefronts": None, "verdict": "n/a", "reason": "the memory layout is not linear (padded)"}
+    lem = lemma_9_4(
+        spec.memory.with_in_bases("block", []), acc.layout, spec.elem_bits, acc.kind, log2(a.vector)
+    )
+    if not lem.applies:
+        return {"wavefronts": None, "verdict": "n/a", "reason": lem.reason}
+    per = lem.wavefronts_per_instruction
+    out = {
+        "wavefronts": per * instructions,
+        "verdict": "proved" if per == phases else "refuted",
+        "seconds": round(time.perf_counter() - t0, 4),
+        "lemma": "9.4",
+    }
+    if not lem.paper_applies:
+        out["note"] = f"the paper's hypotheses fail ({lem.reason}); the count is this model's generalization"
+    return out
+
+
+def _z3(
+    spec: Spec, acc: AccessSpec, a: Access, k: int | None, phases: int, timeout_s: float
+) -> tuple[dict, dict | None]:
+    from proofs.conflicts import conflict_free, exact_degree
+    from proofs.encode import symbolic_access
+
+    ms = int(timeout_s * 1000)
+    sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)
+    p = conflict_free(sa, ms)
+    out: dict = {"wavefronts": None, "verdict": p.status, "seconds": round(p.seconds, 4)}
+    if p.status == "unknown":
+        out["reason"] = p.reason
+    cx_lanes = None
+    if p.status == "refuted":
+        m = p.model
+        chunk = m.get("reg", 0)
+        idx = np.flatnonzero(
+            (a.block == m.get("block", 0)) & (a.warp == m.get("warp", 0)) & (a.register == chunk * a.vector)
+        )
+        cx_lanes = (int(idx[0]), [m["x"], m["y"]])
+    if k is not None and isinstance(spec.memory, LinearLayout) and p.status != "unknown":
+        cert = exact_degree(sa, k, ms)
+        out["certificate"] = {"words_per_bank": k, "status": cert.status, "seconds": round(cert.seconds, 4)}
+        if cert.status == "proved":
+            out["certificate"]["witness_lanes"] = cert.model["lanes"]
+            out["wavefronts"] = k * phases * len(a.addresses)  # linear: every phase alike
+        elif cert.status == "refuted":
+            out["verdict"] = "disagree"
+            out["reason"] = cert.reason
+    return out, cx_lanes
+
+
+def check_access(
+    spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
+) -> dict:
+    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    counts, ideals, _ = evaluate(a.instr, a.addresses)
+    instructions, phases = len(counts), int(ideals[0]) if len(ideals) else 0
+    results: dict[str, dict] = {}
+    cx = z3_cx = None
+    if "enumeration" in engines:
+        results["enumeration"], cx, counts, ideals = _enumeration(spec, a)
+    if "algebra" in engines:
+        results["algebra"] = _algebra(spec, acc, a, instructions, phases)
+    if "z3" in engines:
+        linear = isinstance(spec.memory, LinearLayout)
+        k = int(counts[0] // ideals[0]) if linear and len(counts) and ideals[0] else None
+        results["z3"], z3_cx = _z3(spec, acc, a, k, phases, timeout_s)
+    answered = {e: r for e, r in results.items() if r["verdict"] in ("proved", "refuted")}
+    totals = {r["wavefronts"] for r in answered.values() if r["wavefronts"] is not None}
+    if (
+        any(r["verdict"] == "disagree" for r in results.values())
+        or len({r["verdict"] for r in answered.values()}) > 1
+        or len(totals) > 1
+    ):
+        verdict = "disagree"
+    elif answered:
+        verdict = next(iter(answered.values()))["verdict"]
+    else:
+        verdict = "unknown"
+    decider = next((e for e in ("z3", "enumeration", "algebra") if e in answered), next(iter(results)))
+    if verdict == "refuted" and cx is None and z3_cx is not None:
+        i, lanes = z3_cx
+        cx = _counterexample(spec, a, i, sorted(lanes), int(counts[i]), int(ideals[i]))
+    total = next(iter(totals)) if len(totals) == 1 else None
+    worst = int(counts.max()) if len(counts) and total is not None else None
+    return {
         "name": acc.name,
         "kind": acc.kind,
         "instr": a.instr.name,
         "vector": a.vector,
-        "instructions": len(counts),
-        "wavefronts": None if unknown else total,
-        "ideal_wavefronts": ideal,
-        "max_wavefronts_per_instruction": None if unknown else worst,
-        "conflict_free": None if unknown else verdict == "proved",
+        "instructions": instructions,
+        "wavefronts": total,
+        "ideal_wavefronts": int(ideals.sum()),
+        "max_wavefronts_per_instruction": worst,
+        "conflict_free": None if verdict not in ("proved", "refuted") else verdict == "proved",
         "hardware_model": "measured" if spec.arch in MEASURED_ARCHS else "assumed",
-        "engines": {
-            "enumeration": {
-                "wavefronts": None if unknown else total,
-                "verdict": verdict,
-                "seconds": round(seconds, 4),
-            }
+        "engines": results,
+        "proof": {
+            "status": verdict,
+            "engine": decider,
+            "seconds": results[decider].get("seconds"),
+            **({"reason": results[decider]["reason"]} if "reason" in results[decider] else {}),
         },
-        "proof": {"status": verdict, "engine": "enumeration", "seconds": round(seconds, 4)},
-        "counterexample": None,
+        "counterexample": cx if verdict == "refuted" else None,
     }
-    if unknown:
-        result["proof"]["reason"] = f"paired wide loads are measured on {', '.join(MEASURED_ARCHS)} only"
-    if verdict == "refuted":
-        i = int(np.flatnonzero(counts > ideals)[0])
-        c = find_conflict(a, i)
-        lanes = c["lanes"]
-        result["counterexample"] = {
-            "lanes": lanes,
-            "block": int(a.block[i]),
-            "warp": int(a.warp[i]),
-            "instruction": i,
-            "register": int(a.register[i]),
-            "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
-            "byte_addresses": [int(a.addresses[i, lane]) for lane in lanes],
-            "bank": c["bank"],
-            "phase": c["phase"],
-            "wavefronts": int(counts[i]),
-            "ideal": int(ideals[i]),
-            "reproducer": json.dumps(
-                {"instr": a.instr.short, "byte_offsets": a.addresses[i].tolist()}, separators=(",", ":")
-            ),
-        }
-    return result
 
 
-def verify(spec: Spec) -> dict:
+def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> dict:
     """The report of ``bankproof verify``."""
-    accesses = [check_access(spec, acc) for acc in spec.accesses]
+    accesses = [check_access(spec, acc, engines, timeout_s) for acc in spec.accesses]
     statuses = [a["proof"]["status"] for a in accesses]
-    if "refuted" in statuses:
+    if "disagree" in statuses:
+        verdict = "disagree"
+    elif "refuted" in statuses:
         verdict = "refuted"
     elif "unknown" in statuses:
         verdict = "unknown"

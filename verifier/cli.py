@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ver.add_argument("spec", help="a spec file (TOML)")
     ver.add_argument("--json", action="store_true", help="machine-readable report (schema 1)")
+    ver.add_argument(
+        "--engine",
+        choices=["enum", "algebra", "z3", "all"],
+        default="all",
+        help="which engines answer (default all; they must agree, else exit 4)",
+    )
+    ver.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
     ver.set_defaults(run=_verify)
 
     syn = sub.add_parser(
@@ -101,8 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+ENGINE_NAMES = {
+    "enum": ("enumeration",),
+    "algebra": ("algebra",),
+    "z3": ("z3",),
+    "all": ("enumeration", "algebra", "z3"),
+}
+
+
 def _verify(args: argparse.Namespace) -> int:
-    rep = verify(load_spec(args.spec))
+    if not 0 < args.timeout <= 3600:
+        raise InputError("verify", "--timeout", "must be between 0 and 3600 seconds", args.timeout)
+    rep = verify(load_spec(args.spec), ENGINE_NAMES[args.engine], args.timeout)
     sys.stdout.write(report.to_json(rep) if args.json else report.to_text(rep))
     return report.exit_code(rep["verdict"])
 

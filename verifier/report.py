@@ -23,7 +23,11 @@ def to_text(report: dict) -> str:
     width = max(len(a["name"]) for a in report["accesses"])
     for a in report["accesses"]:
         status = a["proof"]["status"]
-        if status == "unknown":
+        if status == "disagree":
+            detail = ", ".join(f"{e} {r['verdict']} {r['wavefronts']}" for e, r in a["engines"].items())
+            state = f"ENGINES DISAGREE ({detail}): please report this spec"
+            cost = f"{a['ideal_wavefronts']} ideal wavefronts"
+        elif status == "unknown":
             state = f"unknown ({a['proof'].get('reason', '')})"
             cost = f"? wavefronts (ideal {a['ideal_wavefronts']})"
         else:
