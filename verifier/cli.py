@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     syn.add_argument("spec", help="a spec file (TOML); [memory] is optional")
     syn.add_argument("--json", action="store_true", help="machine-readable report")
+    syn.add_argument(
+        "--engine",
+        choices=["enum", "algebra", "z3", "all"],
+        default="all",
+        help="engines for the verification and (z3) the optimality proof",
+    )
+    syn.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
     syn.set_defaults(run=synth_cmd.run_synth)
 
     exp = sub.add_parser(
