@@ -42,8 +42,9 @@ def test_beyond_the_size_limit_is_unknown():
     rows = 1 << 7
     cols = 1 << (bits - 7)
     units = [[1 << i, 0] for i in range(7)] + [[0, 1 << i] for i in range(bits - 7)]
-    lay = LinearLayout.from_bases({"register": units[5:], "lane": units[:5], "warp": [], "block": []},
-                                  {"dim0": rows, "dim1": cols})
+    lay = LinearLayout.from_bases(
+        {"register": units[5:], "lane": units[:5], "warp": [], "block": []}, {"dim0": rows, "dim1": cols}
+    )
     out = synthesize(lay, lay, 16)
     assert out.status == "unknown" and f"limited to {MAX_BITS}" in out.reason
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import layout_cmd, report, synth_cmd, wavefronts_cmd
+from verifier import convert_cmd, layout_cmd, report, synth_cmd, wavefronts_cmd
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -112,6 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("spec", help="a spec file (TOML); [memory] is optional")
     exp.set_defaults(run=synth_cmd.run_explain)
+
+    con = sub.add_parser(
+        "convert",
+        help="convert the spec's first layout into its second: shuffle plan and proofs",
+        description="Plan the conversion of the spec's first access layout (source) into its second "
+        "(destination): the §5.4 warp-shuffle plan when no data crosses warps, and the round trip "
+        "through shared memory, each proved by Z3.",
+    )
+    con.add_argument("spec", help="a spec file (TOML) with at least two [[access]] layouts")
+    con.add_argument("--json", action="store_true", help="machine-readable output (all rounds)")
+    con.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    con.set_defaults(run=convert_cmd.run)
     return p
 
 
