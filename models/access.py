@@ -38,6 +38,7 @@ class Access:
     register: np.ndarray
     coords: np.ndarray
     block: np.ndarray
+    elements: np.ndarray  # (instructions, 32, vector, rank): every element each lane moves
 
 
 def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
@@ -178,5 +179,10 @@ def build_access(
     n_chunks = first.shape[-1]
     addresses = first.transpose(0, 1, 3, 2).reshape(-1, LANES)
     c = coords[..., ::v, :].transpose(0, 1, 3, 2, 4).reshape(-1, LANES, coords.shape[-1])
+    rank = coords.shape[-1]
+    elements = coords.reshape(nblock, nwarp, LANES, n_chunks, v, rank).transpose(0, 1, 3, 2, 4, 5)
+    elements = elements.reshape(-1, LANES, v, rank)
     blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
-    return Access(kind, ins, v, addresses, wrp.reshape(-1), chunk.reshape(-1) * v, c, blk.reshape(-1))
+    return Access(
+        kind, ins, v, addresses, wrp.reshape(-1), chunk.reshape(-1) * v, c, blk.reshape(-1), elements
+    )

@@ -13,7 +13,6 @@ from models.errors import InputError
 from models.layout import LinearLayout
 from models.notation import memory_notations
 from models.swizzle import optimal_swizzle
-from proofs.conversion import shared_roundtrip, shuffle_plan_correct
 from verifier import report
 from verifier.spec import load_spec
 
@@ -23,6 +22,8 @@ def _names(sp, vs):
 
 
 def run(args: argparse.Namespace) -> int:
+    from proofs.conversion import shared_roundtrip, shuffle_plan_correct  # z3 only when used
+
     spec = load_spec(args.spec, require_memory=False)
     if len(spec.accesses) < 2:
         raise InputError("spec", "access", "must list the source layout then the destination layout")

@@ -1,0 +1,192 @@
+"""Transpose tiles through shared memory on the GPU: plain, classic XOR and synthesized swizzles.
+
+Run on a GPU machine (CuPy): ``python bench/gpu_transpose.py OUT.json [--ncu]``. Each block
+writes a tile row-wise (threads along columns) and reads it column-wise (threads along rows),
+``ITER`` times, with every address in registers; time per tile comes from CUDA events (median of
+many runs), bandwidth is tile bytes moved in and out of shared memory per second against the
+physical peak (128 bytes per clock per SM). With ``--ncu`` each configuration also runs once
+(one iteration) so Nsight Compute can count its wavefronts.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+import numpy as np
+
+from models.access import build_access
+from models.hardware import evaluate
+from models.notation import parse_layout
+from models.swizzle import optimal_swizzle
+
+ITER = 64
+TILES = [((16, 32), 32, 1), ((64, 64), 32, 4), ((64, 64), 16, 4), ((128, 128), 16, 4)]
+
+
+def layouts(shape, bits, warps):
+    """Row-wise writer (threads along columns) and column-wise reader (threads along rows)."""
+    rows, cols = shape
+    v = 1 if shape == (16, 32) else max(1, 128 // bits // (1 if cols >= 32 * 128 // bits else 2))
+    v = min(v, 128 // bits, cols)
+    tpw_c = min(32, cols // v)
+    store = parse_layout(
+        f"#ttg.blocked<{{sizePerThread = [1, {v}], threadsPerWarp = [{32 // tpw_c}, {tpw_c}], "
+        f"warpsPerCTA = [{warps}, 1], order = [1, 0]}}>",
+        list(shape),
+    ).layout
+    if shape == (16, 32):
+        load = parse_layout(
+            '{"register": [[0, 2], [0, 4], [0, 8], [0, 16]], '
+            '"lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]], "warp": []}',
+            list(shape),
+        ).layout
+    else:
+        tpw_r = min(32, rows)
+        load = parse_layout(
+            f"#ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = [{tpw_r}, {32 // tpw_r}], "
+            f"warpsPerCTA = [1, {warps}], order = [0, 1]}}>",
+            list(shape),
+        ).layout
+    return store, load
+
+
+def memories(shape, store, load, bits):
+    rows, cols = shape
+    plain = parse_layout(f"{cols}*m + n", list(shape)).layout
+    mod = min(rows, cols)
+    xor = parse_layout(f"{cols}*m + (n ^ (m % {mod}))", list(shape)).layout
+    synth = optimal_swizzle(store, load, bits).layout
+    return {"plain": plain, "classic_xor": xor, "synthesized": synth}
+
+
+SRC = r"""
+extern "C" __global__ void k_bench_{name}(const unsigned* __restrict__ st_addr, const unsigned* __restrict__ ld_addr,
+                                         unsigned* __restrict__ sink, int iters) {{
+  __shared__ __align__(1024) unsigned char smem[{smem}];
+  unsigned base;
+  asm volatile("{{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }}" : "=r"(base) : "l"(smem));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  unsigned sa[{nst}], la[{nld}];
+  for (int i = 0; i < {nst}; ++i) sa[i] = base + st_addr[(warp * {nst} + i) * 32 + lane];
+  for (int i = 0; i < {nld}; ++i) la[i] = base + ld_addr[(warp * {nld} + i) * 32 + lane];
+  unsigned acc = 0;
+  for (int it = 0; it < iters; ++it) {{
+    #pragma unroll
+    for (int i = 0; i < {nst}; ++i) {{ {store} }}
+    __syncthreads();
+    #pragma unroll
+    for (int i = 0; i < {nld}; ++i) {{ {load} }}
+    __syncthreads();
+  }}
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}}
+"""
+
+STORE = {
+    2: 'unsigned short h = (unsigned short)(lane + it); asm volatile("st.shared.u16 [%0], %1;" :: "r"(sa[i]), "h"(h) : "memory");',
+    4: 'asm volatile("st.shared.b32 [%0], %1;" :: "r"(sa[i]), "r"(lane + it) : "memory");',
+    8: 'asm volatile("st.shared.v2.b32 [%0], {%1, %2};" :: "r"(sa[i]), "r"(lane), "r"(it) : "memory");',
+    16: 'asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(sa[i]), "r"(lane), "r"(it), "r"(i), "r"(warp) : "memory");',
+}
+LOAD = {
+    2: 'unsigned short h; asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h) : "r"(la[i]) : "memory"); acc += h;',
+    4: 'unsigned r; asm volatile("ld.shared.b32 %0, [%1];" : "=r"(r) : "r"(la[i]) : "memory"); acc += r;',
+    8: 'unsigned r0, r1; asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(la[i]) : "memory"); acc += r0 ^ r1;',
+    16: 'unsigned r0, r1, r2, r3; asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(la[i]) : "memory"); acc += r0 ^ r1 ^ r2 ^ r3;',
+}
+
+
+def main(argv: list[str]) -> None:
+    import cupy as cp
+
+    out_path, with_ncu = argv[0], "--ncu" in argv
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    sms = props["multiProcessorCount"]
+    clock_hz = props["clockRate"] * 1e3
+    peak = 128 * sms * clock_hz
+    arch = int(dev.compute_capability)
+    rows_out = []
+    for shape, bits, warps in TILES:
+        store, load = layouts(shape, bits, warps)
+        for swz, mem in memories(shape, store, load, bits).items():
+            st = build_access(store, mem, bits, "store")
+            ld = build_access(load, mem, bits, "load")
+            st_pred = int(evaluate(st.instr, st.addresses)[0].sum())
+            ld_pred = int(evaluate(ld.instr, ld.addresses)[0].sum())
+            nst, nld = len(st.addresses) // warps, len(ld.addresses) // warps
+            name = f"{shape[0]}x{shape[1]}_{bits}_{swz}"
+            src = SRC.format(
+                name=name,
+                smem=shape[0] * shape[1] * bits // 8 + 16,
+                nst=nst,
+                nld=nld,
+                store=STORE[st.instr.width],
+                load=LOAD[ld.instr.width],
+            )
+            fn = cp.RawModule(code=src, options=(f"-arch=sm_{arch}",)).get_function(f"k_bench_{name}")
+            sa = cp.asarray(st.addresses.astype(np.uint32))
+            la = cp.asarray(ld.addresses.astype(np.uint32))
+            blocks = sms * 16
+            sink = cp.zeros(blocks * 32 * warps, dtype=cp.uint32)
+            fn((blocks,), (32 * warps,), (sa, la, sink, np.int32(ITER)))
+            times = []
+            for _ in range(30):
+                start, stop = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                fn((blocks,), (32 * warps,), (sa, la, sink, np.int32(ITER)))
+                stop.record()
+                stop.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
+            t = statistics.median(times)
+            tiles = blocks * ITER
+            tile_bytes = shape[0] * shape[1] * bits // 8
+            rows_out.append(
+                {
+                    "tile": f"{shape[0]}x{shape[1]}",
+                    "dtype": f"f{bits}",
+                    "swizzle": swz,
+                    "store_instr": st.instr.short,
+                    "load_instr": ld.instr.short,
+                    "predicted_wavefronts": {"store": st_pred, "load": ld_pred},
+                    "ns_per_tile": t / tiles * 1e9,
+                    "bandwidth_GBps": 2 * tile_bytes * tiles / t / 1e9,
+                    "fraction_of_peak": 2 * tile_bytes * tiles / t / peak,
+                }
+            )
+            if with_ncu:
+                fn((1,), (32 * warps,), (sa, la, sink, np.int32(1)))  # one tile, profiled
+            cp.cuda.Device().synchronize()
+    for shape, bits, _ in TILES:
+        by = {
+            r["swizzle"]: r
+            for r in rows_out
+            if r["tile"] == f"{shape[0]}x{shape[1]}" and r["dtype"] == f"f{bits}"
+        }
+        by["synthesized"]["speedup_vs_classic_xor"] = (
+            by["classic_xor"]["ns_per_tile"] / by["synthesized"]["ns_per_tile"]
+        )
+    with open(out_path, "w") as fh:
+        json.dump(
+            {
+                "peak_GBps": peak / 1e9,
+                "sms": sms,
+                "clock_MHz": clock_hz / 1e6,
+                "iterations": ITER,
+                "rows": rows_out,
+            },
+            fh,
+            indent=1,
+        )
+    for r in rows_out:
+        print(
+            f"{r['tile']:>8} {r['dtype']} {r['swizzle']:<12} {r['ns_per_tile']:8.1f} ns/tile "
+            f"{r['bandwidth_GBps']:8.0f} GB/s ({100 * r['fraction_of_peak']:4.1f}% of peak) "
+            f"predicted st/ld {r['predicted_wavefronts']['store']}/{r['predicted_wavefronts']['load']}"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
