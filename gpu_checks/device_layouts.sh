@@ -3,7 +3,7 @@
 # benchmark. Usage: gpu_checks/device_layouts.sh OUTDIR [N_RANDOM]
 set -uo pipefail
 OUT=${1:?outdir}; N=${2:-120}
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
 METRICS="$(python3 -m gpu_checks.measure metrics)"
 python3 -m gpu_checks.layout_runs plan /tmp/lplan.json examples/*.toml --random "$N"
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
