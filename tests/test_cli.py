@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +138,12 @@ def test_console_script_has_no_traceback():
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "bankproof: swizzled_shared: vec must be a power of two, got 3"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("cupy") is not None, reason="a GPU machine: the device runs cover it"
+)
+def test_gpu_without_cupy_is_a_clear_input_error(capsys):
+    spec = Path(__file__).resolve().parent.parent / "examples" / "transpose_16x32_xor_2m.toml"
+    assert main(["gpu", str(spec)]) == 2
+    assert "gpu: device needs CuPy and an NVIDIA GPU" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import convert_cmd, layout_cmd, report, synth_cmd, wavefronts_cmd
+from verifier import convert_cmd, gpu_cmd, layout_cmd, report, synth_cmd, wavefronts_cmd
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -124,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
     con.add_argument("--json", action="store_true", help="machine-readable output (all rounds)")
     con.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
     con.set_defaults(run=convert_cmd.run)
+
+    gpu = sub.add_parser(
+        "gpu",
+        help="run the spec's store and load on the GPU: data check and measured wavefronts",
+        description="Store a tensor of distinct values through the spec's memory layout with its first "
+        "store access, load it back with its first load access, check every element, and measure the "
+        "wavefronts with Nsight Compute next to the prediction. Needs CuPy and a GPU (exit 2 without); "
+        "exit 4 when data or wavefronts disagree with the model.",
+    )
+    gpu.add_argument("spec", help="a spec file (TOML)")
+    gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
+    gpu.set_defaults(run=gpu_cmd.run)
     return p
 
 
