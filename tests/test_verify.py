@@ -116,3 +116,25 @@ def test_bad_specs_exit_2(tmp_path, capsys, text, message):
 def test_missing_spec_file(capsys):
     assert main(["verify", "/nonexistent/spec.toml"]) == 2
     assert "spec: file cannot be read" in capsys.readouterr().err
+
+
+EXPECTED_VERDICTS = {
+    "transpose_16x32_plain": "refuted",
+    "transpose_16x32_xor_m": "refuted",
+    "transpose_16x32_xor_2m": "proved",
+    "convert_blocked_transpose": "refuted",
+    "mma_operand_a_kwidth1": "refuted",
+    "mma_operand_a_kwidth2": "proved",
+    "mma_operand_a_kwidth4": "refuted",
+    "mma_operand_a_kwidth8": "proved",
+}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.toml")))
+def test_every_example_has_its_expected_verdict(capsys, name):
+    main(["verify", str(EXAMPLES / f"{name}.toml"), "--json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["verdict"] == EXPECTED_VERDICTS[name]
+    for a in rep["accesses"]:
+        answered = {e: r["wavefronts"] for e, r in a["engines"].items() if r["verdict"] in ("proved", "refuted")}
+        assert len(set(answered.values())) == 1 and len(answered) >= 2
