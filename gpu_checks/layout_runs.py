@@ -23,6 +23,7 @@ import numpy as np
 
 from gpu_checks.kernels import SMEM_BYTES
 from models.access import build_access, element_offsets
+from models.errors import InputError
 from models.hardware import evaluate, instruction
 from models.layout import LinearLayout
 from models.memory import PaddedLayout
@@ -72,15 +73,36 @@ def _ld(width: int) -> str:
     )
 
 
-def kernel_name(st_width: int, ld_width: int) -> str:
-    return f"k_layout_st{st_width * 8}_ld{ld_width * 8}"
+def _stsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k + 1}" for k in range(m))
+    vals = ", ".join(f'"r"(v[{k}])' for k in range(m))
+    return f'asm volatile("stmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 [%0], {{{regs}}};" :: "r"(a), {vals} : "memory");'
 
 
-def kernel_source(st_width: int, ld_width: int) -> str:
-    """A store-then-load kernel; ``words`` 32-bit words per lane per instruction carry data."""
-    sw, lw = max(1, st_width // 4), max(1, ld_width // 4)
+def _ldsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k}" for k in range(m))
+    outs = ", ".join(f'"=r"(r[{k}])' for k in range(m))
+    return f'asm volatile("ldmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 {{{regs}}}, [%{m}];" : {outs} : "r"(a) : "memory");'
+
+
+def words_per_lane(ins) -> int:
+    """32-bit words of data one lane moves per instruction."""
+    return ins.matrices if ins.is_matrix else max(1, ins.width // 4)
+
+
+def kernel_name(st, ld) -> str:
+    return f"k_layout_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}"
+
+
+def kernel_source(st, ld) -> str:
+    """A store-then-load kernel for two instruction kinds."""
+    sw, lw = words_per_lane(st), words_per_lane(ld)
+    st_code = _stsm(st) if st.is_matrix else _st(st.width)
+    ld_code = _ldsm(ld) if ld.is_matrix else _ld(ld.width)
     return f"""
-extern "C" __global__ void {kernel_name(st_width, ld_width)}(
+extern "C" __global__ void {kernel_name(st, ld)}(
     const unsigned* __restrict__ st_addr, const unsigned* __restrict__ st_val, const int* __restrict__ st_first,
     const unsigned* __restrict__ ld_addr, const int* __restrict__ ld_first, unsigned* __restrict__ out) {{
   __shared__ __align__(1024) unsigned char smem[{SMEM_BYTES}];
@@ -91,13 +113,13 @@ extern "C" __global__ void {kernel_name(st_width, ld_width)}(
     const unsigned a = base + st_addr[i * 32 + lane];
     unsigned v[{sw}];
     for (int k = 0; k < {sw}; ++k) v[k] = st_val[(i * 32 + lane) * {sw} + k];
-    {_st(st_width)}
+    {st_code}
   }}
   __syncthreads();
   for (int i = ld_first[warp]; i < ld_first[warp + 1]; ++i) {{
     const unsigned a = base + ld_addr[i * 32 + lane];
     unsigned r[{lw}];
-    {_ld(ld_width)}
+    {ld_code}
     for (int k = 0; k < {lw}; ++k) out[(i * 32 + lane) * {lw} + k] = r[k];
   }}
 }}
@@ -228,6 +250,52 @@ def random_cases(n: int, seed: int = 7) -> list[dict]:
     return out
 
 
+def matrix_cases() -> list[dict]:
+    """ldmatrix/stmatrix where the layouts allow: mma v2 accumulators stored with stmatrix, dot
+    operands A (ldmatrix) and B (ldmatrix.trans) loaded from Triton's usual swizzles, fp16."""
+    from models.notation import parse_layout
+
+    out = []
+    for shape, warps in (([64, 64], [4, 1]), ([64, 64], [2, 2]), ([32, 64], [1, 1])):
+        w = "[" + ", ".join(map(str, warps)) + "]"
+        n_warps = warps[0] * warps[1]
+        mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {w}, instrShape = [16, 8]}}>"
+        lay = {
+            "acc": mma,
+            "a": f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = 2}}>",
+            "b": f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 2}}>",
+            "rows": f"#ttg.blocked<{{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [{n_warps}, 1], "
+            "order = [1, 0]}>",
+        }
+        lays = {k: parse_layout(v, shape).layout for k, v in lay.items()}
+        for mem_text in (
+            "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+            "#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>",
+            "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>",
+        ):
+            mem = parse_layout(mem_text, shape).layout
+            combos = [("rows", "a", "auto", m) for m in ("ldsm.x4", "ldsm.x2", "ldsm.x1")]
+            combos += [("rows", "b", "auto", m) for m in ("ldsm.x4.trans", "ldsm.x2.trans")]
+            combos += [("acc", "rows", m, "auto") for m in ("stsm.x4", "stsm.x2", "stsm.x1")]
+            for st_name, ld_name, st_i, ld_i in combos:
+                try:
+                    out.append(
+                        case_from_layouts(
+                            f"matrix-{shape[0]}x{shape[1]}-{w}-{st_name}-{ld_name}-{st_i}-{ld_i}"
+                            f"-{mem_text[21:60]}",
+                            lays[st_name],
+                            lays[ld_name],
+                            mem,
+                            16,
+                            st_i,
+                            ld_i,
+                        )
+                    )
+                except (ValueError, InputError):
+                    continue
+    return out
+
+
 def _units(shape: list[int]) -> list[list[int]]:
     return [[1 << i, 0] for i in range(shape[0].bit_length() - 1)] + [
         [0, 1 << i] for i in range(shape[1].bit_length() - 1)
@@ -297,25 +365,39 @@ def run(plan_path: str, out_path: str) -> None:
     np.savez(out_path, **{str(i): results[c["id"]] for i, c in enumerate(cases)})
 
 
+def _lane_bytes(ins, addr: np.ndarray, lane: int) -> list[tuple[int, int, int]]:
+    """(byte address, data byte offset, length) pieces one lane moves in one instruction."""
+    if not ins.is_matrix:
+        return [(int(addr[lane]), 0, ins.width)]
+    pieces = []
+    for j in range(ins.matrices):
+        for e in range(2):
+            if ins.trans:
+                row, col = 2 * (lane % 4) + e, lane // 4
+            else:
+                row, col = lane // 4, 2 * (lane % 4) + e
+            pieces.append((int(addr[8 * j + row]) + 2 * col, 4 * j + 2 * e, 2))
+    return pieces
+
+
 def emulate(case: dict) -> np.ndarray:
     """What the kernel loads, computed on the CPU: the reference for ``run``'s output."""
     buf = np.zeros(SMEM_BYTES + 16, dtype=np.uint8)
-    sw = instruction(case["store"]["instr"]).width
-    lw = instruction(case["load"]["instr"]).width
+    st_ins, ld_ins = instruction(case["store"]["instr"]), instruction(case["load"]["instr"])
     st_addr = np.array(case["store"]["addresses"])
     st_val = np.array(case["store"]["values"], dtype=np.uint32)
-    raw = st_val.view(np.uint8).reshape(st_addr.shape + (-1,))[..., :sw]
+    raw = st_val.view(np.uint8).reshape(st_addr.shape + (-1,))
     for i in range(st_addr.shape[0]):
         for lane in range(32):
-            a = st_addr[i, lane]
-            buf[a : a + sw] = raw[i, lane]
+            for a, off, n in _lane_bytes(st_ins, st_addr[i], lane):
+                buf[a : a + n] = raw[i, lane, off : off + n]
     ld_addr = np.array(case["load"]["addresses"])
-    words = max(1, lw // 4)
+    words = words_per_lane(ld_ins)
     out = np.zeros(ld_addr.shape + (words * 4,), dtype=np.uint8)
     for i in range(ld_addr.shape[0]):
         for lane in range(32):
-            a = ld_addr[i, lane]
-            out[i, lane, :lw] = buf[a : a + lw]
+            for a, off, n in _lane_bytes(ld_ins, ld_addr[i], lane):
+                out[i, lane, off : off + n] = buf[a : a + n]
     return out.view(np.uint32).reshape(ld_addr.shape + (words,))
 
 
@@ -392,7 +474,9 @@ def main(argv: list[str]) -> None:
     if cmd == "plan":
         specs = [a for a in argv[2:] if a.endswith(".toml")]
         n = int(argv[argv.index("--random") + 1]) if "--random" in argv else 0
-        cases = [spec_case(p) for p in specs] + random_cases(n)
+        cases = (
+            [spec_case(p) for p in specs] + random_cases(n) + (matrix_cases() if "--matrix" in argv else [])
+        )
         with open(argv[1], "w") as fh:
             json.dump(cases, fh)
         print(f"{len(cases)} cases -> {argv[1]}")

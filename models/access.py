@@ -41,6 +41,75 @@ class Access:
     elements: np.ndarray  # (instructions, 32, vector, rank): every element each lane moves
 
 
+def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, eb: int) -> Access:
+    """An ldmatrix/stmatrix access: per instruction, the ``.xN`` matrices' 16-byte row addresses
+    (lanes 8j .. 8j+7 address matrix j's rows) such that lane ``l`` gets, in its register
+    ``2j + e``, element ``(l // 4, 2 * (l % 4) + e)`` of matrix j (or ``(2 * (l % 4) + e, l // 4)``
+    with ``.trans``); legal only when those rows hold exactly the layout's elements."""
+    if (ins.is_load and kind != "load") or (not ins.is_load and kind != "store"):
+        raise InputError(
+            "access",
+            "instr",
+            f"is a {'load' if ins.is_load else 'store'} but the access is a {kind}",
+            ins.name,
+        )
+    if eb != 2:
+        raise InputError("access", "instr", "ldmatrix/stmatrix move 16-bit elements (b16)", f"{eb * 8}-bit")
+    m = ins.matrices
+    nblock, nwarp, _, nreg = addr.shape
+    per = 2 * m  # registers (elements) each lane holds per instruction
+    if nreg % per:
+        raise InputError("access", "instr", f"needs a multiple of {per} registers per lane", nreg)
+    lanes = np.arange(LANES)
+    rows_out, ok = [], True
+    for c in range(nreg // per):
+        regs = addr[..., c * per : (c + 1) * per]  # (B, W, 32, per) byte addresses the layout wants
+        row_addr = np.zeros((nblock, nwarp, LANES), dtype=np.int64)
+        for j in range(m):
+            for r in range(8):
+                if ins.trans:  # lane 4c + ... holds column r of the row r' = 2*(l%4) + e
+                    lane, e = 4 * 0 + r // 2, r % 2  # element (row r, col 0): lane with l%4 = r//2, l//4 = 0
+                    row_addr[..., 8 * j + r] = regs[..., lane, 2 * j + e]
+                else:  # element (row r, col 0) sits in lane 4r, register 2j
+                    row_addr[..., 8 * j + r] = regs[..., 4 * r, 2 * j]
+        # What the instruction would deliver, compared with what the layout says.
+        want = np.zeros_like(regs)
+        for j in range(m):
+            for e in range(2):
+                if ins.trans:
+                    row, col = 2 * (lanes % 4) + e, lanes // 4
+                else:
+                    row, col = lanes // 4, 2 * (lanes % 4) + e
+                want[..., :, 2 * j + e] = row_addr[..., 8 * j + row] + col * 2
+        ok &= bool((want == regs).all()) and bool((row_addr % 16 == 0).all())
+        rows_out.append(row_addr)
+    if not ok:
+        raise InputError(
+            "access",
+            "instr",
+            f"{ins.name} cannot deliver this layout's elements from this memory "
+            "layout (its registers are not the instruction's fragments)",
+            ins.short,
+        )
+    addresses = np.stack(rows_out, axis=2).reshape(-1, LANES)  # (B, W, chunks, 32)
+    n_chunks = nreg // per
+    first = coords[..., ::per, :].transpose(0, 1, 3, 2, 4).reshape(-1, LANES, coords.shape[-1])
+    rank = coords.shape[-1]
+    elements = coords.reshape(nblock, nwarp, LANES, n_chunks, per, rank).transpose(0, 1, 3, 2, 4, 5)
+    blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
+    return Access(
+        kind,
+        ins,
+        per,
+        addresses,
+        wrp.reshape(-1),
+        chunk.reshape(-1) * per,
+        first,
+        blk.reshape(-1),
+        elements.reshape(-1, LANES, per, rank),
+    )
+
+
 def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     """Element offset of every tensor coordinate, as an array of the tensor's shape (one CTA:
     block bits of the memory layout are ignored, each CTA has its own shared memory)."""
@@ -148,9 +217,7 @@ def build_access(
     else:
         ins = instruction(instr)
         if ins.is_matrix:
-            raise InputError(
-                "access", "instr", "ldmatrix/stmatrix accesses are not modeled by layout yet", instr
-            )
+            return _matrix_access(kind, ins, addr, coords, eb)
         if ins.is_load != (kind == "load"):
             raise InputError(
                 "access",
