@@ -73,6 +73,7 @@ def clique(
     lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
     solver = z3.Solver()
     first = lanes[0]
+    solver.add(z3.ULT(lanes[-1], sa.lanes_used) if sa.lanes_used < 32 else z3.BoolVal(True))
     for i, lane in enumerate(lanes[1:], 1):
         solver.add(z3.ULT(lanes[i - 1], lane))
         solver.add(same_phase(sa.instr, first, lane, sa.paired))

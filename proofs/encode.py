@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import z3
 
 from models.access import access_layout, element_offsets
-from models.errors import InputError, log2
+from models.errors import log2
 from models.hardware import BANK_BYTES, BANKS, LANES, Instr
 from models.layout import LinearLayout
 from models.memory import PaddedLayout
@@ -141,6 +141,11 @@ class SymbolicAccess:
             off = off + z3.UDiv(base, interval) * pad
         return off * self.elem_bytes
 
+    @property
+    def lanes_used(self) -> int:
+        """Lanes that supply addresses (8 per matrix for ldmatrix/stmatrix)."""
+        return self.instr.address_lanes
+
     def variables(self) -> list[z3.BitVecRef]:
         return [v for v in (self.regs, self.warp, self.block) if v is not None]
 
@@ -155,8 +160,6 @@ def symbolic_access(
 ) -> SymbolicAccess:
     """Encode an access whose instructions move ``vector`` elements per lane (as enumerated by
     ``models.access.build_access``)."""
-    if ins.is_matrix:
-        raise InputError("z3", "instr", "ldmatrix/stmatrix accesses are not modeled by layout yet", ins.name)
     lay = access_layout(dist, memory)
     padding: tuple[tuple[int, int], ...] = ()
     if isinstance(memory, PaddedLayout):
@@ -181,8 +184,19 @@ def symbolic_access(
         return [offset_of(b) for b in lay.in_bases(dim)]
 
     reg = cols("register")
-    v = log2(vector)
-    reg_chunk = reg[v:]
+    lane_cols = cols("lane")
+    if ins.is_matrix:
+        # Lane l = 8j + r supplies matrix j's row r: the element at layout lane 4r, register 2j
+        # (.trans: lane r // 2, register 2j + r % 2). Registers past 2 * matrices pick the instruction.
+        m_bits = log2(ins.matrices)
+        per = 2 * ins.matrices
+        if ins.trans:
+            lane_cols = [reg[0], lane_cols[0], lane_cols[1]] + reg[1 : 1 + m_bits]
+        else:
+            lane_cols = lane_cols[2:5] + reg[1 : 1 + m_bits]
+        reg_chunk = reg[log2(per) :]
+    else:
+        reg_chunk = reg[log2(vector) :]
     lanes = [lay.pack(b) for b in lay.in_bases("lane")]
     paired = ins.op == "ld" and ins.width >= 8 and (lanes[0] == 0 or lanes[1] == 0)
 
@@ -196,7 +210,7 @@ def symbolic_access(
         var("warp", len(cols("warp"))),
         var("block", len(cols("block"))),
         reg_chunk,
-        cols("lane"),
+        lane_cols,
         cols("warp"),
         cols("block"),
         elem_bits // 8,

@@ -136,5 +136,7 @@ def test_every_example_has_its_expected_verdict(capsys, name):
     rep = json.loads(capsys.readouterr().out)
     assert rep["verdict"] == EXPECTED_VERDICTS[name]
     for a in rep["accesses"]:
-        answered = {e: r["wavefronts"] for e, r in a["engines"].items() if r["verdict"] in ("proved", "refuted")}
+        answered = {
+            e: r["wavefronts"] for e, r in a["engines"].items() if r["verdict"] in ("proved", "refuted")
+        }
         assert len(set(answered.values())) == 1 and len(answered) >= 2

@@ -151,3 +151,22 @@ def test_engines_agree_on_random_layouts(data):
     assert engines["z3"]["wavefronts"] == engines["enumeration"]["wavefronts"]
     if engines["algebra"]["verdict"] != "n/a":
         assert engines["algebra"]["wavefronts"] == engines["enumeration"]["wavefronts"]
+
+
+def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
+    """Every ldmatrix/stmatrix case of the GPU plan (conflicting ones too): Z3 = enumeration."""
+    from gpu_checks.layout_runs import matrix_cases
+    from models.layout import LinearLayout
+
+    refuted = 0
+    for case in matrix_cases()[::3]:
+        dims = {f"dim{i}": s for i, s in enumerate(case["shape"])}
+        mem = LinearLayout.from_bases({"offset": case["memory"]["offset"]}, dims)
+        spec = Spec("<matrix>", case["shape"], "f16", 16, "sm90", ["m", "n"], mem, "bases", "", [])
+        for side, kind in (("store", "store"), ("load", "load")):
+            lay = LinearLayout.from_bases(case[f"{side}_layout"], dims)
+            res = check_access(spec, AccessSpec(side, kind, case[side]["instr"], lay, ""))
+            e, z = res["engines"]["enumeration"], res["engines"]["z3"]
+            assert (e["verdict"], e["wavefronts"]) == (z["verdict"], z["wavefronts"]), case["id"]
+            refuted += e["verdict"] == "refuted"
+    assert refuted > 0
