@@ -127,6 +127,7 @@ EXPECTED_VERDICTS = {
     "mma_operand_a_kwidth2": "proved",
     "mma_operand_a_kwidth4": "refuted",
     "mma_operand_a_kwidth8": "proved",
+    "mma_operand_a_ldmatrix": "proved",
 }
 
 
