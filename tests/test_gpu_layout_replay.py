@@ -69,3 +69,32 @@ def test_emulation_matches_the_recorded_plan_semantics():
         wrong["load"], addresses=[[x ^ 4 for x in row] for row in wrong["load"]["addresses"]]
     )
     assert check_data(wrong, emulate(wrong)) > 0
+
+
+def test_every_planned_case_has_a_kernel_moving_the_right_words():
+    """Each case of a plan (matrix instructions included) names a kernel whose per-lane load width
+    is what the CPU emulation produces, and whose PTX uses the planned instructions."""
+    from gpu_checks.layout_runs import case_kernel, emulate, matrix_cases
+
+    cases = matrix_cases()
+    assert {c["load"]["instr"] for c in cases} >= {"ldsm.x4", "ldsm.x4.trans"}
+    assert {c["store"]["instr"] for c in cases} >= {"stsm.x4"}
+    for c in cases:
+        name, source, words = case_kernel(c)
+        assert name in source and emulate(c).shape[-1] == words
+        if c["load"]["instr"].startswith("ldsm"):
+            assert "ldmatrix.sync.aligned.m8n8" in source
+        if c["store"]["instr"].startswith("stsm"):
+            assert "stmatrix.sync.aligned.m8n8" in source
+
+
+def test_matrix_instructions_are_counted_from_their_own_metric():
+    from gpu_checks.layout_runs import _instructions
+
+    row = {
+        "smsp__sass_inst_executed_op_shared_ld.sum": "0",
+        "sm__sass_inst_executed_op_ldsm.sum": "4",
+        "sm__sass_inst_executed_op_shared_stsm.sum": "3",
+        "smsp__sass_inst_executed_op_shared_st.sum": "2",
+    }
+    assert _instructions(row, "ld") == 4 and _instructions(row, "st") == 5
