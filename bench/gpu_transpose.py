@@ -5,7 +5,13 @@ writes a tile row-wise (threads along columns) and reads it column-wise (threads
 ``ITER`` times, with every address in registers; time per tile comes from CUDA events (median of
 many runs), bandwidth is tile bytes moved in and out of shared memory per second against the
 physical peak (128 bytes per clock per SM). With ``--ncu`` each configuration also runs once
-(one iteration) so Nsight Compute can count its wavefronts.
+(one iteration) so Nsight Compute can count its wavefronts; ``--join`` matches those counts to
+the predictions by kernel name:
+
+    ncu --csv --page raw --metrics $(python -m gpu_checks.layout_runs metrics) \\
+        python bench/gpu_transpose.py ONE.json --ncu > NCU.csv
+    python bench/gpu_transpose.py --join ONE.json NCU.csv ONE_TILE.json
+    python bench/gpu_transpose.py RESULTS.json --one-tile ONE_TILE.json
 """
 
 from __future__ import annotations
@@ -98,10 +104,52 @@ LOAD = {
 }
 
 
+def kernel_of(row: dict) -> str:
+    """The benchmark kernel of one result row (``k_bench_16x32_32_plain``)."""
+    return f"k_bench_{row['tile']}_{row['dtype'][1:]}_{row['swizzle']}"
+
+
+def join(rows_path: str, ncu_path: str, out_path: str) -> None:
+    """Measured wavefronts of each one-tile launch next to its prediction, matched by kernel name."""
+    from gpu_checks.layout_runs import LOAD_METRIC, STORE_METRIC
+    from gpu_checks.measure import _number, parse_ncu_csv
+
+    with open(rows_path) as fh:
+        rows = json.load(fh)["rows"]
+    with open(ncu_path) as fh:
+        measured = {
+            r["Kernel Name"]: {"store": _number(r[STORE_METRIC]), "load": _number(r[LOAD_METRIC])}
+            for r in parse_ncu_csv(fh.read())
+            if r.get("Kernel Name", "").startswith("k_bench_")
+        }
+    out = [
+        {
+            "kernel": kernel_of(r),
+            "predicted": r["predicted_wavefronts"],
+            "measured": measured[kernel_of(r)],
+            "match": measured[kernel_of(r)] == r["predicted_wavefronts"],
+        }
+        for r in rows
+    ]
+    with open(out_path, "w") as fh:
+        json.dump(out, fh, indent=1)
+    print(f"{sum(x['match'] for x in out)} of {len(out)} one-tile kernels measure as predicted")
+
+
 def main(argv: list[str]) -> None:
+    if argv[0] == "--join":
+        return join(*argv[1:4])
+    import datetime
+
     import cupy as cp
 
+    from gpu_checks.measure import _env
+
     out_path, with_ncu = argv[0], "--ncu" in argv
+    one_tile = None
+    if "--one-tile" in argv:  # the --join output, recorded with the timings
+        with open(argv[argv.index("--one-tile") + 1]) as fh:
+            one_tile = json.load(fh)
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     sms = props["multiProcessorCount"]
@@ -127,8 +175,9 @@ def main(argv: list[str]) -> None:
                 load=LOAD[ld.instr.width],
             )
             fn = cp.RawModule(code=src, options=(f"-arch=sm_{arch}",)).get_function(f"k_bench_{name}")
-            sa = cp.asarray(st.addresses.astype(np.uint32))
-            la = cp.asarray(ld.addresses.astype(np.uint32))
+            # C order: the kernel indexes (instruction * 32 + lane); astype would keep a view's order
+            sa = cp.asarray(np.ascontiguousarray(st.addresses, dtype=np.uint32))
+            la = cp.asarray(np.ascontiguousarray(ld.addresses, dtype=np.uint32))
             blocks = sms * 16
             sink = cp.zeros(blocks * 32 * warps, dtype=cp.uint32)
             if with_ncu:  # one tile, one iteration: Nsight Compute counts its wavefronts
@@ -181,6 +230,11 @@ def main(argv: list[str]) -> None:
     with open(out_path, "w") as fh:
         json.dump(
             {
+                "schema": 1,
+                "kind": "transpose_bench",
+                **_env(),
+                "date": datetime.date.today().isoformat(),
+                "ncu_one_tile": one_tile,
                 "peak_GBps": peak / 1e9,
                 "sms": sms,
                 "clock_MHz": clock_hz / 1e6,
@@ -190,7 +244,7 @@ def main(argv: list[str]) -> None:
             fh,
             indent=1,
         )
-    for r in rows_out:
+    for r in rows_out if not with_ncu else []:
         print(
             f"{r['tile']:>8} {r['dtype']} {r['swizzle']:<12} {r['ns_per_tile']:8.1f} ns/tile "
             f"{r['bandwidth_GBps']:8.0f} GB/s ({100 * r['fraction_of_peak']:4.1f}% of peak) "
