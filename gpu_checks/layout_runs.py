@@ -473,12 +473,10 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
             fh,
             separators=(",", ":"),
         )
-    ok = sum(
-        1
-        for x in runs
-        if x["data_mismatches"] == 0 and x["measured"] == x["predicted"]
+    ok = sum(1 for x in runs if x["data_mismatches"] == 0 and x["measured"] == x["predicted"])
+    print(
+        f"{len(runs)} layout runs, {ok} with correct data and measured = predicted (wavefronts and instructions) -> {results_path}"
     )
-    print(f"{len(runs)} layout runs, {ok} with correct data and measured = predicted (wavefronts and instructions) -> {results_path}")
 
 
 def main(argv: list[str]) -> None:
