@@ -252,9 +252,14 @@ def random_cases(n: int, seed: int = 7) -> list[dict]:
     return out
 
 
+KWIDTHS = (1, 2, 4, 8)
+
+
 def matrix_cases() -> list[dict]:
     """ldmatrix/stmatrix where the layouts allow: mma v2 accumulators stored with stmatrix, dot
-    operands A (ldmatrix) and B (ldmatrix.trans) loaded from Triton's usual swizzles, fp16."""
+    operands A (ldmatrix) and B (ldmatrix.trans) with kWidth 1/2/4/8 loaded from Triton's usual
+    swizzles, fp16. A pair the instruction cannot deliver (operand A with kWidth != 2: a lane's
+    registers are not the column pair ldmatrix hands it) is left out."""
     from models.notation import parse_layout
 
     out = []
@@ -264,8 +269,8 @@ def matrix_cases() -> list[dict]:
         mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {w}, instrShape = [16, 8]}}>"
         lay = {
             "acc": mma,
-            "a": f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = 2}}>",
-            "b": f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 2}}>",
+            **{f"a{k}": f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = {k}}}>" for k in KWIDTHS},
+            **{f"b{k}": f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = {k}}}>" for k in KWIDTHS},
             "rows": f"#ttg.blocked<{{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [{n_warps}, 1], "
             "order = [1, 0]}>",
         }
@@ -276,8 +281,12 @@ def matrix_cases() -> list[dict]:
             "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>",
         ):
             mem = parse_layout(mem_text, shape).layout
-            combos = [("rows", "a", "auto", m) for m in ("ldsm.x4", "ldsm.x2", "ldsm.x1")]
-            combos += [("rows", "b", "auto", m) for m in ("ldsm.x4.trans", "ldsm.x2.trans")]
+            combos = [
+                ("rows", f"a{k}", "auto", m) for k in KWIDTHS for m in ("ldsm.x4", "ldsm.x2", "ldsm.x1")
+            ]
+            combos += [
+                ("rows", f"b{k}", "auto", m) for k in KWIDTHS for m in ("ldsm.x4.trans", "ldsm.x2.trans")
+            ]
             combos += [("acc", "rows", m, "auto") for m in ("stsm.x4", "stsm.x2", "stsm.x1")]
             for st_name, ld_name, st_i, ld_i in combos:
                 try:

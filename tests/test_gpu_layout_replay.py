@@ -46,6 +46,8 @@ def test_layout_runs_replay(capsys):
     with capsys.disabled():
         print(f"\nreplayed {len(runs)} GPU layout runs: data correct, measured = predicted")
     assert len(runs) >= 100
+    kinds = {r["load_instr"] for r in runs} | {r["store_instr"] for r in runs}
+    assert kinds >= {"ldsm.x1", "ldsm.x2", "ldsm.x4", "ldsm.x2.trans", "ldsm.x4.trans", "stsm.x1", "stsm.x4"}
 
 
 def test_emulation_matches_the_recorded_plan_semantics():

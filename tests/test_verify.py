@@ -92,12 +92,16 @@ BAD_SPECS = [
     ),
     (
         "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[[1, 0]]}",
-        "access: layout.lane must have 5 bases (32 lanes), got 1",
+        "spec: access[0] (access0): layout.lane must have 5 bases (32 lanes), got 1",
     ),
     (
         "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\ninstr='ld128'\n"
         "layout.bases={register=[[1,0]], lane=[[0,1],[0,2],[0,4],[0,8],[0,16]]}",
-        "access: instr needs 4 consecutive registers",
+        "spec: access[0] (access0): instr needs 4 consecutive registers",
+    ),
+    (
+        (EXAMPLES / "mma_operand_a_ldmatrix.toml").read_text().replace("kWidth = 2", "kWidth = 4"),
+        "spec: access[1] (operand_a): instr ldmatrix.sync.aligned.m8n8.x4.shared.b16 cannot deliver",
     ),
     ("shape = [16, 32]\ndtype='f32'\nfoo = 1", "spec: foo is not a spec field"),
     ("shape = [16, 32\n", "spec: file is not valid TOML"),

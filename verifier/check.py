@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from models.access import Access, build_access
-from models.errors import log2
+from models.errors import InputError, log2
 from models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
 from models.layout import LinearLayout
 from models.swizzle import lemma_9_4
@@ -151,7 +151,13 @@ def _z3(
 def check_access(
     spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
 ) -> dict:
-    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    try:
+        a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    except InputError as e:  # name the access the problem is in
+        if e.where != "access":
+            raise
+        where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
+        raise InputError(where, e.field, e.problem, e.value) from None
     counts, ideals, _ = evaluate(a.instr, a.addresses)
     instructions, phases = len(counts), int(ideals[0]) if len(ideals) else 0
     results: dict[str, dict] = {}
