@@ -255,3 +255,19 @@ def test_shape_errors():
         parse_triton(
             "#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>"
         ).to_layout([64])
+
+
+def test_swizzled_shared_for_finds_every_swizzled_shared_layout():
+    """The search (with its quick row-base filter) recovers an attribute with the same offsets."""
+    import random
+
+    from models.notation.triton import SwizzledShared, swizzled_shared_for
+
+    rng = random.Random(1)
+    for _ in range(300):
+        shape = [1 << rng.randint(0, 7), 1 << rng.randint(0, 7)]
+        order = tuple(rng.sample([0, 1], 2))
+        vec, pp, mp = (1 << rng.randint(0, 7) for _ in range(3))
+        want = SwizzledShared(vec, pp, mp, order).to_layout(shape).with_in_bases("block", [])
+        got = swizzled_shared_for(want)
+        assert got is not None and got.to_layout(shape).in_bases("offset") == want.in_bases("offset")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import convert_cmd, gpu_cmd, layout_cmd, report, synth_cmd, wavefronts_cmd
+from verifier import convert_cmd, gpu_cmd, layout_cmd, report, synth_cmd, triton_cmd, wavefronts_cmd
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -136,6 +136,26 @@ def build_parser() -> argparse.ArgumentParser:
     gpu.add_argument("spec", help="a spec file (TOML)")
     gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
     gpu.set_defaults(run=gpu_cmd.run)
+
+    tri = sub.add_parser(
+        "triton",
+        help="check the shared-memory layouts a Triton kernel chose (TTGIR)",
+        description="Regression-check Triton's shared-memory layouts.",
+    )
+    tsub = tri.add_subparsers(dest="triton_command", metavar="SUBCOMMAND", parser_class=_Parser)
+    tsub.required = True
+    scan = tsub.add_parser(
+        "scan",
+        help="scan TTGIR files: every shared buffer and access, its wavefronts and optimum",
+        description="Read TTGIR text (no Triton needed): every shared buffer, each access's exact "
+        "wavefronts, the optimum for its writers and readers, a better layout when there is one, and "
+        "the best shared-memory plan of each convert_layout. Exit 1 when a buffer is above its optimum.",
+    )
+    scan.add_argument("files", nargs="+", metavar="FILE.ttgir")
+    fmt = scan.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="machine-readable report")
+    fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    scan.set_defaults(run=triton_cmd.run_scan)
     return p
 
 

@@ -818,6 +818,22 @@ def _prod(xs: Sequence[int]) -> int:
     return out
 
 
+def _row_bases_match(want, order, shape, vec: int, per_phase: int, max_phase: int) -> bool:
+    """A quick necessary condition (2-D): row 0 is unswizzled, and row ``2^j`` starts at column
+    ``vec * ((2^j // perPhase) % maxPhase)``."""
+    if len(shape) != 2:
+        return True
+    c, r = order[0], order[1]
+    cbits = log2(shape[c])
+    if len(want) < cbits + log2(shape[r]):
+        return False
+    for j in range(log2(shape[r])):
+        b = want[cbits + j]
+        if b[r] != 1 << j or b[c] != vec * (((1 << j) // per_phase) % max_phase):
+            return False
+    return all(want[i][c] == 1 << i and want[i][r] == 0 for i in range(cbits))
+
+
 def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
     """The ``#ttg.swizzled_shared`` attribute with exactly this memory layout (one CTA), or None.
     Searches orders and power-of-two (vec, perPhase, maxPhase), smallest first.
@@ -841,6 +857,8 @@ def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
                 if max_phase > 1 and vec * max_phase > cols:
                     continue
                 for per_phase in (1 << i for i in range(log2(max(rows, 1)) + 1)):
+                    if not _row_bases_match(want, order, shape, vec, per_phase, max_phase):
+                        continue
                     cand = SwizzledShared(vec, per_phase, max_phase, tuple(order))
                     if cand.to_layout(shape).in_bases("offset") == want:
                         return cand

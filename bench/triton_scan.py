@@ -1,0 +1,53 @@
+"""TTGIR scan speed (issue: regression-check the compiler's choices): scanning one compiled kernel
+in <= 50 ms (median). Baseline in the same process: reading the text alone (``read_ttgir``), so
+the ratio shows what the analysis costs on top of parsing.
+
+    python bench/triton_scan.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from verifier.triton.scan import scan_text
+from verifier.triton.ttgir import read_ttgir
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = [
+    ROOT / "tests" / "data" / "matmul_pipelined_sm80.ttgir",
+    ROOT / "verifier" / "triton" / "sample.ttgir",
+]
+TARGET_MS = 50.0
+
+
+def median_ms(fn, reps: int = 15) -> float:
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main() -> None:
+    worst = 0.0
+    for path in FILES:
+        text = path.read_text()
+        base = median_ms(lambda t=text: read_ttgir(t))
+        full = median_ms(lambda t=text, p=path: scan_text(t, p.name))
+        n = sum(len(b["accesses"]) for b in scan_text(text, path.name)["buffers"])
+        worst = max(worst, full)
+        print(
+            f"{path.name:32} {n:3} accesses  scan {full:7.2f} ms  read {base:6.2f} ms  "
+            f"ratio {full / base:6.1f}x"
+        )
+    print(
+        f"worst scan {worst:.2f} ms per kernel (target <= {TARGET_MS:.0f} ms): "
+        f"{'PASS' if worst <= TARGET_MS else 'FAIL'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

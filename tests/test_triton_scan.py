@@ -1,0 +1,95 @@
+"""``bankproof triton scan``: TTGIR read without Triton, exact per-access wavefronts, buffer optima."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.triton.scan import scan_text
+from verifier.triton.ttgir import read_ttgir
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "verifier" / "triton" / "sample.ttgir"
+PIPELINED = ROOT / "tests" / "data" / "matmul_pipelined_sm80.ttgir"
+
+
+def test_sample_transpose_is_240_wavefronts_above_its_optimum(capsys):
+    assert main(["triton", "scan", str(SAMPLE)]) == 1
+    out = capsys.readouterr().out
+    assert "272 wavefronts, optimum 32 (gap 240)" in out
+    assert "better: #ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>" in out
+    assert "(transpose.py:8)" in out
+
+
+def test_pipelined_matmul_from_triton_sm80():
+    """Triton 3.9.0's own TTGIR (128x128x32 fp16 matmul, 4 warps, 3 stages, sm80): two double
+    buffers written by cp.async and read as mma operands through subslices and loop-carried views."""
+    rep = scan_text(PIPELINED.read_text(), "matmul.ttgir")
+    assert rep["target"] == "cuda:80" and rep["num_warps"] == 4
+    assert [
+        (b["buffer"], b["shape"], b["wavefronts"], b["optimal_wavefronts"], b["gap"]) for b in rep["buffers"]
+    ] == [
+        ("%a_20", [128, 32], 384, 384, 0),
+        ("%b_21", [32, 128], 384, 384, 0),
+    ]
+    a, b = rep["buffers"]
+    assert [(x["op"], x["instr"], x["wavefronts"]) for x in a["accesses"]][:3] == [
+        ("ttg.async_copy_global_to_local", "st128", 64),
+        ("ttg.async_copy_global_to_local", "st128", 64),
+        ("ttg.local_load", "ldsm.x4", 64),
+    ]
+    assert {x["instr"] for x in b["accesses"] if x["kind"] == "load"} == {"ldsm.x4.trans"}
+    assert a["accesses"][2]["location"] == {
+        "ttgir": "matmul.ttgir", "ttgir_line": 91, "source": "matmul.py", "line": 15, "column": 13
+    }  # fmt: skip
+    (conv,) = rep["conversions"]
+    assert conv["shared_plan"]["wavefronts"] == 512
+
+
+def test_json_and_exit_zero_when_optimal(capsys):
+    assert main(["triton", "scan", str(PIPELINED), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["schema"] == 1 and len(rep["reports"][0]["buffers"]) == 2
+
+
+def test_sarif_points_at_the_python_source(capsys):
+    assert main(["triton", "scan", str(SAMPLE), "--sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    assert sarif["version"] == "2.1.0"
+    (run,) = sarif["runs"]
+    assert run["tool"]["driver"]["name"] == "bankproof"
+    results = run["results"]
+    assert [r["ruleId"] for r in results] == ["BP001", "BP001"]
+    locs = [r["locations"][0]["physicalLocation"] for r in results]
+    assert [(x["artifactLocation"]["uri"], x["region"]["startLine"]) for x in locs] == [
+        ("transpose.py", 7),
+        ("transpose.py", 8),
+    ]
+
+
+def test_views_follow_loop_carried_values():
+    mod = read_ttgir(PIPELINED.read_text())
+    assert mod.block_args["%a_70"] == "%a_25"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hello", "ttgir: file is not TTGIR text (no 'module')"),
+        ("module {\n %a = ttg.local_alloc %x : (tensor<16x32xf32, #b) -> x\n}", "ttgir: type has unbalanced"),
+    ],
+)
+def test_bad_ttgir_exit_2(tmp_path, capsys, text, message):
+    f = tmp_path / "bad.ttgir"
+    f.write_text(text)
+    assert main(["triton", "scan", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_file_exit_2(capsys):
+    assert main(["triton", "scan", "/nonexistent.ttgir"]) == 2
+    assert "FILE cannot be read" in capsys.readouterr().err

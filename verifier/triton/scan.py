@@ -1,0 +1,229 @@
+"""Scan TTGIR: every shared buffer, every access to it, its exact wavefronts, the optimum for the
+buffer's writers and readers together, and a better layout when there is one.
+
+Instruction policy (what each access is counted with): ``local_load`` into a 16-bit ``dot_op``
+uses ``ldmatrix.x4`` (``.trans`` for operand B) when that instruction can deliver the layout, as
+Triton's lowering does; every other access uses the widest ld/st vector legal on every lane
+(``auto``). ``async_copy_global_to_local`` is counted as a store of the same width (cp.async writes
+through the same banks; not separately measured).
+
+>>> text = open(__file__.replace("scan.py", "sample.ttgir")).read()
+>>> rep = scan_text(text, "sample.ttgir")
+>>> [(a["op"], a["wavefronts"], a["ideal"]) for a in rep["buffers"][0]["accesses"]]
+[('ttg.local_alloc', 16, 16), ('ttg.local_load', 256, 16)]
+>>> rep["buffers"][0]["optimal_wavefronts"], rep["buffers"][0]["gap"]
+(32, 240)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.access import build_access
+from models.errors import InputError
+from models.hardware import evaluate
+from models.layout import LinearLayout
+from models.notation import memory_notations, parse_layout
+from models.swizzle import optimal_swizzle
+from verifier.triton.ttgir import Module, Op, Type, read_ttgir
+
+WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
+VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")
+
+
+@dataclass
+class Access:
+    op: Op
+    kind: str  # store / load
+    tensor: Type
+    memdesc: Type
+
+
+def _accesses(mod: Module) -> tuple[dict[str, str], list[Access]]:
+    """Each access with the buffer (root allocation's SSA name) it touches."""
+    root: dict[str, str] = {}
+    out: list[tuple[str, Access]] = []
+
+    def find(v: str) -> str:
+        seen = set()
+        while v not in seen:
+            seen.add(v)
+            nxt = root.get(v) or mod.block_args.get(v)
+            if nxt is None or nxt == v:
+                return v
+            v = nxt
+        return v
+
+    for op in mod.ops:
+        tensors = [t for t in op.types if t.kind == "tensor"]
+        mems = [t for t in op.types if t.kind == "memdesc"]
+        if op.name == "ttg.local_alloc" and op.result:
+            root[op.result] = op.result
+            if op.operands and tensors and mems:
+                out.append((op.result, Access(op, "store", tensors[0], mems[-1])))
+        elif op.name in VIEW_OPS and op.result and op.operands:
+            root[op.result] = op.operands[0]
+        elif op.name in WRITE_OPS and len(op.operands) >= 2 and tensors and mems:
+            out.append((op.operands[1], Access(op, "store", tensors[0], mems[0])))
+        elif op.name == "ttg.local_load" and op.operands and tensors and mems:
+            out.append((op.operands[0], Access(op, "load", tensors[0], mems[0])))
+    buffers = {}
+    accesses = []
+    for buf, acc in out:
+        buf = find(buf)
+        buffers.setdefault(buf, buf)
+        acc.buffer = buf  # type: ignore[attr-defined]
+        accesses.append(acc)
+    return buffers, accesses
+
+
+def _instr_candidates(acc: Access, bits: int) -> list[str]:
+    enc = acc.tensor.encoding
+    if acc.kind == "load" and bits == 16 and "dot_op" in enc:
+        return ["ldsm.x4.trans" if "opIdx = 1" in enc else "ldsm.x4", "auto"]
+    return ["auto"]
+
+
+def _count(dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str]) -> dict:
+    last: Exception | None = None
+    for instr in candidates:
+        try:
+            a = build_access(dist, memory, bits, kind, instr)
+        except (InputError, ValueError) as e:
+            last = e
+            continue
+        counts, ideals, _ = evaluate(a.instr, a.addresses)
+        return {
+            "instr": a.instr.short,
+            "instructions": len(counts),
+            "wavefronts": int(counts.sum()),
+            "ideal": int(ideals.sum()),
+            "max_per_instruction": int(counts.max()) if len(counts) else 0,
+        }
+    raise last if last else InputError("ttgir", "access", "has no instruction")
+
+
+def _layouts(mod: Module, acc: Access):
+    """The access's distributed layout and the memory layout it goes through. A subslice view
+    (``alloc_shape`` written) is placed at the origin of its allocation: a linear memory layout maps
+    a shifted block to the same offsets XOR a constant, which keeps every bank-conflict count."""
+    view = list(acc.memdesc.shape)
+    full = list(acc.memdesc.alloc_shape) or view
+    dist = parse_layout(mod.expand(acc.tensor.encoding), list(acc.tensor.shape)).layout
+    memory = parse_layout(mod.expand(acc.memdesc.encoding), full).layout
+    if full != view:
+        if len(full) != len(view) or not isinstance(memory, LinearLayout):
+            raise InputError(
+                "ttgir", "memdesc", "is a view of a padded or other-rank buffer", acc.memdesc.text
+            )
+        dims = {name: size for (name, _), size in zip(dist.out_dims, full, strict=True)}
+        dist = LinearLayout.from_bases(dist.as_dict(), dims)
+    return dist, memory
+
+
+def _location(op: Op, path: str) -> dict:
+    loc = {"ttgir": path, "ttgir_line": op.line}
+    if op.loc:
+        loc.update({"source": op.loc[0], "line": op.loc[1], "column": op.loc[2]})
+    return loc
+
+
+def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
+    """The scan report of one module (see the module docstring)."""
+    buffers, accesses = _accesses(mod)
+    out_buffers = []
+    for buf in buffers:
+        accs = [a for a in accesses if a.buffer == buf]  # type: ignore[attr-defined]
+        rows, problems = [], []
+        parsed = []
+        for a in accs:
+            bits = a.memdesc.elem_bits
+            row = {"op": a.op.name, "kind": a.kind, "location": _location(a.op, path)}
+            row["layout"] = a.tensor.encoding
+            row["shared"] = a.memdesc.encoding
+            row["shape"] = list(a.memdesc.shape)
+            row["dtype"] = a.memdesc.elem
+            try:
+                if bits is None:
+                    raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
+                dist, memory = _layouts(mod, a)
+                row.update(_count(dist, memory, bits, a.kind, _instr_candidates(a, bits)))
+                parsed.append((a, dist, bits))
+            except (InputError, ValueError) as e:
+                row["error"] = str(e)
+                problems.append(str(e))
+            rows.append(row)
+        entry = {
+            "buffer": buf,
+            "shape": list(accs[0].memdesc.shape),
+            "dtype": accs[0].memdesc.elem,
+            "shared": accs[0].memdesc.encoding,
+            "accesses": rows,
+            "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
+        }
+        entry.update(_optimum(parsed, rows))
+        out_buffers.append(entry)
+    conversions = [_conversion(mod, op, path) for op in mod.ops if op.name == "ttg.convert_layout"]
+    return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
+            "conversions": conversions}  # fmt: skip
+
+
+def _optimum(parsed: list, rows: list[dict]) -> dict:
+    """The §5.4 layout for the buffer's first writer and first reader, counted for every access
+    with the same instruction the chosen layout gets (so the gap compares like with like)."""
+    chosen = sum(r.get("wavefronts", 0) for r in rows)
+    if parsed and len(parsed) == len(rows) and chosen == sum(r["ideal"] for r in rows):
+        # one wavefront per phase is a lower bound for any layout with the same instructions
+        return {"optimal_wavefronts": chosen, "gap": 0, "reason": "conflict-free: every access at its ideal"}
+    writers = [p for p in parsed if p[0].kind == "store"]
+    readers = [p for p in parsed if p[0].kind == "load"]
+    if not writers or not readers:
+        return {"optimal_wavefronts": None, "gap": None, "reason": "no modeled writer and reader pair"}
+    (wa, wd, bits), (_, rd, _) = writers[0], readers[0]
+    if tuple(wa.tensor.shape) != tuple(readers[0][0].tensor.shape):
+        return {"optimal_wavefronts": None, "gap": None, "reason": "writer and reader views differ in shape"}
+    chosen_instr = [r["instr"] for r in rows if "instr" in r]
+    try:
+        s = optimal_swizzle(wd, rd, bits)
+        total = 0
+        for (a, dist, b), instr in zip(parsed, chosen_instr, strict=True):
+            total += _count(dist, s.layout, b, a.kind, [instr])["wavefronts"]
+    except (InputError, ValueError) as e:
+        reason = f"§5.4 layout with the same instructions: {e}"
+        return {"optimal_wavefronts": None, "gap": None, "reason": reason}
+    out = {"optimal_wavefronts": total, "gap": chosen - total}
+    if chosen > total:
+        names = tuple(f"dim{i}" for i in range(len(wa.memdesc.shape)))
+        nots = memory_notations(s.layout, names)
+        out["better_layout"] = nots.get("swizzled_shared", nots["triton"])
+    return out
+
+
+def _conversion(mod: Module, op: Op, path: str) -> dict:
+    row = {"op": op.name, "location": _location(op, path)}
+    tensors = [t for t in op.types if t.kind == "tensor"]
+    if len(tensors) != 2 or tensors[0].elem_bits is None:
+        return {**row, "error": "types not understood"}
+    src, dst = tensors
+    row.update({"from": src.encoding, "to": dst.encoding, "shape": list(src.shape), "dtype": src.elem})
+    try:
+        a = parse_layout(mod.expand(src.encoding), list(src.shape)).layout
+        b = parse_layout(mod.expand(dst.encoding), list(dst.shape)).layout
+        s = optimal_swizzle(a, b, src.elem_bits)
+        st = _count(a, s.layout, src.elem_bits, "store", ["auto"])
+        ld = _count(b, s.layout, src.elem_bits, "load", ["auto"])
+    except (InputError, ValueError) as e:
+        return {**row, "error": str(e)}
+    names = tuple(f"dim{i}" for i in range(len(src.shape)))
+    nots = memory_notations(s.layout, names)
+    row["shared_plan"] = {
+        "layout": nots.get("swizzled_shared", nots["triton"]),
+        "store": st,
+        "load": ld,
+        "wavefronts": st["wavefronts"] + ld["wavefronts"],
+    }
+    return row
+
+
+def scan_text(text: str, path: str = "<ttgir>") -> dict:
+    return scan_module(read_ttgir(text), path)

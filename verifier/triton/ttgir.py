@@ -1,0 +1,220 @@
+"""A TTGIR text reader that needs no Triton: attribute aliases, source locations, and the ops that
+touch shared memory, with their tensor and memdesc types.
+
+>>> m = read_ttgir('''module {
+... #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32],
+...   warpsPerCTA = [4, 1], order = [1, 0]}>
+... #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+... #loc3 = loc("k.py":7:9)
+... %a = ttg.local_alloc %x : (tensor<16x32xf32, #blocked>) -> !ttg.memdesc<16x32xf32, #shared> loc(#loc3)''')
+>>> op = m.ops[0]
+>>> op.name, op.result, op.operands, op.types[0].shape, op.types[1].encoding, op.loc, op.line
+('ttg.local_alloc', '%a', ['%x'], (16, 32), '#shared', ('k.py', 7, 9), 6)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from models.errors import InputError
+
+SHARED_OPS = (
+    "ttg.local_alloc",
+    "ttg.local_store",
+    "ttg.local_load",
+    "ttg.async_copy_global_to_local",
+    "ttg.memdesc_index",
+    "ttg.memdesc_subslice",
+    "ttg.memdesc_trans",
+    "ttg.memdesc_reshape",
+    "ttg.convert_layout",
+)
+ELEM_BITS = {
+    "i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64,
+    "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "f8E4M3B11FNUZ": 8,
+}  # fmt: skip
+MAX_TEXT = 64 * 1024 * 1024
+
+_ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
+_OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z_.]+)\b(.*)$")
+_LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+_LOC_REF = re.compile(r"#(loc\d*)\b")
+
+
+@dataclass(frozen=True)
+class Type:
+    """A ``tensor<...>`` or ``!ttg.memdesc<...>`` type: shape, element type and encoding text."""
+
+    kind: str  # "tensor" or "memdesc"
+    shape: tuple[int, ...]
+    elem: str
+    encoding: str
+    text: str
+    alloc_shape: tuple[int, ...] = ()  # a memdesc view's allocation shape, when written
+
+    @property
+    def elem_bits(self) -> int | None:
+        return ELEM_BITS.get(self.elem)
+
+
+@dataclass
+class Op:
+    """One op of interest, as written: its line (1-based), name, result, operands, types and loc."""
+
+    line: int
+    name: str
+    result: str | None
+    operands: list[str]
+    types: list[Type]
+    loc: tuple[str, int, int] | None
+    text: str
+
+
+@dataclass
+class Module:
+    aliases: dict[str, str] = field(default_factory=dict)
+    ops: list[Op] = field(default_factory=list)
+    block_args: dict[str, str] = field(default_factory=dict)  # loop-carried value -> initial value
+    num_warps: int | None = None
+    target: str | None = None
+
+    def expand(self, encoding: str) -> str:
+        """An encoding with the alias definitions it may refer to, ready for ``parse_layout``."""
+        defs = [f"#{k} = {v}" for k, v in self.aliases.items() if v.startswith(("#ttg.", "#ttng."))]
+        return "\n".join(defs + [encoding])
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the ``<...>`` group opening at ``text[start] == '<'``."""
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    raise InputError("ttgir", "type", "has unbalanced '<' '>'", text[start : start + 60])
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for c in text:
+        if c in "<[({":
+            depth += 1
+        elif c in ">])}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def parse_type(text: str) -> Type:
+    """``tensor<64x64xf16, #blocked>`` or ``!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>``.
+
+    >>> parse_type("!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>").shape
+    (2, 64, 64)
+    >>> parse_type("tensor<64x!tt.ptr<f16>, #blocked>").elem
+    'f16'
+    >>> parse_type("!ttg.memdesc<128x16xf16, #shared, #smem, mutable, 128x32>").alloc_shape
+    (128, 32)
+    """
+    kind = "memdesc" if text.startswith(("!ttg.memdesc", "<")) else "tensor"
+    inner = text[text.index("<") + 1 : -1]
+    parts = _split_top(inner)
+    dims, elem = [], parts[0]
+    while True:
+        m = re.match(r"(\d+)x", elem)
+        if not m:
+            break
+        dims.append(int(m.group(1)))
+        elem = elem[m.end() :]
+    ptr = re.fullmatch(r"!tt\.ptr<(\w+)(?:,.*)?>", elem)
+    if ptr:
+        elem = ptr.group(1)
+    encoding = parts[1] if len(parts) > 1 else ""
+    alloc = next((p for p in parts[2:] if re.fullmatch(r"\d+(?:x\d+)*", p)), "")
+    alloc_shape = tuple(int(x) for x in alloc.split("x")) if alloc else ()
+    return Type(kind, tuple(dims), elem, encoding, text, alloc_shape)
+
+
+def find_types(text: str) -> list[Type]:
+    out = []
+    for m in re.finditer(r"(?:!ttg\.memdesc|\btensor|(?<=-> ))<", text):
+        end = _balanced(text, m.end() - 1)
+        out.append(parse_type(text[m.start() : end]))
+    return out
+
+
+def _resolve_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int, int] | None:
+    """The first ``"file":line:col`` a location (possibly through aliases, names, fusions) names."""
+    m = _LOC_FILE.search(ref)
+    if m:
+        return (m.group(1), int(m.group(2)), int(m.group(3)))
+    if depth > 32:
+        return None
+    for r in _LOC_REF.findall(ref):
+        if r in locs:
+            found = _resolve_loc(locs[r], locs, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _trailing_loc(text: str) -> tuple[str, str]:
+    """Split an op's text into its body and its trailing ``loc(...)``."""
+    i = text.rfind(" loc(")
+    if i < 0:
+        return text, ""
+    return text[:i], text[i + 1 :]
+
+
+def read_ttgir(text: str) -> Module:
+    """Read TTGIR text; ops outside ``SHARED_OPS`` are skipped."""
+    if len(text) > MAX_TEXT:
+        raise InputError("ttgir", "file", f"is larger than {MAX_TEXT} bytes", len(text))
+    if not re.search(r"^\s*module\b", text, re.M):
+        raise InputError("ttgir", "file", "is not TTGIR text (no 'module')")
+    mod = Module()
+    locs: dict[str, str] = {}
+    lines = text.splitlines()
+    for line in lines:
+        a = _ALIAS.match(line)
+        if a:
+            if a.group(2).startswith("loc("):
+                locs[a.group(1)] = a.group(2)
+            else:
+                mod.aliases[a.group(1)] = a.group(2).strip()
+    warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', text)
+    mod.num_warps = int(warps.group(1)) if warps else None
+    target = re.search(r'ttg\.target\s*=\s*"([^"]+)"', text)
+    mod.target = target.group(1) if target else None
+    for no, line in enumerate(lines, 1):
+        if "iter_args(" in line:
+            args = line.split("iter_args(", 1)[1]
+            mod.block_args.update(re.findall(r"(%[\w$.#-]+) = (%[\w$.#-]+)", args.split(") ->", 1)[0]))
+        m = _OP.match(line)
+        if not m or m.group(2) not in SHARED_OPS:
+            continue
+        body, loc_text = _trailing_loc(line.strip())
+        head, _, type_text = body.partition(" : ")
+        operands = re.findall(r"%[\w$.#-]+", head.split(m.group(2), 1)[1])
+        mod.ops.append(
+            Op(
+                line=no,
+                name=m.group(2),
+                result=m.group(1),
+                operands=operands,
+                types=find_types(type_text),
+                loc=_resolve_loc(loc_text, locs) if loc_text else None,
+                text=line.strip(),
+            )
+        )
+    return mod

@@ -1,0 +1,137 @@
+"""``bankproof triton scan FILE.ttgir ...``: every shared buffer a Triton kernel allocates, each
+access's exact wavefronts, the optimum for the buffer, and a better layout when there is one; as
+text, JSON, or SARIF 2.1.0 (results at the Python source line from ``loc(...)`` when present).
+
+Exit codes: 0 every buffer at its optimum, 1 some buffer costs more than its optimum, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from models.errors import InputError
+from verifier.triton.scan import scan_text
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+RULES = {
+    "BP001": "shared-memory access costs more wavefronts than the optimal layout allows",
+    "BP002": "shared-memory access could not be analysed",
+}
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
+
+
+def scan_files(paths: list[str]) -> list[dict]:
+    return [scan_text(_read(p), p) for p in paths]
+
+
+def _where(loc: dict) -> str:
+    src = f"{loc['source']}:{loc['line']}" if "source" in loc else ""
+    return f"{loc['ttgir']}:{loc['ttgir_line']}" + (f" ({src})" if src else "")
+
+
+def to_text(reports: list[dict]) -> str:
+    lines = []
+    for rep in reports:
+        lines.append(f"{rep['file']}: target {rep['target']}, {rep['num_warps']} warps")
+        for b in rep["buffers"]:
+            opt = b["optimal_wavefronts"]
+            gap = b["gap"]
+            verdict = "optimal" if gap == 0 else f"gap {gap}" if gap is not None else "optimum unknown"
+            lines.append(
+                f"  buffer {b['buffer']} {'x'.join(map(str, b['shape']))} {b['dtype']} {b['shared']}: "
+                f"{b['wavefronts']} wavefronts, optimum {opt if opt is not None else '?'} ({verdict})"
+            )
+            for a in b["accesses"]:
+                cost = (
+                    f"{a['wavefronts']} wavefronts (ideal {a['ideal']}) "
+                    f"with {a['instructions']} x {a['instr']}"
+                    if "wavefronts" in a
+                    else f"not analysed: {a['error']}"
+                )
+                lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}")
+            if b.get("better_layout"):
+                lines.append(f"    better: {b['better_layout']}")
+            elif b["gap"] is None and b.get("reason"):
+                lines.append(f"    ({b['reason']})")
+        for c in rep["conversions"]:
+            if "shared_plan" in c:
+                p = c["shared_plan"]
+                lines.append(
+                    f"  convert_layout at {_where(c['location'])}: through shared memory at best "
+                    f"{p['store']['wavefronts']} + {p['load']['wavefronts']} wavefronts with {p['layout']}"
+                )
+            else:
+                lines.append(f"  convert_layout at {_where(c['location'])}: {c.get('error')}")
+    return "\n".join(lines) + "\n"
+
+
+def _sarif_location(loc: dict) -> dict:
+    if "source" in loc:
+        uri, region = loc["source"], {"startLine": max(1, loc["line"]), "startColumn": max(1, loc["column"])}
+    else:
+        uri, region = loc["ttgir"], {"startLine": loc["ttgir_line"]}
+    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
+
+
+def to_sarif(reports: list[dict]) -> dict:
+    """SARIF 2.1.0: one result per access of a buffer above its optimum (BP001) or not analysed."""
+    results = []
+    for rep in reports:
+        for b in rep["buffers"]:
+            for a in b["accesses"]:
+                if "error" in a:
+                    rule, level, text = "BP002", "warning", f"not analysed: {a['error']}"
+                elif b["gap"]:
+                    rule, level = "BP001", "warning"
+                    text = (
+                        f"{a['kind']} of buffer {b['buffer']} ({b['shared']}): {a['wavefronts']} wavefronts "
+                        f"(ideal {a['ideal']}); the buffer costs {b['wavefronts']}, optimum "
+                        f"{b['optimal_wavefronts']}"
+                        + (f"; better layout {b['better_layout']}" if b.get("better_layout") else "")
+                    )
+                else:
+                    continue
+                results.append(
+                    {
+                        "ruleId": rule,
+                        "level": level,
+                        "message": {"text": text},
+                        "locations": [_sarif_location(a["location"])],
+                    }
+                )
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "bankproof",
+                        "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in RULES.items()],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def run_scan(args: argparse.Namespace) -> int:
+    reports = scan_files(args.files)
+    if args.sarif:
+        sys.stdout.write(json.dumps(to_sarif(reports), indent=1) + "\n")
+    elif args.json:
+        sys.stdout.write(json.dumps({"schema": 1, "reports": reports}, indent=1) + "\n")
+    else:
+        sys.stdout.write(to_text(reports))
+    worse = any(b["gap"] for rep in reports for b in rep["buffers"])
+    return 1 if worse else 0
