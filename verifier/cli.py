@@ -156,6 +156,26 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
     scan.set_defaults(run=triton_cmd.run_scan)
+    cor = tsub.add_parser(
+        "corpus",
+        help="compile the built-in kernel corpus with Triton (CPU), scan it, compare with a baseline",
+        description="Compile >= 40 kernel configurations per arch to TTGIR with Triton on the CPU (parallel "
+        "workers), scan every shared-memory access, and compare each with the baseline. Exit 1 when an "
+        "access costs more than its baseline (or is not optimal, with --require-optimal). --kernels FILE.py "
+        "takes your own @triton.jit kernels and a CONFIGS list (see verifier/triton/corpus.py).",
+    )
+    cor.add_argument(
+        "--arch", default="sm80,sm90", help="comma-separated: sm80, sm90, sm100 (default sm80,sm90)"
+    )
+    cor.add_argument("--baseline", metavar="FILE", help="baseline JSON to compare with (or write)")
+    cor.add_argument("--update-baseline", action="store_true", help="write this run's numbers to --baseline")
+    cor.add_argument(
+        "--require-optimal", action="store_true", help="exit 1 when any buffer is above its optimum"
+    )
+    cor.add_argument("--kernels", metavar="FILE.py", help="a Python file with kernels and CONFIGS")
+    cor.add_argument("--workers", type=int, default=0, help="compile processes (default: CPU count)")
+    cor.add_argument("--json", action="store_true", help="machine-readable report")
+    cor.set_defaults(run=triton_cmd.run_corpus_cmd)
     return p
 
 

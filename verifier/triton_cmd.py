@@ -135,3 +135,76 @@ def run_scan(args: argparse.Namespace) -> int:
         sys.stdout.write(to_text(reports))
     worse = any(b["gap"] for rep in reports for b in rep["buffers"])
     return 1 if worse else 0
+
+
+def run_corpus_cmd(args: argparse.Namespace) -> int:
+    from verifier.triton import corpus
+
+    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+    for a in archs:
+        if a not in corpus.ARCHS:
+            raise InputError("triton corpus", "--arch", f"must be among {', '.join(corpus.ARCHS)}", a)
+    if args.kernels:
+        mod = corpus._load_file(args.kernels)
+        configs = getattr(mod, "CONFIGS", None)
+        if not isinstance(configs, list) or not configs:
+            raise InputError(
+                "triton corpus", "--kernels", "must define CONFIGS, a non-empty list", args.kernels
+            )
+    else:
+        configs = corpus.builtin_configs()
+    baseline = corpus.load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
+    entries = corpus.run_corpus(configs, archs, args.kernels, args.workers)
+    worse = corpus.compare(entries, baseline) if baseline is not None else []
+    gaps = [
+        f"{corpus.access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"
+        for e in entries
+        for b in e.get("report", {}).get("buffers", [])
+        for i, a in enumerate(b["accesses"])
+        if b["gap"]
+    ]
+    if args.json:
+        sys.stdout.write(
+            json.dumps({"schema": 1, "entries": entries, "worse": worse, "gaps": gaps}, indent=1) + "\n"
+        )
+    else:
+        sys.stdout.write(_corpus_text(entries, archs))
+    if args.update_baseline:
+        if not args.baseline:
+            raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
+        flat = corpus.flat_accesses(entries)
+        Path(args.baseline).write_text(
+            json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n"
+        )
+        sys.stderr.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
+    for w in worse:
+        sys.stderr.write(f"worse than baseline: {w}\n")
+    if args.require_optimal:
+        for g in gaps:
+            sys.stderr.write(f"not optimal: {g}\n")
+    return 1 if worse or (args.require_optimal and gaps) else 0
+
+
+def _corpus_text(entries: list[dict], archs: list[str]) -> str:
+    lines = []
+    for arch in archs:
+        mine = [e for e in entries if e["arch"] == arch]
+        ok = [e for e in mine if "report" in e]
+        lines.append(f"{arch}: {len(mine)} configurations, {len(ok)} compiled")
+        for e in mine:
+            if "error" in e:
+                lines.append(f"  {e['config']}: not compiled ({e['error']})")
+                continue
+            rep = e["report"]
+            lines.append(
+                f"  {e['config']}: {len(rep['buffers'])} buffers, {len(rep['conversions'])} conversions"
+            )
+            for b in rep["buffers"]:
+                gap = b["gap"]
+                verdict = "optimal" if gap == 0 else f"gap {gap}" if gap is not None else "optimum unknown"
+                costs = ", ".join(
+                    f"{a['kind']} {a['wavefronts']}/{a['ideal']} {a['instr']}" if "wavefronts" in a else "n/a"
+                    for a in b["accesses"]
+                )
+                lines.append(f"    {b['buffer']} {b['shared']}: {b['wavefronts']} ({verdict}) [{costs}]")
+    return "\n".join(lines) + "\n"

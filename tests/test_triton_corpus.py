@@ -1,0 +1,100 @@
+"""``bankproof triton corpus``: the built-in corpus compiles with Triton on the CPU (>= 40
+configurations per arch), matches the committed baseline, and a lowered baseline entry fails."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+from verifier.triton import corpus
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = ROOT / "tests" / "data" / "triton_corpus_baseline.json"
+
+
+@pytest.fixture(scope="module")
+def entries():
+    return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90"])
+
+
+def test_corpus_matches_the_committed_baseline(entries, capsys):
+    for arch in ("sm80", "sm90"):
+        compiled = [e for e in entries if e["arch"] == arch and "report" in e]
+        assert len(compiled) >= 40, arch
+    baseline = corpus.load_baseline(str(BASELINE))
+    assert corpus.compare(entries, baseline) == []
+    assert corpus.flat_accesses(entries) == baseline
+    with capsys.disabled():
+        n = len(corpus.flat_accesses(entries))
+        gaps = sum(1 for e in entries for b in e.get("report", {}).get("buffers", []) if b["gap"])
+        print(f"\ncorpus: {len(entries)} (config, arch) pairs, {n} accesses, {gaps} buffers above optimum")
+
+
+def test_a_lowered_baseline_entry_is_named(entries):
+    baseline = corpus.load_baseline(str(BASELINE))
+    key = sorted(baseline)[7]
+    baseline[key] -= 1
+    assert corpus.compare(entries, baseline) == [
+        f"{key}: {baseline[key] + 1} wavefronts, baseline {baseline[key]}"
+    ]
+
+
+USER_KERNELS = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy_t(x_ptr, y_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    x = tl.load(x_ptr + r[:, None] * B + r[None, :])
+    tl.store(y_ptr + r[:, None] * B + r[None, :], tl.trans(x))
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, K, B: tl.constexpr):
+    r = tl.arange(0, B)
+    acc = tl.zeros((B, B), dtype=tl.float32)
+    for k in range(0, K, B):
+        a = tl.load(a_ptr + r[:, None] * K + (k + r)[None, :])
+        b = tl.load(b_ptr + (k + r)[:, None] * B + r[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * B + r[None, :], acc.to(tl.float16))
+
+CONFIGS = [
+    {"name": "user_mm", "kernel": "mm", "signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16",
+     "K": "i32", "B": "constexpr"}, "constexprs": {"B": 64}, "num_warps": 4, "num_stages": 2},
+]
+"""
+
+
+def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(USER_KERNELS)
+    base = tmp_path / "base.json"
+    args = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels), "--baseline", str(base)]
+    assert main([*args, "--update-baseline"]) == 0
+    assert "sm80: 1 configurations, 1 compiled" in capsys.readouterr().out
+    assert main(args) == 0
+    data = json.loads(base.read_text())
+    key = sorted(data["accesses"])[0]
+    data["accesses"][key] -= 1
+    base.write_text(json.dumps(data))
+    assert main(args) == 1
+    assert f"worse than baseline: {key}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--arch", "sm70"], "triton corpus: --arch must be among sm80, sm90, sm100, got sm70"),
+        (["--baseline", "/nonexistent.json"], "corpus: --baseline cannot be read"),
+    ],
+)
+def test_corpus_bad_input_exit_2(capsys, args, message):
+    assert main(["triton", "corpus", *args]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,258 @@
+"""The built-in Triton corpus: kernel configurations compiled to TTGIR on the CPU (Triton needed,
+no GPU), scanned, and compared access by access with a committed baseline.
+
+A configuration is ``{"name", "kernel", "signature", "constexprs", "num_warps", "num_stages"}``;
+``kernel`` names a function in :mod:`verifier.triton.corpus_kernels` or, for ``--kernels FILE.py``,
+in that file, which also defines ``CONFIGS`` (a list of such dicts). Every pointer and integer
+argument gets ``tt.divisibility = 16`` as a typical launch would.
+
+>>> len(builtin_configs()) >= 40
+True
+>>> access_key({"config": "mm", "arch": "sm80"}, {"buffer": "%a"}, 0, {"op": "ttg.local_load"})
+'mm@sm80 %a #0 ttg.local_load'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from models.errors import InputError
+from verifier.triton.scan import scan_text
+
+ARCHS = {"sm80": 80, "sm90": 90, "sm100": 100}
+PTR = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32", "fp8": "*fp8e4nv", "i8": "*i8"}
+
+
+def _mm(name, dtype, bm, bn, bk, warps, stages, kernel="matmul", b_dtype=None, out=None):
+    a = PTR[dtype]
+    sig = {
+        "a_ptr": a,
+        "b_ptr": PTR[b_dtype or dtype],
+        "c_ptr": PTR[out or ("fp16" if dtype == "fp8" else dtype)],
+    }
+    sig.update({"M": "i32", "N": "i32", "K": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"})
+    return {
+        "name": name,
+        "kernel": kernel,
+        "signature": sig,
+        "constexprs": {"BM": bm, "BN": bn, "BK": bk},
+        "num_warps": warps,
+        "num_stages": stages,
+    }
+
+
+def builtin_configs() -> list[dict]:
+    """>= 40 configurations: matmuls, transposes, attention, layer norm, softmax, a reduction,
+    gather/scatter and a mixed-precision matmul."""
+    out = []
+    for dtype in ("fp16", "bf16", "fp32", "fp8"):
+        for bm, bn, bk, warps, stages in (
+            (128, 128, 32, 4, 3),
+            (128, 64, 64, 4, 2),
+            (64, 64, 32, 2, 3),
+            (64, 128, 64, 4, 4),
+            (128, 256, 64, 8, 3),
+            (32, 32, 32, 1, 2),
+        ):
+            out.append(
+                _mm(f"matmul_{dtype}_{bm}x{bn}x{bk}_w{warps}_s{stages}", dtype, bm, bn, bk, warps, stages)
+            )
+    for bm, bn, bk, warps in ((128, 128, 32, 4), (64, 64, 64, 4)):
+        out.append(
+            _mm(
+                f"matmul_mixed_f16xi8_{bm}x{bn}x{bk}",
+                "fp16",
+                bm,
+                bn,
+                bk,
+                warps,
+                3,
+                "matmul_mixed",
+                "i8",
+                "fp16",
+            )
+        )
+    for dtype in ("fp32", "fp16", "i8"):
+        for b, warps in ((32, 1), (64, 4), (128, 8)):
+            out.append(
+                {
+                    "name": f"transpose_{dtype}_{b}_w{warps}",
+                    "kernel": "transpose",
+                    "signature": {"x_ptr": PTR[dtype], "y_ptr": PTR[dtype], "B": "constexpr"},
+                    "constexprs": {"B": b},
+                    "num_warps": warps,
+                    "num_stages": 1,
+                }
+            )
+    for bm, bn, d, warps in ((64, 64, 64, 4), (128, 64, 64, 8), (128, 128, 128, 8)):
+        sig = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "L": "i32"}
+        out.append(
+            {
+                "name": f"attention_fwd_{bm}x{bn}_d{d}_w{warps}",
+                "kernel": "attention_fwd",
+                "signature": {**sig, "BM": "constexpr", "BN": "constexpr", "D": "constexpr"},
+                "constexprs": {"BM": bm, "BN": bn, "D": d},
+                "num_warps": warps,
+                "num_stages": 2,
+            }
+        )
+    for kernel in ("layer_norm", "softmax"):
+        for dtype, n, r, warps in (("fp16", 1024, 4, 4), ("fp32", 256, 16, 4)):
+            sig = {"x_ptr": PTR[dtype], "y_ptr": PTR[dtype]}
+            if kernel == "layer_norm":
+                sig["w_ptr"] = "*fp32"
+            out.append(
+                {
+                    "name": f"{kernel}_{dtype}_{r}x{n}_w{warps}",
+                    "kernel": kernel,
+                    "signature": {**sig, "N": "constexpr", "R": "constexpr"},
+                    "constexprs": {"N": n, "R": r},
+                    "num_warps": warps,
+                    "num_stages": 1,
+                }
+            )
+    for m, n, warps in ((64, 128, 4), (256, 64, 8)):
+        out.append(
+            {
+                "name": f"column_sum_fp32_{m}x{n}_w{warps}",
+                "kernel": "column_sum",
+                "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "constexpr", "N": "constexpr"},
+                "constexprs": {"M": m, "N": n},
+                "num_warps": warps,
+                "num_stages": 1,
+            }
+        )
+    out.append(_mm("matmul_fp16_256x128x32_w8_s4", "fp16", 256, 128, 32, 8, 4))
+    out.append(_mm("matmul_bf16_64x256x32_w8_s3", "bf16", 64, 256, 32, 8, 3))
+    for kernel in ("layer_norm", "softmax"):
+        sig = {"x_ptr": "*bf16", "y_ptr": "*bf16", **({"w_ptr": "*fp32"} if kernel == "layer_norm" else {})}
+        out.append(
+            {
+                "name": f"{kernel}_bf16_8x512_w8",
+                "kernel": kernel,
+                "signature": {**sig, "N": "constexpr", "R": "constexpr"},
+                "constexprs": {"N": 512, "R": 8},
+                "num_warps": 8,
+                "num_stages": 1,
+            }
+        )
+    out.append(
+        {
+            "name": "gather_scatter_fp16_64x64_w4",
+            "kernel": "gather_scatter",
+            "signature": {
+                "x_ptr": "*fp16",
+                "idx_ptr": "*i32",
+                "y_ptr": "*fp16",
+                "M": "constexpr",
+                "N": "constexpr",
+            },
+            "constexprs": {"M": 64, "N": 64},
+            "num_warps": 4,
+            "num_stages": 1,
+        }
+    )
+    return out
+
+
+def _kernel(name: str, kernels_file: str | None):
+    if kernels_file:
+        mod = _load_file(kernels_file)
+    else:
+        from verifier.triton import corpus_kernels as mod
+    if not hasattr(mod, name):
+        raise InputError("corpus", "kernel", "is not defined in the kernels module", name)
+    return getattr(mod, name)
+
+
+def _load_file(path: str):
+    spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
+    if spec is None or spec.loader is None:
+        raise InputError("corpus", "--kernels", "is not a Python file", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def compile_ttgir(config: dict, arch: str, kernels_file: str | None = None) -> str:
+    """TTGIR of one configuration for one arch (runs in a worker process)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn = _kernel(config["kernel"], kernels_file)
+    sig = config["signature"]
+    attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
+    src = ASTSource(fn=fn, signature=sig, constexprs=config.get("constexprs", {}), attrs=attrs)
+    opts = {"num_warps": config.get("num_warps", 4), "num_stages": config.get("num_stages", 3)}
+    k = triton.compile(src, target=GPUTarget("cuda", ARCHS[arch], 32), options=opts)
+    return k.asm["ttgir"]
+
+
+def _job(args: tuple[dict, str, str | None]) -> tuple[str, str, str | None, str | None]:
+    config, arch, kernels_file = args
+    try:
+        return config["name"], arch, compile_ttgir(config, arch, kernels_file), None
+    except Exception as e:  # noqa: BLE001 - a configuration Triton rejects is reported, not fatal
+        return config["name"], arch, None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def access_key(entry: dict, buffer: dict, index: int, access: dict) -> str:
+    return f"{entry['config']}@{entry['arch']} {buffer['buffer']} #{index} {access['op']}"
+
+
+def run_corpus(
+    configs: list[dict], archs: list[str], kernels_file: str | None = None, workers: int = 0
+) -> list[dict]:
+    """Compile every (configuration, arch) in parallel workers and scan each TTGIR."""
+    jobs = [(c, a, kernels_file) for a in archs for c in configs]
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(_job, jobs, chunksize=1))
+    out = []
+    for name, arch, ttgir, error in results:
+        entry = {"config": name, "arch": arch}
+        if error:
+            entry["error"] = error
+        else:
+            entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
+        out.append(entry)
+    return out
+
+
+def flat_accesses(entries: list[dict]) -> dict[str, int]:
+    """``{access key: wavefronts}`` for every analysed access (the baseline's content)."""
+    out = {}
+    for e in entries:
+        for b in e.get("report", {}).get("buffers", []):
+            for i, a in enumerate(b["accesses"]):
+                if "wavefronts" in a:
+                    out[access_key(e, b, i, a)] = a["wavefronts"]
+    return out
+
+
+def compare(entries: list[dict], baseline: dict[str, int]) -> list[str]:
+    """Accesses that cost more than the baseline, or that the baseline has and this run lost."""
+    now = flat_accesses(entries)
+    worse = [
+        f"{k}: {now[k]} wavefronts, baseline {v}" for k, v in baseline.items() if k in now and now[k] > v
+    ]
+    ran = {f"{e['config']}@{e['arch']}" for e in entries}
+    gone = [f"{k}: missing from this run" for k in baseline if k not in now and k.split(" ", 1)[0] in ran]
+    return worse + gone
+
+
+def load_baseline(path: str) -> dict[str, int]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError("corpus", "--baseline", f"cannot be read ({type(e).__name__})", path) from None
+    acc = data.get("accesses") if isinstance(data, dict) else None
+    if not isinstance(acc, dict) or not all(isinstance(v, int) for v in acc.values()):
+        raise InputError("corpus", "--baseline", "must be {'accesses': {key: wavefronts}}", path)
+    return acc

@@ -1,0 +1,106 @@
+"""The built-in corpus's Triton kernels (imported only by compile workers; needs the ``triton``
+extra). Each kernel is a small, ordinary Triton program of the kind the corpus names."""
+
+# ruff: noqa: N803 - Triton's constexpr parameters are upper case by convention
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def matmul_mixed(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """fp16 activations times int8 weights, upcast in registers."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :]).to(tl.float16)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def transpose(x_ptr, y_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    x = tl.load(x_ptr + r[:, None] * B + r[None, :])
+    tl.store(y_ptr + r[:, None] * B + r[None, :], tl.trans(x))
+
+
+@triton.jit
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, L, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in range(0, L, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None])
+        s = tl.dot(q, k)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :])
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@triton.jit
+def layer_norm(x_ptr, y_ptr, w_ptr, N: tl.constexpr, R: tl.constexpr):
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :]).to(tl.float32)
+    mean = tl.sum(x, 1) / N
+    xc = x - mean[:, None]
+    var = tl.sum(xc * xc, 1) / N
+    w = tl.load(w_ptr + cols)
+    y = xc / tl.sqrt(var + 1e-5)[:, None] * w[None, :]
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], y.to(y_ptr.dtype.element_ty))
+
+
+@triton.jit
+def softmax(x_ptr, y_ptr, N: tl.constexpr, R: tl.constexpr):
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :]).to(tl.float32)
+    e = tl.exp(x - tl.max(x, 1)[:, None])
+    tl.store(
+        y_ptr + rows[:, None] * N + cols[None, :], (e / tl.sum(e, 1)[:, None]).to(y_ptr.dtype.element_ty)
+    )
+
+
+@triton.jit
+def column_sum(x_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr):
+    """A reduction across rows: the result's layout differs from the input's."""
+    r = tl.arange(0, M)
+    c = tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :])
+    tl.store(y_ptr + c, tl.sum(x, 0))
+
+
+@triton.jit
+def gather_scatter(x_ptr, idx_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr):
+    r = tl.arange(0, M)
+    c = tl.arange(0, N)
+    idx = tl.load(idx_ptr + r)
+    x = tl.load(x_ptr + idx[:, None] * N + c[None, :])
+    tl.store(y_ptr + c[None, :] * M + idx[:, None], x)
