@@ -98,3 +98,10 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
 def test_corpus_bad_input_exit_2(capsys, args, message):
     assert main(["triton", "corpus", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_findings_document_is_current(entries):
+    """docs/triton-findings.md is exactly what the corpus produces now."""
+    doc = (ROOT / "docs" / "triton-findings.md").read_text()
+    assert doc == corpus.findings_markdown(entries)
+    assert "Buffers above the optimum bankproof can reach by changing only the shared layout: 0." in doc

@@ -17,7 +17,9 @@ through the same banks; not separately measured).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from models.access import build_access
 from models.errors import InputError
@@ -103,14 +105,20 @@ def _count(dist: LinearLayout, memory, bits: int, kind: str, candidates: list[st
     raise last if last else InputError("ttgir", "access", "has no instruction")
 
 
+@lru_cache(maxsize=512)
+def _parse(text: str, shape: tuple[int, ...]):
+    """``parse_layout`` memoized: a kernel names the same few layouts many times."""
+    return parse_layout(text, list(shape)).layout
+
+
 def _layouts(mod: Module, acc: Access):
     """The access's distributed layout and the memory layout it goes through. A subslice view
     (``alloc_shape`` written) is placed at the origin of its allocation: a linear memory layout maps
     a shifted block to the same offsets XOR a constant, which keeps every bank-conflict count."""
     view = list(acc.memdesc.shape)
     full = list(acc.memdesc.alloc_shape) or view
-    dist = parse_layout(mod.expand(acc.tensor.encoding), list(acc.tensor.shape)).layout
-    memory = parse_layout(mod.expand(acc.memdesc.encoding), full).layout
+    dist = _parse(mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape))
+    memory = _parse(mod.expand(acc.memdesc.encoding), tuple(full))
     if full != view:
         if len(full) != len(view) or not isinstance(memory, LinearLayout):
             raise InputError(
@@ -162,6 +170,8 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
             "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
         }
         entry.update(_optimum(parsed, rows))
+        if entry["gap"] is None and rows and all(r["kind"] == "store" and "instr" in r for r in rows):
+            entry.update(_nvmma_family(mod, accs, rows) or {})
         out_buffers.append(entry)
     conversions = [_conversion(mod, op, path) for op in mod.ops if op.name == "ttg.convert_layout"]
     return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
@@ -199,6 +209,39 @@ def _optimum(parsed: list, rows: list[dict]) -> dict:
     return out
 
 
+def _nvmma_family(mod: Module, accs: list[Access], rows: list[dict]) -> dict | None:
+    """A write-only buffer in ``nvmma_shared`` (read by wgmma/tcgen05, which bankproof does not
+    model) can only change within that family: the cheapest ``swizzlingByteWidth`` (0/32/64/128,
+    same transposition and element width) for its writers, with the same instructions."""
+    enc = mod.expand(accs[0].memdesc.encoding).splitlines()[-1]
+    text = mod.aliases.get(enc[1:], enc) if enc.startswith("#") and "<" not in enc else enc
+    if "nvmma_shared" not in text or "swizzlingByteWidth" not in text:
+        return None
+    best: tuple[int, str] | None = None
+    for sw in (0, 32, 64, 128):
+        cand = re.sub(r"swizzlingByteWidth = \d+", f"swizzlingByteWidth = {sw}", text)
+        total = 0
+        try:
+            for a, r in zip(accs, rows, strict=True):
+                dist, memory = _layouts(mod, replace(a, memdesc=replace(a.memdesc, encoding=cand)))
+                total += _count(dist, memory, a.memdesc.elem_bits or 8, a.kind, [r["instr"]])["wavefronts"]
+        except (InputError, ValueError):
+            continue
+        if best is None or total < best[0]:
+            best = (total, cand)
+    if best is None:
+        return None
+    chosen = sum(r["wavefronts"] for r in rows)
+    out = {
+        "optimal_wavefronts": min(best[0], chosen),
+        "gap": max(0, chosen - best[0]),
+        "reason": "write-only nvmma_shared buffer: optimum over swizzlingByteWidth 0/32/64/128",
+    }
+    if best[0] < chosen:
+        out["better_layout"] = best[1]
+    return out
+
+
 def _conversion(mod: Module, op: Op, path: str) -> dict:
     row = {"op": op.name, "location": _location(op, path)}
     tensors = [t for t in op.types if t.kind == "tensor"]
@@ -207,8 +250,8 @@ def _conversion(mod: Module, op: Op, path: str) -> dict:
     src, dst = tensors
     row.update({"from": src.encoding, "to": dst.encoding, "shape": list(src.shape), "dtype": src.elem})
     try:
-        a = parse_layout(mod.expand(src.encoding), list(src.shape)).layout
-        b = parse_layout(mod.expand(dst.encoding), list(dst.shape)).layout
+        a = _parse(mod.expand(src.encoding), tuple(src.shape))
+        b = _parse(mod.expand(dst.encoding), tuple(dst.shape))
         s = optimal_swizzle(a, b, src.elem_bits)
         st = _count(a, s.layout, src.elem_bits, "store", ["auto"])
         ld = _count(b, s.layout, src.elem_bits, "load", ["auto"])
