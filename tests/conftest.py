@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,3 +14,15 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(scope="session")
+def corpus_entries():
+    """The built-in Triton corpus compiled once per session for sm80 and sm90 (needs triton)."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("needs the triton extra")
+    from verifier.triton import corpus
+
+    return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90"])

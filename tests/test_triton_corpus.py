@@ -19,8 +19,8 @@ BASELINE = ROOT / "tests" / "data" / "triton_corpus_baseline.json"
 
 
 @pytest.fixture(scope="module")
-def entries():
-    return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90"])
+def entries(corpus_entries):
+    return corpus_entries
 
 
 def test_corpus_matches_the_committed_baseline(entries, capsys):

@@ -221,6 +221,7 @@ def run_corpus(
             entry["error"] = error
         else:
             entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
+            entry["ttgir"] = ttgir
         out.append(entry)
     return out
 
