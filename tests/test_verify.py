@@ -132,6 +132,7 @@ EXPECTED_VERDICTS = {
     "mma_operand_a_kwidth4": "refuted",
     "mma_operand_a_kwidth8": "proved",
     "mma_operand_a_ldmatrix": "proved",
+    "triton_tf32_b_operand_sm90": "refuted",
 }
 
 
