@@ -133,6 +133,15 @@ EXPECTED_VERDICTS = {
     "mma_operand_a_kwidth8": "proved",
     "mma_operand_a_ldmatrix": "proved",
     "triton_tf32_b_operand_sm90": "refuted",
+    "cute_sw323_8x8_row_read": "proved",
+    "cute_plain_8x8_row_read": "refuted",
+    "basetile_half_4x64": "proved",
+    "basetile_half_8x32": "proved",
+    "basetile_half_16x16": "proved",
+    "basetile_float_4x32": "proved",
+    "basetile_float_8x16": "proved",
+    "basetile_float_16x8": "proved",
+    "hopper_nvmma_128b_f16": "proved",
 }
 
 
