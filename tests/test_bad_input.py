@@ -1,0 +1,152 @@
+"""Bad input cannot break bankproof: every malformed spec, notation, CLI argument and JSONL line
+below exits 2 with one message naming the field, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from verifier.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN = str(ROOT / "examples" / "transpose_16x32_plain.toml")
+HEAD = "shape = [16, 32]\ndtype = 'f32'\n"
+MEM = "[memory]\nformula = '32*m + n'\n"
+LANES = "lane = [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]]"
+ACCESS = f"[[access]]\nkind = 'load'\nlayout.bases = {{register = [[0, 1]], {LANES}}}\n"
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+)
+
+SPECS = [
+    ("", "spec: shape is missing"),
+    ("shape = 5\ndtype = 'f32'\n", "spec: shape must be a list of integers, got 5"),
+    (
+        "shape = [12, 32]\ndtype = 'f32'\n" + MEM + ACCESS,
+        "shape: value sizes must be powers of two, got 12x32",
+    ),
+    ("shape = [0, 32]\ndtype = 'f32'\n", "sizes must be powers of two, got 0x32"),
+    (
+        "shape = [1048576, 1048576]\ndtype = 'f32'\n[memory]\nformula = 'm + n'\n" + ACCESS,
+        "over the limit of 2^24",
+    ),
+    ("shape = [16, 32]\ndtype = 'f13'\n", "dtype: name is unknown"),
+    ("shape = [16, 32]\n", "spec: dtype is missing"),
+    (HEAD + "arch = 'sm12'\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, got sm12"),
+    (
+        HEAD + "[memory]\nformula = '32*m + n'\ntriton = 'x'\n" + ACCESS,
+        "spec: memory must give exactly one of",
+    ),
+    (HEAD + "[memory]\nformula = 'n'\n" + ACCESS, "spec: memory.formula: formula: layout is not a bijection"),
+    (
+        HEAD + "[memory]\nformula = '32*m +'\n" + ACCESS,
+        "spec: memory.formula: formula: text is not a valid expression",
+    ),
+    (HEAD + "[memory]\nformula = '__import__(\"os\")'\n" + ACCESS, "formula: text may only use dim names"),
+    (
+        HEAD + "[memory]\ncute = 'Sw<3,2> o (16,32):(32,1)'\n" + ACCESS,
+        "spec: memory.cute: cute: swizzle must look like",
+    ),
+    (
+        HEAD
+        + "[memory]\ntriton = '#ttg.swizzled_shared<{vec = 3, perPhase = 1, maxPhase = 1, order = [1, 0]}>'\n"
+        + ACCESS,
+        "spec: memory.triton: swizzled_shared: vec must be a power of two, got 3",
+    ),
+    (
+        HEAD + "[memory]\ntriton = '" + "#ttg.slice<{dim = 0, parent = " * 200 + "'\n" + ACCESS,
+        "spec: memory.triton",
+    ),
+    (HEAD + MEM, "spec: access must list at least one [[access]]"),
+    (
+        HEAD + MEM + "[[access]]\nkind = 'rw'\nlayout.bases = {lane = []}\n",
+        "spec: access[0].kind must be load or store",
+    ),
+    (
+        HEAD + MEM + "[[access]]\nkind = 'load'\nlayout.bases = {lane = [[0, 1], [0, 2]]}\n",
+        "spec: access[0] (access0): layout.lane must have 5 bases (32 lanes), got 2",
+    ),
+    (
+        HEAD + MEM + f"[[access]]\nkind = 'load'\nlayout.bases = {{register = [[0, 64]], {LANES}}}\n",
+        "register basis [0, 64] coordinate for dim1 must be in [0, 32), got 64",
+    ),
+    (
+        HEAD
+        + MEM
+        + f"[[access]]\nkind = 'load'\ninstr = 'ld256'\nlayout.bases = {{register = [[0, 1]], {LANES}}}\n",
+        "instr: name is not a known shared-memory instruction",
+    ),
+    (
+        HEAD
+        + MEM
+        + f"[[access]]\nkind = 'load'\ninstr = 'ld128'\nlayout.bases = {{register = [[0, 1]], {LANES}}}\n",
+        "spec: access[0] (access0): instr needs 4 consecutive registers",
+    ),
+    ("\x00\x01\x02", "spec: file is not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), SPECS)
+def test_malformed_spec(tmp_path, capsys, text, message):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text)
+    assert main(["verify", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+CLI = [
+    ([], "the following arguments are required: COMMAND"),
+    (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
+    (["verify", PLAIN, "--engine", "magic"], "argument --engine: invalid choice: 'magic'"),
+    (["verify", PLAIN, "--timeout", "-1"], "verify: --timeout must be between 0 and 3600 seconds, got -1.0"),
+    (["layout", BLOCKED], "layout: --shape is required for Triton notations"),
+    (["layout", BLOCKED, "--shape", "16xq"], "shape: value must look like 16x32"),
+    (["gpu", PLAIN, "--repeat", "0"], "gpu: --repeat must be between 1 and 1000, got 0"),
+    (
+        ["triton", "corpus", "--arch", "sm70"],
+        "triton corpus: --arch must be among sm80, sm90, sm100, got sm70",
+    ),
+    (["triton", "scan", "/nonexistent.ttgir"], "triton scan: FILE cannot be read"),
+    (["synth", "/nonexistent.toml"], "spec: file cannot be read"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), CLI)
+def test_malformed_command_line(capsys, args, message):
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(args))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+JSONL = [
+    ("{", "line 1: json is not valid JSON"),
+    ('{"byte_offsets": [0]}', "line 1: instr must be an instruction name, got None"),
+    (
+        json.dumps({"instr": "ld7", "byte_offsets": [0] * 32}),
+        "line 1: instr is not a known shared-memory instruction",
+    ),
+    (
+        '{"instr": "ld32", "byte_offsets": [0, 4]}',
+        "line 1: byte_offsets must be a list of 32 integers, got 2",
+    ),
+    ('{"instr": "ld32", "byte_offsets": [-4]}', "line 1: byte_offsets must be a list of 32 integers"),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), JSONL)
+def test_malformed_jsonl_line(monkeypatch, capsys, line, message):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
+    assert main(["wavefronts", "--input", "-"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_the_table_has_at_least_30_inputs():
+    assert len(SPECS) + len(CLI) + len(JSONL) >= 30
