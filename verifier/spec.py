@@ -98,7 +98,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
     elem_bits = dtypes.bits(dtype)
     arch = data.get("arch", "sm90")
-    if arch not in ARCHS:
+    if not isinstance(arch, str) or arch not in ARCHS:
         raise _err("arch", f"must be one of {', '.join(ARCHS)}", arch)
     dims = data.get("dims", default_names(len(shape)))
     if (

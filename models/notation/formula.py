@@ -14,6 +14,7 @@ evaluated for every coordinate and must be an F2-linear bijection onto ``[0, siz
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,7 +52,9 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
     if len(text) > _MAX_LEN:
         raise InputError("formula", "text", f"is too long (limit {_MAX_LEN} characters)", len(text))
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():  # Python warns on text like "2x"; the error below is enough
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise InputError(
             "formula", "text", f"is not a valid expression ({e.msg} at column {e.offset})", repr(text)
