@@ -37,7 +37,10 @@ SPECS = [
     ("shape = [16, 32]\ndtype = 'f13'\n", "dtype: name is unknown"),
     ("shape = [16, 32]\n", "spec: dtype is missing"),
     (HEAD + "arch = 'sm12'\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, got sm12"),
-    (HEAD + "arch = []\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, got []"),  # found by fuzzing
+    (
+        HEAD + "arch = []\n" + MEM + ACCESS,
+        "spec: arch must be one of sm80, sm90, sm100, got []",
+    ),  # found by fuzzing
     (
         HEAD + "[memory]\nformula = '32*m + n'\ntriton = 'x'\n" + ACCESS,
         "spec: memory must give exactly one of",

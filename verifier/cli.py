@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import convert_cmd, gpu_cmd, layout_cmd, report, synth_cmd, triton_cmd, wavefronts_cmd
+from verifier import convert_cmd, gpu_cmd, layout_cmd, report, show_cmd, synth_cmd, triton_cmd, wavefronts_cmd
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -136,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
     gpu.add_argument("spec", help="a spec file (TOML)")
     gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
     gpu.set_defaults(run=gpu_cmd.run)
+
+    sho = sub.add_parser(
+        "show",
+        help="the bank scope of one instruction: lanes on banks, hits per bank, conflicts",
+        description="For one instruction of an access: per wavefront group, a grid of 128-byte segments "
+        "by banks with the lane in each cell, the words per bank, conflicts marked '!'.",
+    )
+    sho.add_argument("spec", help="a spec file (TOML)")
+    sho.add_argument("--access", help="the access's name (default: the first)")
+    sho.add_argument("--instruction", type=int, default=0, help="which warp instruction (default 0)")
+    sho.add_argument("--svg", metavar="FILE", help="also draw it as an SVG picture")
+    sho.set_defaults(run=show_cmd.run)
 
     tri = sub.add_parser(
         "triton",

@@ -1,0 +1,129 @@
+"""``bankproof show SPEC [--access NAME] [--instruction N] [--svg FILE]``: the bank scope of one
+instruction (seed 001): for each wavefront group, a grid whose rows are the 128-byte segments the
+lanes touch and whose columns are the 32 banks, each cell labeled with the lane that reads or
+writes it, then the hits per bank. A bank with two or more different words in one group is a
+conflict (marked ``!``); a bank nobody touches is dark (``.``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from html import escape
+
+import numpy as np
+
+from models.access import build_access
+from models.errors import InputError
+from models.hardware import BANKS, phase_ids
+from verifier.spec import load_spec
+
+SEGMENT = 128  # bytes: one row of the 32 four-byte banks
+
+
+def lane_words(ins, addr: int) -> list[int]:
+    """The 4-byte words one lane's address covers (16 bytes for an ldmatrix row address)."""
+    width = 16 if ins.is_matrix else ins.width
+    return list(range(addr // 4, (addr + max(width, 1) - 1) // 4 + 1))
+
+
+def groups(spec_path: str, access: str | None, instruction: int) -> tuple[dict, list[dict]]:
+    """The chosen access and, per wavefront group, ``{bank: {word: [lanes]}}``."""
+    spec = load_spec(spec_path)
+    accs = spec.accesses
+    if access is not None:
+        accs = [a for a in accs if a.name == access]
+        if not accs:
+            names = ", ".join(a.name for a in spec.accesses)
+            raise InputError("show", "--access", f"names no access of the spec ({names})", access)
+    acc = accs[0]
+    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    if not 0 <= instruction < len(a.addresses):
+        raise InputError("show", "--instruction", f"must be in [0, {len(a.addresses)})", instruction)
+    offs = a.addresses[instruction]
+    active = offs >= 0
+    phases = phase_ids(a.instr, offs[None, :], active[None, :])[0]
+    out = []
+    for p in sorted(set(phases[active].tolist())):
+        banks: dict[int, dict[int, list[int]]] = {}
+        for lane in np.flatnonzero(active & (phases == p)).tolist():
+            for w in lane_words(a.instr, int(offs[lane])):
+                banks.setdefault(w % BANKS, {}).setdefault(w, []).append(lane)
+        out.append(banks)
+    info = {"access": acc.name, "kind": acc.kind, "instr": a.instr.short, "instruction": instruction,
+            "instructions": len(a.addresses), "spec": spec.path}  # fmt: skip
+    return info, out
+
+
+def to_text(info: dict, phases: list[dict]) -> str:
+    lines = [
+        f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
+        f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
+    ]
+    for g, banks in enumerate(phases):
+        segments = sorted({w // BANKS for words in banks.values() for w in words})
+        lines.append(f"group {g}: {max(len(w) for w in banks.values())} wavefront(s)")
+        lines.append("seg\\bank " + " ".join(f"{b:>3}" for b in range(BANKS)))
+        for s in segments:
+            cells = []
+            for b in range(BANKS):
+                lanes = banks.get(b, {}).get(s * BANKS + b, [])
+                cells.append(f"{lanes[0]:>3}" if lanes else "  .")
+            lines.append(f"{s * SEGMENT:>8} " + " ".join(cells))
+        hist = [len(banks.get(b, {})) for b in range(BANKS)]
+        lines.append("words    " + " ".join(f"{h:>3}" if h else "  ." for h in hist))
+        marks = ["  !" if h > 1 else "   " for h in hist]
+        lines.append("conflict " + " ".join(marks))
+        dark = sum(1 for h in hist if h == 0)
+        worst = max(hist)
+        lines.append(
+            f"  {sum(1 for h in hist if h > 1)} banks with {worst} different words, {dark} banks dark"
+            if worst > 1
+            else f"  conflict-free: every bank serves one word, {dark} banks dark"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def to_svg(info: dict, phases: list[dict]) -> str:
+    cell, pad = 22, 40
+    rows = [
+        (g, s)
+        for g, banks in enumerate(phases)
+        for s in sorted({w // BANKS for ws in banks.values() for w in ws})
+    ]
+    width, height = pad + BANKS * cell + 10, pad + (len(rows) + 2 * len(phases)) * cell + 20
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
+    out = [svg + ' font-family="monospace" font-size="9">']
+    title = f"{info['access']} ({info['instr']}) instruction {info['instruction']}"
+    out.append(f'<text x="4" y="14" font-size="12">{escape(title)}</text>')
+    y = pad
+    for g, banks in enumerate(phases):
+        out.append(f'<text x="4" y="{y - 4}">group {g}</text>')
+        for s in sorted({w // BANKS for ws in banks.values() for w in ws}):
+            for b in range(BANKS):
+                lanes = banks.get(b, {}).get(s * BANKS + b, [])
+                many = len(banks.get(b, {})) > 1
+                fill = "#d33" if lanes and many else "#4a8" if lanes else "#222"
+                x = pad + b * cell
+                out.append(f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="{fill}"/>')
+                if lanes:
+                    out.append(f'<text x="{x + 3}" y="{y + 14}" fill="#fff">{lanes[0]}</text>')
+            y += cell
+        for b in range(BANKS):
+            h = len(banks.get(b, {}))
+            out.append(f'<text x="{pad + b * cell + 6}" y="{y + 14}">{h or "."}</text>')
+        y += 2 * cell
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    info, phases = groups(args.spec, args.access, args.instruction)
+    sys.stdout.write(to_text(info, phases))
+    if args.svg:
+        try:
+            with open(args.svg, "w") as fh:
+                fh.write(to_svg(info, phases))
+        except OSError as e:
+            raise InputError("show", "--svg", f"cannot be written ({e.strerror})", args.svg) from None
+    return 0
