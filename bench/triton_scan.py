@@ -7,9 +7,9 @@ the ratio shows what the analysis costs on top of parsing.
 
 from __future__ import annotations
 
-import statistics
-import time
 from pathlib import Path
+
+from enumerate_access import median_ms  # the benches' shared timer (this folder is on sys.path)
 
 from verifier.triton.scan import _parse, scan_text
 from verifier.triton.ttgir import read_ttgir
@@ -22,21 +22,12 @@ FILES = [
 TARGET_MS = 50.0
 
 
-def median_ms(fn, reps: int = 15) -> float:
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
-
-
 def main() -> None:
     worst = 0.0
     for path in FILES:
         text = path.read_text()
-        base = median_ms(lambda t=text: read_ttgir(t))
-        full = median_ms(lambda t=text, p=path: (_parse.cache_clear(), scan_text(t, p.name)))  # cold
+        base = median_ms(lambda t=text: read_ttgir(t), reps=15)
+        full = median_ms(lambda t=text, p=path: (_parse.cache_clear(), scan_text(t, p.name)), reps=15)  # cold
         n = sum(len(b["accesses"]) for b in scan_text(text, path.name)["buffers"])
         worst = max(worst, full)
         print(

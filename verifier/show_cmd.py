@@ -55,13 +55,18 @@ def groups(spec_path: str, access: str | None, instruction: int) -> tuple[dict, 
     return info, out
 
 
+def _segments(banks: dict[int, dict[int, list[int]]]) -> list[int]:
+    """The 128-byte segments (rows of the grid) one wavefront group touches."""
+    return sorted({w // BANKS for words in banks.values() for w in words})
+
+
 def to_text(info: dict, phases: list[dict]) -> str:
     lines = [
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
         f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
     ]
     for g, banks in enumerate(phases):
-        segments = sorted({w // BANKS for words in banks.values() for w in words})
+        segments = _segments(banks)
         lines.append(f"group {g}: {max(len(w) for w in banks.values())} wavefront(s)")
         lines.append("seg\\bank " + " ".join(f"{b:>3}" for b in range(BANKS)))
         for s in segments:
@@ -86,11 +91,7 @@ def to_text(info: dict, phases: list[dict]) -> str:
 
 def to_svg(info: dict, phases: list[dict]) -> str:
     cell, pad = 22, 40
-    rows = [
-        (g, s)
-        for g, banks in enumerate(phases)
-        for s in sorted({w // BANKS for ws in banks.values() for w in ws})
-    ]
+    rows = [(g, s) for g, banks in enumerate(phases) for s in _segments(banks)]
     width, height = pad + BANKS * cell + 10, pad + (len(rows) + 2 * len(phases)) * cell + 20
     svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
     out = [svg + ' font-family="monospace" font-size="9">']
@@ -99,7 +100,7 @@ def to_svg(info: dict, phases: list[dict]) -> str:
     y = pad
     for g, banks in enumerate(phases):
         out.append(f'<text x="4" y="{y - 4}">group {g}</text>')
-        for s in sorted({w // BANKS for ws in banks.values() for w in ws}):
+        for s in _segments(banks):
             for b in range(BANKS):
                 lanes = banks.get(b, {}).get(s * BANKS + b, [])
                 many = len(banks.get(b, {})) > 1

@@ -158,15 +158,26 @@ def memory_notations(layout: LinearLayout, names: Sequence[str]) -> dict[str, st
     the CuTe form when they can."""
     out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout)}
     offsets = _offset_only(layout)
-    swz = triton_notation.swizzled_shared_for(offsets) if not layout.in_bases("block") else None
+    swz = _swizzled_shared(layout)
     if swz is not None:
-        out["swizzled_shared"] = swz.text()
+        out["swizzled_shared"] = swz
     if not layout.in_bases("block") and offsets.is_invertible():
         out["formula"] = formula_text(offsets, names)
         cute = to_cute(offsets)
         if cute is not None:
             out["cute"] = cute.text()
     return out
+
+
+def _swizzled_shared(layout: LinearLayout) -> str | None:
+    swz = None if layout.in_bases("block") else triton_notation.swizzled_shared_for(_offset_only(layout))
+    return swz.text() if swz is not None else None
+
+
+def triton_memory_text(layout: LinearLayout) -> str:
+    """The shortest Triton attribute for a memory layout: ``swizzled_shared`` when it can say it,
+    else ``shared_linear`` (what :func:`memory_notations` lists, without the other notations)."""
+    return _swizzled_shared(layout) or triton_notation.shared_linear_text(layout)
 
 
 def _offset_only(layout: LinearLayout) -> LinearLayout:

@@ -39,7 +39,7 @@ def cases(entries: list[dict]) -> list[dict]:
         if "ttgir" not in e:
             continue
         mod = read_ttgir(e["ttgir"])
-        _, accs = _accesses(mod)
+        accs = _accesses(mod)
         for acc in accs:
             bits = acc.memdesc.elem_bits
             try:

@@ -25,7 +25,7 @@ from models.access import build_access
 from models.errors import InputError
 from models.hardware import evaluate
 from models.layout import LinearLayout
-from models.notation import memory_notations, parse_layout
+from models.notation import parse_layout, triton_memory_text
 from models.swizzle import optimal_swizzle
 from verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
@@ -39,10 +39,11 @@ class Access:
     kind: str  # store / load
     tensor: Type
     memdesc: Type
+    buffer: str = ""  # the root allocation's SSA name
 
 
-def _accesses(mod: Module) -> tuple[dict[str, str], list[Access]]:
-    """Each access with the buffer (root allocation's SSA name) it touches."""
+def _accesses(mod: Module) -> list[Access]:
+    """Every access, with the buffer (root allocation's SSA name) it touches, in program order."""
     root: dict[str, str] = {}
     out: list[tuple[str, Access]] = []
 
@@ -69,14 +70,7 @@ def _accesses(mod: Module) -> tuple[dict[str, str], list[Access]]:
             out.append((op.operands[1], Access(op, "store", tensors[0], mems[0])))
         elif op.name == "ttg.local_load" and op.operands and tensors and mems:
             out.append((op.operands[0], Access(op, "load", tensors[0], mems[0])))
-    buffers = {}
-    accesses = []
-    for buf, acc in out:
-        buf = find(buf)
-        buffers.setdefault(buf, buf)
-        acc.buffer = buf  # type: ignore[attr-defined]
-        accesses.append(acc)
-    return buffers, accesses
+    return [replace(acc, buffer=find(buf)) for buf, acc in out]
 
 
 def _instr_candidates(acc: Access, bits: int) -> list[str]:
@@ -138,10 +132,10 @@ def _location(op: Op, path: str) -> dict:
 
 def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
     """The scan report of one module (see the module docstring)."""
-    buffers, accesses = _accesses(mod)
+    accesses = _accesses(mod)
     out_buffers = []
-    for buf in buffers:
-        accs = [a for a in accesses if a.buffer == buf]  # type: ignore[attr-defined]
+    for buf in dict.fromkeys(a.buffer for a in accesses):
+        accs = [a for a in accesses if a.buffer == buf]
         rows, problems = [], []
         parsed = []
         for a in accs:
@@ -203,9 +197,7 @@ def _optimum(parsed: list, rows: list[dict]) -> dict:
         return {"optimal_wavefronts": None, "gap": None, "reason": reason}
     out = {"optimal_wavefronts": total, "gap": chosen - total}
     if chosen > total:
-        names = tuple(f"dim{i}" for i in range(len(wa.memdesc.shape)))
-        nots = memory_notations(s.layout, names)
-        out["better_layout"] = nots.get("swizzled_shared", nots["triton"])
+        out["better_layout"] = triton_memory_text(s.layout)
     return out
 
 
@@ -213,7 +205,7 @@ def _nvmma_family(mod: Module, accs: list[Access], rows: list[dict]) -> dict | N
     """A write-only buffer in ``nvmma_shared`` (read by wgmma/tcgen05, which bankproof does not
     model) can only change within that family: the cheapest ``swizzlingByteWidth`` (0/32/64/128,
     same transposition and element width) for its writers, with the same instructions."""
-    enc = mod.expand(accs[0].memdesc.encoding).splitlines()[-1]
+    enc = accs[0].memdesc.encoding
     text = mod.aliases.get(enc[1:], enc) if enc.startswith("#") and "<" not in enc else enc
     if "nvmma_shared" not in text or "swizzlingByteWidth" not in text:
         return None
@@ -257,10 +249,8 @@ def _conversion(mod: Module, op: Op, path: str) -> dict:
         ld = _count(b, s.layout, src.elem_bits, "load", ["auto"])
     except (InputError, ValueError) as e:
         return {**row, "error": str(e)}
-    names = tuple(f"dim{i}" for i in range(len(src.shape)))
-    nots = memory_notations(s.layout, names)
     row["shared_plan"] = {
-        "layout": nots.get("swizzled_shared", nots["triton"]),
+        "layout": triton_memory_text(s.layout),
         "store": st,
         "load": ld,
         "wavefronts": st["wavefronts"] + ld["wavefronts"],
