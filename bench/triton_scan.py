@@ -11,7 +11,7 @@ from pathlib import Path
 
 from enumerate_access import median_ms  # the benches' shared timer (this folder is on sys.path)
 
-from verifier.triton.scan import _parse, scan_text
+from verifier.triton.scan import _count_cached, _parse, scan_text
 from verifier.triton.ttgir import read_ttgir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,12 +22,19 @@ FILES = [
 TARGET_MS = 50.0
 
 
+def cold_scan(text: str, name: str) -> dict:
+    """One scan with the memo caches emptied first, as for the first kernel a process sees."""
+    _parse.cache_clear()
+    _count_cached.cache_clear()
+    return scan_text(text, name)
+
+
 def main() -> None:
     worst = 0.0
     for path in FILES:
         text = path.read_text()
         base = median_ms(lambda t=text: read_ttgir(t), reps=15)
-        full = median_ms(lambda t=text, p=path: (_parse.cache_clear(), scan_text(t, p.name)), reps=15)  # cold
+        full = median_ms(lambda t=text, p=path: cold_scan(t, p.name), reps=15)
         n = sum(len(b["accesses"]) for b in scan_text(text, path.name)["buffers"])
         worst = max(worst, full)
         print(

@@ -81,6 +81,13 @@ def _instr_candidates(acc: Access, bits: int) -> list[str]:
 
 
 def _count(dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str]) -> dict:
+    """The first deliverable instruction's exact counts (a fresh dict each call)."""
+    return dict(_count_cached(dist, memory, bits, kind, tuple(candidates)))
+
+
+@lru_cache(maxsize=1024)
+def _count_cached(dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...]) -> dict:
+    """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
     last: Exception | None = None
     for instr in candidates:
         try:
