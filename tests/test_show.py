@@ -24,8 +24,41 @@ def test_xor_m_read_shows_the_two_way_conflict(tmp_path, capsys):
     assert words.split()[1:] == ["2"] * 16 + ["."] * 16
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
-    fills = [r.get("fill") for r in root.iter("{http://www.w3.org/2000/svg}rect")]
+    rects = list(root.iter("{http://www.w3.org/2000/svg}rect"))
+    fills = [r.get("fill") for r in rects if r.get("class") == "scope"]
     assert fills.count("#d33") == 32 and len(fills) == 16 * 32  # 32 conflicting cells on 16 rows
+    matrix = [r.get("fill") for r in rects if r.get("class") == "matrix"]
+    assert len(matrix) == 9 * 9 + 9 * 9 and matrix.count("#2a6") == 13 + 9  # memory, then read
+
+
+def test_matrix_views_in_text(capsys):
+    """Seed 000's matrices: the XOR-m memory layout's segment bit o5 carries m0 and n0 together,
+    and the read's lane bit l4 is n0 (the direction the two conflicting lanes differ by)."""
+    assert (
+        main(["show", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--access", "read", "--color", "never"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    mem = out[out.index("memory layout: offset bits -> tensor bits (32-bit elements)") :]
+    lines = mem.splitlines()
+    assert lines[1].split("|")[:2] == ["               bank", "     segment"]
+    assert lines[2] == "     o0 o1 o2 o3 o4| o5 o6 o7 o8"
+    assert lines[3] == "  n0  1  .  .  .  .|  1  .  .  ."
+    assert lines[8] == "  m0  .  .  .  .  .|  1  .  .  ."
+    acc = out[out.index("access 'read': register/lane/warp bits -> tensor bits") :].splitlines()
+    assert acc[2] == "     r0 r1 r2 r3| l0 l1 l2 l3 l4"
+    assert acc[3] == "  n0  .  .  .  .|  .  .  .  .  1"
+    assert "\033[" not in out
+
+
+def test_color_always_marks_conflicts_red(capsys):
+    assert (
+        main(["show", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--access", "read", "--color", "always"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.count("\033[41;97m") == 32  # the 32 lanes on conflicting banks
+    assert "\033[42;30m" not in out
 
 
 def test_xor_2m_read_is_conflict_free(capsys):

@@ -13,7 +13,17 @@ from collections.abc import Sequence
 
 from models import dtypes
 from models.errors import InputError
-from verifier import convert_cmd, gpu_cmd, layout_cmd, report, show_cmd, synth_cmd, triton_cmd, wavefronts_cmd
+from verifier import (
+    convert_cmd,
+    gpu_cmd,
+    html_report,
+    layout_cmd,
+    report,
+    show_cmd,
+    synth_cmd,
+    triton_cmd,
+    wavefronts_cmd,
+)
 from verifier.check import verify
 from verifier.spec import load_spec
 
@@ -85,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="which engines answer (default all; they must agree, else exit 4)",
     )
     ver.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    ver.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write a self-contained page: verdicts, counterexample, bank maps, matrices, §5.4",
+    )
     ver.set_defaults(run=_verify)
 
     syn = sub.add_parser(
@@ -141,12 +156,20 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="the bank scope of one instruction: lanes on banks, hits per bank, conflicts",
         description="For one instruction of an access: per wavefront group, a grid of 128-byte segments "
-        "by banks with the lane in each cell, the words per bank, conflicts marked '!'.",
+        "by banks with the lane in each cell, the words per bank, conflicts marked '!'; then the matrix "
+        "views (rows: tensor bits; columns: offset bits, and register/lane/warp bits) of the memory "
+        "layout and the access's layout.",
     )
     sho.add_argument("spec", help="a spec file (TOML)")
     sho.add_argument("--access", help="the access's name (default: the first)")
     sho.add_argument("--instruction", type=int, default=0, help="which warp instruction (default 0)")
     sho.add_argument("--svg", metavar="FILE", help="also draw it as an SVG picture")
+    sho.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="color the grid and the matrices (default: when writing to a terminal)",
+    )
     sho.set_defaults(run=show_cmd.run)
 
     tri = sub.add_parser(
@@ -202,7 +225,15 @@ ENGINE_NAMES = {
 def _verify(args: argparse.Namespace) -> int:
     if not 0 < args.timeout <= 3600:
         raise InputError("verify", "--timeout", "must be between 0 and 3600 seconds", args.timeout)
-    rep = verify(load_spec(args.spec), ENGINE_NAMES[args.engine], args.timeout)
+    spec = load_spec(args.spec)
+    rep = verify(spec, ENGINE_NAMES[args.engine], args.timeout)
+    if args.html:
+        page = html_report.to_html(rep, spec)
+        try:
+            with open(args.html, "w", encoding="utf-8") as fh:
+                fh.write(page)
+        except OSError as e:
+            raise InputError("verify", "--html", f"cannot be written ({e.strerror})", args.html) from None
     sys.stdout.write(report.to_json(rep) if args.json else report.to_text(rep))
     return report.exit_code(rep["verdict"])
 

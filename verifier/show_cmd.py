@@ -1,8 +1,9 @@
-"""``bankproof show SPEC [--access NAME] [--instruction N] [--svg FILE]``: the bank scope of one
-instruction (seed 001): for each wavefront group, a grid whose rows are the 128-byte segments the
-lanes touch and whose columns are the 32 banks, each cell labeled with the lane that reads or
-writes it, then the hits per bank. A bank with two or more different words in one group is a
-conflict (marked ``!``); a bank nobody touches is dark (``.``).
+"""``bankproof show SPEC [--access NAME] [--instruction N] [--svg FILE] [--color WHEN]``: the bank
+scope of one instruction (seed 001): for each wavefront group, a grid whose rows are the 128-byte
+segments the lanes touch and whose columns are the 32 banks, each cell labeled with the lane that
+reads or writes it, then the hits per bank. A bank with two or more different words in one group
+is a conflict (marked ``!``, red in color); a bank nobody touches is dark (``.``). Then the matrix
+views (seed 000) of the memory layout and of the access's layout.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from models.access import build_access
 from models.errors import InputError
 from models.hardware import BANKS, phase_ids
-from verifier.spec import load_spec
+from verifier.matrix_view import access_matrix, matrix_svg, matrix_text, memory_matrix
+from verifier.spec import Spec, load_spec
 
 SEGMENT = 128  # bytes: one row of the 32 four-byte banks
 
@@ -27,9 +29,8 @@ def lane_words(ins, addr: int) -> list[int]:
     return list(range(addr // 4, (addr + max(width, 1) - 1) // 4 + 1))
 
 
-def groups(spec_path: str, access: str | None, instruction: int) -> tuple[dict, list[dict]]:
+def groups(spec: Spec, access: str | None, instruction: int) -> tuple[dict, list[dict]]:
     """The chosen access and, per wavefront group, ``{bank: {word: [lanes]}}``."""
-    spec = load_spec(spec_path)
     accs = spec.accesses
     if access is not None:
         accs = [a for a in accs if a.name == access]
@@ -60,7 +61,10 @@ def _segments(banks: dict[int, dict[int, list[int]]]) -> list[int]:
     return sorted({w // BANKS for words in banks.values() for w in words})
 
 
-def to_text(info: dict, phases: list[dict]) -> str:
+RED, GREEN, RESET = "\033[41;97m", "\033[42;30m", "\033[0m"
+
+
+def to_text(info: dict, phases: list[dict], color: bool = False) -> str:
     lines = [
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
         f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
@@ -73,7 +77,10 @@ def to_text(info: dict, phases: list[dict]) -> str:
             cells = []
             for b in range(BANKS):
                 lanes = banks.get(b, {}).get(s * BANKS + b, [])
-                cells.append(f"{lanes[0]:>3}" if lanes else "  .")
+                cell = f"{lanes[0]:>3}" if lanes else "  ."
+                if color and lanes:
+                    cell = f"{RED if len(banks[b]) > 1 else GREEN}{cell}{RESET}"
+                cells.append(cell)
             lines.append(f"{s * SEGMENT:>8} " + " ".join(cells))
         hist = [len(banks.get(b, {})) for b in range(BANKS)]
         lines.append("words    " + " ".join(f"{h:>3}" if h else "  ." for h in hist))
@@ -89,42 +96,74 @@ def to_text(info: dict, phases: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_svg(info: dict, phases: list[dict]) -> str:
+def scope_svg(info: dict, phases: list[dict], y: int = 0) -> tuple[list[str], int]:
+    """SVG elements of the bank scope starting at height ``y``, and their height: one square per
+    (segment, bank) cell, class ``scope``, red where the bank serves several words, green where
+    it serves one, dark where nobody goes; the words per bank under each group."""
     cell, pad = 22, 40
-    rows = [(g, s) for g, banks in enumerate(phases) for s in _segments(banks)]
-    width, height = pad + BANKS * cell + 10, pad + (len(rows) + 2 * len(phases)) * cell + 20
-    svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
-    out = [svg + ' font-family="monospace" font-size="9">']
     title = f"{info['access']} ({info['instr']}) instruction {info['instruction']}"
-    out.append(f'<text x="4" y="14" font-size="12">{escape(title)}</text>')
-    y = pad
+    out = [f'<text x="4" y="{y + 14}" font-size="12">{escape(title)}</text>']
+    for b in range(0, BANKS, 4):
+        out.append(f'<text x="{pad + b * cell + 4}" y="{y + 30}">{b}</text>')
+    y0, y = y, y + pad
     for g, banks in enumerate(phases):
         out.append(f'<text x="4" y="{y - 4}">group {g}</text>')
         for s in _segments(banks):
+            out.append(f'<text x="2" y="{y + 14}" font-size="8">{s * SEGMENT}</text>')
             for b in range(BANKS):
                 lanes = banks.get(b, {}).get(s * BANKS + b, [])
                 many = len(banks.get(b, {})) > 1
                 fill = "#d33" if lanes and many else "#4a8" if lanes else "#222"
                 x = pad + b * cell
-                out.append(f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="{fill}"/>')
+                size = f'width="{cell - 2}" height="{cell - 2}"'
+                out.append(f'<rect class="scope" x="{x}" y="{y}" {size} fill="{fill}"/>')
                 if lanes:
                     out.append(f'<text x="{x + 3}" y="{y + 14}" fill="#fff">{lanes[0]}</text>')
             y += cell
+        out.append(f'<text x="2" y="{y + 14}" font-size="8">words</text>')
         for b in range(BANKS):
             h = len(banks.get(b, {}))
             out.append(f'<text x="{pad + b * cell + 6}" y="{y + 14}">{h or "."}</text>')
         y += 2 * cell
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out, y - y0
+
+
+SVG_WIDTH = 40 + BANKS * 22 + 10
+
+
+def to_svg(info: dict, phases: list[dict], matrices: list = ()) -> str:
+    """The bank scope, then each matrix view below it, as one SVG picture."""
+    body, height = scope_svg(info, phases)
+    width = SVG_WIDTH
+    for m in matrices:
+        part, h = matrix_svg(m, 4, height + 10)
+        body += part
+        height += h + 10
+        width = max(width, 8 * max(len(r) for r in m.rows) + 20 + 18 * len(m.columns))
+    head = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 10}"'
+    bg = f'<rect x="0" y="0" width="{width}" height="{height + 10}" fill="#fff"/>'
+    return "\n".join([head + ' font-family="monospace" font-size="9">', bg, *body, "</svg>"]) + "\n"
+
+
+def matrices(spec: Spec, access: str) -> list:
+    """The matrix views of the spec's memory layout and of the named access's layout."""
+    acc = next(a for a in spec.accesses if a.name == access)
+    mem = memory_matrix(spec.memory, spec.dims, spec.elem_bits)
+    return [mem, access_matrix(acc.layout, spec.dims, access)]
 
 
 def run(args: argparse.Namespace) -> int:
-    info, phases = groups(args.spec, args.access, args.instruction)
-    sys.stdout.write(to_text(info, phases))
+    spec = load_spec(args.spec)
+    info, phases = groups(spec, args.access, args.instruction)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    views = matrices(spec, info["access"])
+    sys.stdout.write(to_text(info, phases, color))
+    for m in views:
+        sys.stdout.write("\n" + matrix_text(m, color))
     if args.svg:
         try:
             with open(args.svg, "w") as fh:
-                fh.write(to_svg(info, phases))
+                fh.write(to_svg(info, phases, views))
         except OSError as e:
             raise InputError("show", "--svg", f"cannot be written ({e.strerror})", args.svg) from None
     return 0

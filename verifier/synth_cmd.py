@@ -15,6 +15,7 @@ from models.notation import memory_notations
 from models.swizzle import Swizzle, optimal_swizzle, optimum_per_instruction
 from verifier import report
 from verifier.check import verify
+from verifier.matrix_view import matrix_text, memory_matrix
 from verifier.spec import AccessSpec, Spec, load_spec
 
 
@@ -246,16 +247,8 @@ def explain(spec: Spec) -> str:
             f"padded with {_names(s, s.padding)}: S_Idx = {_names(s, s.idx)}."
         )
     out.append(f"Bank bits: complete to a basis of F2^{d}: S_Bank = {_names(s, s.bank)}.")
-    out += ["", "The memory layout as a matrix (rows: tensor bits; columns: offset bits):"]
-    cols = s.vec + s.bank + s.idx
-    head = (
-        [f"v{i}" for i in range(v)]
-        + [f"k{i}" for i in range(len(s.bank))]
-        + [f"s{i}" for i in range(len(s.idx))]
-    )
-    out.append("      " + " ".join(f"{h:>3}" for h in head))
-    for bit in range(d):
-        out.append(f"  {sp.names[bit]:>3} " + " ".join(f"{(c >> bit) & 1:>3}" for c in cols))
+    roles = [("vector", v), ("bank", len(s.bank)), ("segment", len(s.idx))]
+    out += ["", matrix_text(memory_matrix(s.layout, spec.dims, spec.elem_bits, roles)).rstrip("\n")]
     formula = memory_notations(s.layout, spec.dims).get("formula")
     lo, hi = optimum_per_instruction(s)
     out += [

@@ -1,0 +1,139 @@
+"""``bankproof verify --html``: the page's content, and the page and the ``show`` SVG as rendered
+by real headless Chromium (screenshots decoded and their pixels counted)."""
+
+from __future__ import annotations
+
+import re
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests import browser
+from verifier.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CONFLICT_RED, PROVED_GREEN, REFUTED_RED, UNUSED = "#d33", "#2a7d46", "#c62828", "#222"
+
+
+def _verify_html(tmp_path: Path, name: str) -> tuple[int, Path]:
+    page = tmp_path / f"{name}.html"
+    return main(["verify", str(EXAMPLES / f"{name}.toml"), "--html", str(page)]), page
+
+
+def _text(html: str) -> str:
+    """The page's visible words: tags dropped, whitespace collapsed."""
+    body = html.split("<body>", 1)[1]
+    return " ".join(re.sub(r"<[^>]+>", " ", body).split())
+
+
+def test_page_content_is_self_contained(tmp_path, capsys):
+    code, page = _verify_html(tmp_path, "transpose_16x32_xor_m")
+    assert code == 1
+    assert "verdict: refuted (exit 1)" in capsys.readouterr().out  # the text report still prints
+    html = page.read_text()
+    # nothing fetched, nothing run: no scripts, links, images or URLs but the SVG namespace
+    assert not re.search(r"<script|<link|<img|src=|@import", html)
+    assert set(re.findall(r"https?://[^\"' ]+", html)) == {"http://www.w3.org/2000/svg"}
+    assert html.count("<svg") == 2  # one bank map per access
+    assert html.count('class="scope"') == 16 * 32 + 1 * 32 + 2  # read: 16 segment rows; store: 1
+    assert "lanes 1 and 16 of warp 0, instruction 0 (register 0), phase 0 hit bank 1" in html
+    assert "m=1, n=0" in html and "m=0, n=1" in html
+    assert html.count('<td class="one">1</td>') == 9 + 9 + 13  # store, read, memory matrices
+    assert "Result: offset(m, n) = 32·m + (n ⊕ 2m)" in html  # the §5.4 narrative
+    assert "2-way conflict" in html
+
+
+def test_html_unwritable_is_input_error(tmp_path, capsys):
+    spec = str(EXAMPLES / "transpose_16x32_xor_2m.toml")
+    assert main(["verify", spec, "--html", str(tmp_path / "no" / "such" / "dir.html")]) == 2
+    assert "verify: --html cannot be written" in capsys.readouterr().err
+
+
+def test_html_renders_in_chromium(tmp_path):
+    """The refuted transpose: badges of both verdicts and the 32 red conflict cells are on screen,
+    and Chromium's DOM carries the verdicts."""
+    code, page = _verify_html(tmp_path, "transpose_16x32_xor_m")
+    assert code == 1
+    img = browser.screenshot(page, tmp_path / "page.png", 1100, 2400)
+    assert img.shape[:2] == (2400, 1100)
+    white = browser.pixels(img, "#fff")
+    assert white < 0.97 * img.shape[0] * img.shape[1]  # not blank
+    assert len(np.unique(img.reshape(-1, img.shape[-1]), axis=0)) > 50
+    assert browser.pixels(img, CONFLICT_RED) > 32 * 250  # 32 cells of 20x20, minus the lane labels
+    assert browser.pixels(img, REFUTED_RED) > 1000 and browser.pixels(img, PROVED_GREEN) > 1000
+    text = _text(browser.dom(page))
+    assert "Verdict: refuted (exit 1)" in text
+    assert "store store 16 × st.shared.b32 16 16 conflict-free proved by z3" in text
+    assert "read load 16 × ld.shared.b32 32 16 2-way conflict refuted by z3" in text
+    assert "lanes 1 and 16" in text
+
+
+def test_conflict_free_page_has_no_red(tmp_path):
+    code, page = _verify_html(tmp_path, "transpose_16x32_xor_2m")
+    assert code == 0
+    img = browser.screenshot(page, tmp_path / "page.png", 1100, 2400)
+    assert browser.pixels(img, CONFLICT_RED) == 0 and browser.pixels(img, REFUTED_RED) == 0
+    assert browser.pixels(img, PROVED_GREEN) > 2000
+    assert "Verdict: proved (exit 0)" in _text(browser.dom(page))
+
+
+def test_show_svg_opens_as_a_picture(tmp_path):
+    """``show --svg``: Chromium draws the 32 red cells of seed 001's 2-way conflict and the
+    dark unused banks."""
+    svg = tmp_path / "scope.svg"
+    assert (
+        main(["show", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--access", "read", "--svg", str(svg)])
+        == 0
+    )
+    img = browser.screenshot(svg, tmp_path / "scope.png", 800, 1300)
+    assert browser.pixels(img, CONFLICT_RED) > 32 * 250
+    assert browser.pixels(img, UNUSED) > 16 * 16 * 300
+
+
+def _encode_png(img: np.ndarray, filters: list[int]) -> bytes:
+    """A PNG whose row y uses filter ``filters[y]`` (the encoder side, to check the decoder)."""
+    h, w, ch = img.shape
+    rows, prev = [], np.zeros(w * ch, dtype=np.int64)
+    for y in range(h):
+        cur = img[y].reshape(-1).astype(np.int64)
+        left = np.concatenate([np.zeros(ch, dtype=np.int64), cur[:-ch]])
+        upleft = np.concatenate([np.zeros(ch, dtype=np.int64), prev[:-ch]])
+        f = filters[y]
+        if f == 0:
+            pred = np.zeros_like(cur)
+        elif f == 1:
+            pred = left
+        elif f == 2:
+            pred = prev
+        elif f == 3:
+            pred = (left + prev) >> 1
+        else:
+            pa, pb, pc = abs(prev - upleft), abs(left - upleft), abs(left + prev - 2 * upleft)
+            pred = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, prev, upleft))
+        rows.append(bytes([f]) + ((cur - pred) & 255).astype(np.uint8).tobytes())
+        prev = cur
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ctype = {1: 0, 2: 4, 3: 2, 4: 6}[ch]
+    head = struct.pack(">IIBBBBB", w, h, 8, ctype, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows)))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+def test_png_decoder_round_trips_every_filter(channels):
+    rng = np.random.default_rng(channels)
+    img = rng.integers(0, 256, size=(10, 7, channels), dtype=np.uint8)
+    img[3:6] = 200  # flat rows, where the predictors differ most from noise
+    data = _encode_png(img, [y % 5 for y in range(10)])
+    assert np.array_equal(browser.decode_png(data), img)
+    assert browser.pixels(np.full((2, 2, 3), 0xDD, dtype=np.uint8), "#ddd") == 4

@@ -1,0 +1,154 @@
+"""``bankproof verify SPEC --html FILE``: one self-contained page (inline CSS and SVG, no scripts,
+nothing fetched) with the verdicts of every engine, the counterexample, each access's bank map
+and matrix view, the memory layout's matrix, and the §5.4 construction for the spec's writer and
+reader.
+
+>>> from verifier.check import verify
+>>> from verifier.spec import parse_spec
+>>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
+>>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
+...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})
+>>> page = to_html(verify(spec), spec)
+>>> "<title>bankproof: <spec> proved</title>" in page.replace("&lt;", "<").replace("&gt;", ">")
+True
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from models.errors import InputError
+from verifier import report as text_report
+from verifier import show_cmd
+from verifier.matrix_view import access_matrix, matrix_html, memory_matrix
+from verifier.spec import Spec
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 24px; color: #111; background: #fff; max-width: 1100px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #ccc; margin-top: 28px; }
+.badge { display: inline-block; padding: 4px 12px; border-radius: 4px; color: #fff; font-weight: bold; }
+.proved { background: #2a7d46; } .refuted { background: #c62828; }
+.unknown { background: #8a6d00; } .disagree { background: #6a1b9a; } .n\\/a { background: #777; }
+table { border-collapse: collapse; margin: 8px 0; }
+td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; font-size: 14px; }
+table.matrix td, table.matrix th { padding: 1px 5px; font-family: monospace; text-align: center; }
+table.matrix td.one { background: #2a6; color: #fff; }
+caption { text-align: left; font-family: monospace; padding: 4px 0; white-space: nowrap; }
+pre { background: #f6f6f6; padding: 10px; overflow-x: auto; font-size: 13px; }
+code { background: #f0f0f0; padding: 1px 4px; word-break: break-all; }
+.scope { overflow-x: auto; }
+"""
+
+
+def _badge(status: str) -> str:
+    return f'<span class="badge {escape(status)}">{escape(status)}</span>'
+
+
+def _state(a: dict) -> str:
+    """``conflict-free`` / ``2-way conflict`` / the proof status, as the text report says it."""
+    if a["proof"]["status"] not in ("proved", "refuted"):
+        return a["proof"]["status"]
+    if a["conflict_free"]:
+        return "conflict-free"
+    per = a["ideal_wavefronts"] // max(1, a["instructions"])
+    return f"{a['max_wavefronts_per_instruction'] // max(1, per)}-way conflict"
+
+
+def _summary(rep: dict) -> str:
+    rows = []
+    for a in rep["accesses"]:
+        engines = "<br>".join(
+            f"{escape(e)}: {_badge(r['verdict'])} {r['wavefronts'] if r['wavefronts'] is not None else ''}"
+            + (f" ({escape(r['reason'])})" if r.get("reason") else "")
+            for e, r in a["engines"].items()
+        )
+        cost = a["wavefronts"] if a["wavefronts"] is not None else "?"
+        rows.append(
+            f"<tr><td>{escape(a['name'])}</td><td>{escape(a['kind'])}</td>"
+            f"<td>{a['instructions']} × {escape(a['instr'])}</td><td>{cost}</td>"
+            f"<td>{a['ideal_wavefronts']}</td><td>{escape(_state(a))}</td>"
+            f"<td>{_badge(a['proof']['status'])} by {escape(a['proof']['engine'])}</td>"
+            f"<td>{engines}</td></tr>"
+        )
+    head = (
+        "<tr><th>access</th><th>kind</th><th>instructions</th><th>wavefronts</th><th>ideal</th>"
+        "<th>state</th><th>verdict</th><th>engines</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _counterexample(cx: dict) -> str:
+    rows = "".join(
+        f"<tr><td>{lane}</td><td>{escape(', '.join(f'{k}={v}' for k, v in coords.items()))}</td>"
+        f"<td>{addr}</td><td>{addr // 4}</td><td>{cx['bank']}</td></tr>"
+        for lane, coords, addr in zip(cx["lanes"], cx["coords"], cx["byte_addresses"])
+    )
+    where = (
+        f"warp {cx['warp']}, instruction {cx['instruction']} (register {cx['register']}), phase {cx['phase']}"
+    )
+    return (
+        f"<p><b>Counterexample</b>: lanes {cx['lanes'][0]} and {cx['lanes'][1]} of {where} hit bank "
+        f"{cx['bank']} at different words: {cx['wavefronts']} wavefronts where {cx['ideal']} would do.</p>"
+        f"<table><tr><th>lane</th><th>element</th><th>byte</th><th>word</th><th>bank</th></tr>{rows}</table>"
+        f"<p>Reproduce: <code>echo '{escape(cx['reproducer'])}' | bankproof wavefronts --input -</code></p>"
+    )
+
+
+def _access_section(spec: Spec, a: dict) -> str:
+    parts = [f"<h2>Access {escape(a['name'])} ({escape(a['kind'])}, {escape(a['instr'])})</h2>"]
+    parts.append(f"<p>{_badge(a['proof']['status'])} {escape(_state(a))}</p>")
+    if a["counterexample"]:
+        parts.append(_counterexample(a["counterexample"]))
+    i = a["counterexample"]["instruction"] if a["counterexample"] else 0
+    try:
+        info, phases = show_cmd.groups(spec, a["name"], i)
+    except InputError as e:
+        parts.append(f"<p>No bank map: {escape(str(e))}</p>")
+    else:
+        svg, height = show_cmd.scope_svg(info, phases)
+        parts.append(
+            f"<p>Bank map of instruction {i} (rows: 128-byte segments; columns: banks; red: a bank "
+            "serving several words; dark: unused):</p>"
+            f'<div class="scope"><svg xmlns="http://www.w3.org/2000/svg" width="{show_cmd.SVG_WIDTH}" '
+            f'height="{height}" font-family="monospace" font-size="9">{"".join(svg)}</svg></div>'
+        )
+    acc = next(x for x in spec.accesses if x.name == a["name"])
+    parts.append(matrix_html(access_matrix(acc.layout, spec.dims, acc.name)))
+    return "\n".join(parts)
+
+
+def _explanation(spec: Spec) -> str:
+    from verifier.synth_cmd import explain  # the synth module imports this one's siblings
+
+    try:
+        text = explain(spec)
+    except InputError as e:
+        return f"<p>The §5.4 construction does not apply to this spec: {escape(str(e))}</p>"
+    return f"<pre>{escape(text)}</pre>"
+
+
+def to_html(rep: dict, spec: Spec | None) -> str:
+    """The page for a verify report; ``spec`` adds the bank maps, matrices and §5.4 narrative."""
+    title = f"bankproof: {rep['spec']} {rep['verdict']}"
+    shape = "x".join(map(str, rep["shape"]))
+    mem = rep["memory"]
+    body = [
+        f"<h1>{escape(rep['spec'])}</h1>",
+        f"<p>{shape} {escape(rep['dtype'])} on {escape(rep['arch'])}; memory ({escape(mem['notation'])}): "
+        f"<code>{escape(mem['text'])}</code></p>",
+        f"<p>Verdict: {_badge(rep['verdict'])} (exit {text_report.exit_code(rep['verdict'])})</p>",
+    ]
+    if rep["verdict"] == "disagree":
+        body.append("<p><b>The engines disagree on this spec: please report it.</b></p>")
+    body += ["<h2>Verdicts</h2>", _summary(rep)]
+    if spec is not None:
+        body += [_access_section(spec, a) for a in rep["accesses"]]
+        body += ["<h2>Memory layout</h2>", matrix_html(memory_matrix(spec.memory, spec.dims, spec.elem_bits))]
+        body += ["<h2>The §5.4 construction for this writer and reader</h2>", _explanation(spec)]
+    body.append(f"<h2>Text report</h2><pre>{escape(text_report.to_text(rep))}</pre>")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
