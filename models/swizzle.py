@@ -278,6 +278,20 @@ def conflict_dim(word: list[int], idx: list[int], lanes: list[int]) -> int:
     return _meet(word + idx, lanes) - _meet(word, lanes)
 
 
+def conflict_directions(word: list[int], idx: list[int], lanes: list[int]) -> list[int]:
+    """A basis of the lane differences that stay in one bank but leave the word, modulo the word:
+    ``len(...) == conflict_dim(word, idx, lanes)``.
+
+    >>> conflict_directions([], [0b11], [0b01, 0b10])  # one segment bit, two lanes: both differ by it
+    [3]
+    """
+    out: list[int] = []
+    for v in f2.intersection(word + idx, lanes):
+        if not f2.in_span(v, word + out):
+            out.append(v)
+    return sorted(f2.echelon(out))
+
+
 @dataclass(frozen=True)
 class Lemma94:
     """Lemma 9.4 for one access: ``wavefronts_per_instruction = phases * 2^c`` where ``c`` is the
@@ -290,6 +304,7 @@ class Lemma94:
     wavefronts_per_instruction: int | None
     paper_applies: bool
     reason: str = ""
+    directions: tuple[int, ...] = ()  # a basis of those lane differences (packed tensor bits)
 
 
 def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: str, vec_bits: int) -> Lemma94:
@@ -314,8 +329,9 @@ def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: st
     n_sub = min(nb, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
     word, idx = cols[: vec_bits + n_sub], cols[vec_bits + nb :]
     _, same, _, phases = _thread_sets(dist, space, vec_bytes, kind)
-    count = phases * (1 << conflict_dim(word, idx, same))
-    return Lemma94(True, count, not reasons, "; ".join(reasons))
+    directions = conflict_directions(word, idx, same)
+    count = phases * (1 << len(directions))
+    return Lemma94(True, count, not reasons, "; ".join(reasons), tuple(directions))
 
 
 def lemma_9_5_bound(d: int, dim_u: int, dim_v: int) -> int:

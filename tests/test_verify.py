@@ -39,6 +39,20 @@ def test_xor_m_counterexample_is_the_bad_direction(capsys):
     assert replay["byte_offsets"][cx["lanes"][0]] == cx["byte_addresses"][0]
 
 
+@pytest.mark.parametrize(
+    ("name", "directions"),
+    [("plain", ["m0", "m1", "m2", "m3"]), ("xor_m", ["n0⊕m0"]), ("xor_2m", [])],
+)
+def test_seed_000_table_conflict_directions(capsys, name, directions):
+    """seeds/000's table: span(M_Seg) ∩ span(B_Thr) is m0..m3 unswizzled, {m0 ⊕ n0} for XOR m,
+    trivial for XOR 2m; the store's is always trivial."""
+    main(["verify", str(EXAMPLES / f"transpose_16x32_{name}.toml"), "--json", "--engine", "algebra"])
+    store, read = json.loads(capsys.readouterr().out)["accesses"]
+    assert store["engines"]["algebra"]["conflict_directions"] == []
+    assert read["engines"]["algebra"]["conflict_directions"] == directions
+    assert read["engines"]["algebra"]["wavefronts"] == 16 * 2 ** len(directions)
+
+
 def test_text_report(capsys):
     assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml")]) == 1
     out = capsys.readouterr().out
@@ -47,6 +61,8 @@ def test_text_report(capsys):
         and "counterexample: lanes 1 and 16" in out
         and "verdict: refuted (exit 1)" in out
     )
+    why = "why (Lemma 9.4): lanes whose elements differ by n0⊕m0 hit the same bank in another segment"
+    assert why in out
 
 
 def test_vectorized_access_picks_widest(tmp_path, capsys):

@@ -16,7 +16,7 @@ from models.access import Access, build_access
 from models.errors import InputError, log2
 from models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
 from models.layout import LinearLayout
-from models.swizzle import lemma_9_4
+from models.swizzle import Space, lemma_9_4
 from verifier.spec import AccessSpec, Spec
 
 
@@ -105,11 +105,13 @@ def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: 
     if not lem.applies:
         return {"wavefronts": None, "verdict": "n/a", "reason": lem.reason}
     per = lem.wavefronts_per_instruction
+    space = Space.of(spec.memory, spec.dims)
     out = {
         "wavefronts": per * instructions,
         "verdict": "proved" if per == phases else "refuted",
         "seconds": round(time.perf_counter() - t0, 4),
         "lemma": "9.4",
+        "conflict_directions": [space.name(v) for v in lem.directions],
     }
     if not lem.paper_applies:
         out["note"] = f"the paper's hypotheses fail ({lem.reason}); the count is this model's generalization"

@@ -99,6 +99,13 @@ def _access_section(spec: Spec, a: dict) -> str:
     parts.append(f"<p>{_badge(a['proof']['status'])} {escape(_state(a))}</p>")
     if a["counterexample"]:
         parts.append(_counterexample(a["counterexample"]))
+    why = a["engines"].get("algebra", {}).get("conflict_directions")
+    if why:
+        parts.append(
+            f"<p><b>Why</b> (Lemma 9.4): span(segment bits) ∩ span(lane bits of one phase) has the basis "
+            f"{escape(', '.join(why))}: lanes that differ by these directions reach the same bank in "
+            f"different segments, 2<sup>{len(why)}</sup> words per bank.</p>"
+        )
     i = a["counterexample"]["instruction"] if a["counterexample"] else 0
     try:
         info, phases = show_cmd.groups(spec, a["name"], i)

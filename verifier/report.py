@@ -53,6 +53,13 @@ def to_text(report: dict) -> str:
                     f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {addr // 4}"
                 )
             lines.append(f"    reproduce: echo '{cx['reproducer']}' | bankproof wavefronts --input -")
+        why = a["engines"].get("algebra", {}).get("conflict_directions")
+        if why:
+            by = why[0] if len(why) == 1 else f"any sum of {', '.join(why)}"
+            lines.append(
+                f"    why (Lemma 9.4): lanes whose elements differ by {by} hit the same bank in another "
+                f"segment: 2^{len(why)} words per bank"
+            )
         if a["hardware_model"] == "assumed":
             lines.append(f"    note: hardware model measured on sm90 only; {report['arch']} assumed the same")
     lines.append(f"verdict: {report['verdict']} (exit {exit_code(report['verdict'])})")
