@@ -22,6 +22,10 @@ def test_xor_m_read_shows_the_two_way_conflict(tmp_path, capsys):
     assert "16 banks with 2 different words, 16 banks dark" in out
     words = next(line for line in out.splitlines() if line.startswith("words"))
     assert words.split()[1:] == ["2"] * 16 + ["."] * 16
+    lines = out.splitlines()
+    at = lines.index(words)
+    assert [line.split() for line in lines[at + 1 : at + 3]] == [["2"] + ["██"] * 16, ["1"] + ["██"] * 16]
+    assert lines[at + 3].startswith("conflict")
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     rects = list(root.iter("{http://www.w3.org/2000/svg}rect"))
@@ -57,7 +61,7 @@ def test_color_always_marks_conflicts_red(capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert out.count("\033[41;97m") == 32  # the 32 lanes on conflicting banks
+    assert out.count("\033[41;97m") == 32 + 2 * 16  # the 32 lanes, then 16 banks' bars of height 2
     assert "\033[42;30m" not in out
 
 

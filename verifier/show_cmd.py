@@ -84,6 +84,13 @@ def to_text(info: dict, phases: list[dict], color: bool = False) -> str:
             lines.append(f"{s * SEGMENT:>8} " + " ".join(cells))
         hist = [len(banks.get(b, {})) for b in range(BANKS)]
         lines.append("words    " + " ".join(f"{h:>3}" if h else "  ." for h in hist))
+        for level in range(max(hist), 0, -1):  # the same counts as a histogram, one row per level
+            bars = [(" ██" if h >= level else "   ") for h in hist]
+            if color:
+                bars = [
+                    f"{RED if h > 1 else GREEN}{b}{RESET}" if h >= level else b for b, h in zip(bars, hist)
+                ]
+            lines.append(f"{level:>8} " + " ".join(bars))
         marks = ["  !" if h > 1 else "   " for h in hist]
         lines.append("conflict " + " ".join(marks))
         dark = sum(1 for h in hist if h == 0)
@@ -121,9 +128,19 @@ def scope_svg(info: dict, phases: list[dict], y: int = 0) -> tuple[list[str], in
                     out.append(f'<text x="{x + 3}" y="{y + 14}" fill="#fff">{lanes[0]}</text>')
             y += cell
         out.append(f'<text x="2" y="{y + 14}" font-size="8">words</text>')
-        for b in range(BANKS):
-            h = len(banks.get(b, {}))
+        hist = [len(banks.get(b, {})) for b in range(BANKS)]
+        for b, h in enumerate(hist):
             out.append(f'<text x="{pad + b * cell + 6}" y="{y + 14}">{h or "."}</text>')
+        y += cell
+        top = max(hist)
+        for b, h in enumerate(hist):  # bars: words per bank, the tallest cell-high
+            if h:
+                bar = (cell - 4) * h // top
+                fill = "#d33" if h > 1 else "#4a8"
+                out.append(
+                    f'<rect class="bar" x="{pad + b * cell}" y="{y + cell - 4 - bar}" width="{cell - 2}" '
+                    f'height="{bar}" fill="{fill}"/>'
+                )
         y += 2 * cell
     return out, y - y0
 
