@@ -117,6 +117,10 @@ CLI = [
     ),
     (["triton", "scan", "/nonexistent.ttgir"], "triton scan: FILE cannot be read"),
     (["synth", "/nonexistent.toml"], "spec: file cannot be read"),
+    (["verify", PLAIN, "--html", "/nonexistent/page.html"], "verify: --html cannot be written"),
+    (["show", PLAIN, "--color", "purple"], "argument --color: invalid choice: 'purple'"),
+    (["show", PLAIN, "--svg", "/nonexistent/scope.svg"], "show: --svg cannot be written"),
+    (["show", PLAIN, "--instruction", "-1"], "show: --instruction must be in [0, 16), got -1"),
 ]
 
 

@@ -49,7 +49,9 @@ def test_page_content_is_self_contained(tmp_path, capsys):
 def test_html_unwritable_is_input_error(tmp_path, capsys):
     spec = str(EXAMPLES / "transpose_16x32_xor_2m.toml")
     assert main(["verify", spec, "--html", str(tmp_path / "no" / "such" / "dir.html")]) == 2
-    assert "verify: --html cannot be written" in capsys.readouterr().err
+    assert "verify: --html cannot be written (no such writable folder)" in capsys.readouterr().err
+    assert main(["verify", spec, "--html", str(tmp_path)]) == 2
+    assert f"verify: --html is a folder, not a file, got {tmp_path}" in capsys.readouterr().err
 
 
 def test_html_renders_in_chromium(tmp_path):

@@ -82,3 +82,33 @@ def test_show_bad_arguments_exit_2(capsys):
     assert "show: --access names no access of the spec (store, read), got nope" in capsys.readouterr().err
     assert main(["show", spec, "--instruction", "99"]) == 2
     assert "show: --instruction must be in [0, 16), got 99" in capsys.readouterr().err
+
+
+PADDED = """shape = [16, 32]
+dtype = "f16"
+[memory]
+triton = "#ttg.padded_shared<[16:+1] {order = [1, 0], shape = [16, 32]}>"
+[[access]]
+name = "read"
+kind = "load"
+instr = "ld16"
+layout.bases = { register = [[0, 2], [0, 4], [0, 8], [0, 16]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]] }
+"""
+
+
+def test_default_instruction_is_the_first_costliest(tmp_path, capsys):
+    """Padding makes instructions differ: columns 0-15 read conflict-free, 16-31 2-way; without
+    --instruction, show picks instruction 8, the first that conflicts."""
+    spec = tmp_path / "padded.toml"
+    spec.write_text(PADDED)
+    assert main(["show", str(spec), "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert "instruction 8 of 16: 1 wavefront group(s)" in out
+    assert "group 0: 2 wavefront(s)" in out
+    assert main(["show", str(spec), "--instruction", "0", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert "instruction 0 of 16" in out and "group 0: 1 wavefront(s)" in out
+    assert (
+        "memory layout: offset bits -> tensor bits (16-bit elements); padding is not linear and not shown"
+        in out
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -162,7 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sho.add_argument("spec", help="a spec file (TOML)")
     sho.add_argument("--access", help="the access's name (default: the first)")
-    sho.add_argument("--instruction", type=int, default=0, help="which warp instruction (default 0)")
+    sho.add_argument(
+        "--instruction",
+        type=int,
+        help="which warp instruction (default: the first of those with the most conflicts)",
+    )
     sho.add_argument("--svg", metavar="FILE", help="also draw it as an SVG picture")
     sho.add_argument(
         "--color",
@@ -225,6 +230,12 @@ ENGINE_NAMES = {
 def _verify(args: argparse.Namespace) -> int:
     if not 0 < args.timeout <= 3600:
         raise InputError("verify", "--timeout", "must be between 0 and 3600 seconds", args.timeout)
+    if args.html:  # refuse an unwritable page before the engines run
+        folder = os.path.dirname(os.path.abspath(args.html))
+        if os.path.isdir(args.html):
+            raise InputError("verify", "--html", "is a folder, not a file", args.html)
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise InputError("verify", "--html", "cannot be written (no such writable folder)", args.html)
     spec = load_spec(args.spec)
     rep = verify(spec, ENGINE_NAMES[args.engine], args.timeout)
     if args.html:

@@ -16,7 +16,7 @@ import numpy as np
 
 from models.access import build_access
 from models.errors import InputError
-from models.hardware import BANKS, phase_ids
+from models.hardware import BANKS, evaluate, phase_ids
 from verifier.matrix_view import access_matrix, matrix_svg, matrix_text, memory_matrix
 from verifier.spec import Spec, load_spec
 
@@ -29,8 +29,9 @@ def lane_words(ins, addr: int) -> list[int]:
     return list(range(addr // 4, (addr + max(width, 1) - 1) // 4 + 1))
 
 
-def groups(spec: Spec, access: str | None, instruction: int) -> tuple[dict, list[dict]]:
-    """The chosen access and, per wavefront group, ``{bank: {word: [lanes]}}``."""
+def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dict, list[dict]]:
+    """The chosen access and, per wavefront group, ``{bank: {word: [lanes]}}``; instruction
+    ``None`` picks the first of the costliest (relative to its ideal) instructions."""
     accs = spec.accesses
     if access is not None:
         accs = [a for a in accs if a.name == access]
@@ -39,6 +40,9 @@ def groups(spec: Spec, access: str | None, instruction: int) -> tuple[dict, list
             raise InputError("show", "--access", f"names no access of the spec ({names})", access)
     acc = accs[0]
     a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    if instruction is None:
+        counts, ideals, _ = evaluate(a.instr, a.addresses)
+        instruction = int(np.argmax(counts / np.maximum(ideals, 1)))
     if not 0 <= instruction < len(a.addresses):
         raise InputError("show", "--instruction", f"must be in [0, {len(a.addresses)})", instruction)
     offs = a.addresses[instruction]
