@@ -5,11 +5,36 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from verifier.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REPORT_SCHEMA = json.loads(
+    (EXAMPLES.parent / "verifier" / "schema" / "verify-report.schema.json").read_text()
+)
+
+
+def test_report_schema_is_valid_and_strict(capsys):
+    """The published schema is a valid Draft 7 schema, accepts the error object, and rejects a
+    report with an unknown verdict, a missing field or an extra one."""
+    jsonschema.Draft7Validator.check_schema(REPORT_SCHEMA)
+    assert main(["verify", "/nonexistent/spec.toml", "--json"]) == 2
+    jsonschema.validate(json.loads(capsys.readouterr().out), REPORT_SCHEMA)
+    main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--json", "--engine", "enum"])
+    rep = json.loads(capsys.readouterr().out)
+    jsonschema.validate(rep, REPORT_SCHEMA)
+    assert list(rep["accesses"][0]["engines"]) == ["enumeration"]
+    bad = [
+        {**rep, "verdict": "probably"},
+        {k: v for k, v in rep.items() if k != "accesses"},
+        {**rep, "extra": 1},
+        {**rep, "accesses": [{**rep["accesses"][1], "counterexample": {"lanes": [1]}}]},
+    ]
+    for report in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(report, REPORT_SCHEMA)
 
 
 @pytest.mark.parametrize(
@@ -165,6 +190,7 @@ EXPECTED_VERDICTS = {
 def test_every_example_has_its_expected_verdict(capsys, name):
     main(["verify", str(EXAMPLES / f"{name}.toml"), "--json"])
     rep = json.loads(capsys.readouterr().out)
+    jsonschema.validate(rep, REPORT_SCHEMA)
     assert rep["verdict"] == EXPECTED_VERDICTS[name]
     for a in rep["accesses"]:
         answered = {
