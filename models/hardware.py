@@ -327,3 +327,36 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
     return Wavefronts(
         int(counts[0]), int(ideals[0]), phases, tuple(tuple(g) for g in groups[0]), status, reason
     )
+
+
+LINE_BYTES = 128  # a global-memory cache line
+
+
+def ldgsts_wavefronts(
+    width: int, shared_offsets, global_offsets, active=None, bypass: bool = False
+) -> int | None:
+    """Shared-side wavefronts of one ``cp.async`` (LDGSTS) warp instruction copying ``width``
+    bytes per lane, or ``None`` where the measurements do not say.
+
+    Measured on an H100 (``gpu_checks/results/h100-2026-11-22-cp-async.json``, 640 probes): with
+    ``.ca`` (4, 8 or 16 bytes) and distinct shared addresses, the count is the larger of what a
+    ``st.shared`` of the same width costs and the number of 128-byte global lines the warp reads
+    (176 of 176 probes); so a coalesced copy costs exactly its store. Lanes writing the same shared
+    address are serialized, unlike stores (not modeled: ``None``). With ``.cg`` (Triton's 16-byte
+    copies; SASS ``LDGSTS.E.BYPASS.128``) Nsight Compute reports no shared wavefronts at all, so
+    the cost cannot be measured with counters: ``None``.
+
+    >>> contiguous = [4 * i for i in range(32)]
+    >>> spread = [16 * i for i in range(32)]
+    >>> ldgsts_wavefronts(4, contiguous, contiguous), ldgsts_wavefronts(4, contiguous, spread)
+    (1, 4)
+    >>> print(ldgsts_wavefronts(4, [0] * 32, contiguous), ldgsts_wavefronts(16, spread, spread, bypass=True))
+    None None
+    """
+    shared = np.asarray(shared_offsets, dtype=np.int64)
+    act = np.ones(LANES, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    if bypass or len(set(shared[act].tolist())) < int(act.sum()):
+        return None
+    store = instruction({4: "st32", 8: "st64", 16: "st128"}[width])
+    lines = len({int(g) // LINE_BYTES for g in np.asarray(global_offsets, dtype=np.int64)[act]})
+    return max(int(wavefront_counts(store, shared[None], act[None])[0]), lines)

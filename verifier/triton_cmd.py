@@ -57,7 +57,8 @@ def to_text(reports: list[dict]) -> str:
                     if "wavefronts" in a
                     else f"not analysed: {a['error']}"
                 )
-                lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}")
+                mark = " [assumed: 16-byte cp.async]" if a.get("hardware") == "assumed" else ""
+                lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}{mark}")
             if b.get("better_layout"):
                 lines.append(f"    better: {b['better_layout']}")
             elif b["gap"] is None and b.get("reason"):

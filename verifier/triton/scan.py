@@ -4,8 +4,11 @@ buffer's writers and readers together, and a better layout when there is one.
 Instruction policy (what each access is counted with): ``local_load`` into a 16-bit ``dot_op``
 uses ``ldmatrix.x4`` (``.trans`` for operand B) when that instruction can deliver the layout, as
 Triton's lowering does; every other access uses the widest ld/st vector legal on every lane
-(``auto``). ``async_copy_global_to_local`` is counted as a store of the same width (cp.async writes
-through the same banks; not separately measured).
+(``auto``). ``async_copy_global_to_local`` is counted as a store of the same width. Measured
+(``models.hardware.ldgsts_wavefronts``): Triton's 4- and 8-byte copies (``cp.async.ca``) cost
+exactly their store when the warp's global reads touch no more 128-byte lines than that, as
+coalesced copies do; its 16-byte copies (``cp.async.cg``, LDGSTS.BYPASS) have no shared
+wavefronts Nsight Compute can count, so their store count is an assumption (``hardware``).
 
 >>> text = open(__file__.replace("scan.py", "sample.ttgir")).read()
 >>> rep = scan_text(text, "sample.ttgir")
@@ -106,6 +109,15 @@ def _count_cached(dist: LinearLayout, memory, bits: int, kind: str, candidates: 
     raise last if last else InputError("ttgir", "access", "has no instruction")
 
 
+def _provenance(op: str, instr: str) -> str:
+    """How the count of one access is backed: ``measured`` (the hardware model's instructions, and
+    Triton's ``cp.async.ca`` copies, which cost their store when their global reads are coalesced)
+    or ``assumed`` (16-byte ``cp.async.cg``: Nsight Compute counts no shared wavefronts for it)."""
+    if op == "ttg.async_copy_global_to_local" and instr == "st128":
+        return "assumed"
+    return "measured"
+
+
 @lru_cache(maxsize=512)
 def _parse(text: str, shape: tuple[int, ...]):
     """``parse_layout`` memoized: a kernel names the same few layouts many times."""
@@ -157,6 +169,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                     raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
                 dist, memory = _layouts(mod, a)
                 row.update(_count(dist, memory, bits, a.kind, _instr_candidates(a, bits)))
+                row["hardware"] = _provenance(a.op.name, row["instr"])
                 parsed.append((a, dist, bits))
             except (InputError, ValueError) as e:
                 row["error"] = str(e)

@@ -1,0 +1,136 @@
+"""Measure ``cp.async`` (LDGSTS) writes into shared memory, to test the assumption that they cost
+what a shared store of the same width costs (the Triton scan counts them so).
+
+    python -m gpu_checks.cp_async plan PLAN.json [--per-kind N]
+    ncu --csv --page raw --metrics $(python -m gpu_checks.cp_async metrics) \\
+        python -m gpu_checks.cp_async run PLAN.json > NCU.csv
+    python -m gpu_checks.cp_async collect PLAN.json NCU.csv RESULTS.json
+
+A probe is one warp issuing one ``cp.async.{ca,cg}.shared.global`` of 4, 8 or 16 bytes per active
+lane (lane i copies from ``global_stride * i``: the copy width, a coalesced warp as Triton emits,
+or 16 bytes), then ``cp.async.wait_all``. The shared-side byte offsets are the store patterns of the
+single-instruction measurements (``gpu_checks.patterns``) for the store of the same width.
+
+>>> src = kernel_source()
+>>> "cp.async.cg.shared.global [%0], [%1], 16;" in src, KINDS["cp16cg"]
+(True, ('cg', 16, 'st128'))
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+from gpu_checks.kernels import _HEADER
+from gpu_checks.measure import _env, _number, parse_ncu_csv
+from gpu_checks.patterns import _lane_patterns
+from models.hardware import instruction
+
+KINDS = {  # probe name -> (cache mode, bytes per lane, the store whose patterns and cost it shares)
+    "cp4": ("ca", 4, "st32"),
+    "cp8": ("ca", 8, "st64"),
+    "cp16": ("ca", 16, "st128"),
+    "cp16cg": ("cg", 16, "st128"),
+}
+
+
+def kernel_source() -> str:
+    """One probe kernel per kind."""
+    parts = [_HEADER]
+    for name, (mode, width, _) in KINDS.items():
+        parts.append(
+            f'extern "C" __global__ void k_{name}(const int* __restrict__ offs, unsigned mask, '
+            "const unsigned char* __restrict__ src, unsigned gstride, unsigned* __restrict__ out) {\n"
+            "  PROLOGUE\n  unsigned long long g;\n"
+            '  asm volatile("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(src + gstride * lane));\n'
+            f'  if (on) asm volatile("cp.async.{mode}.shared.global [%0], [%1], {width};" '
+            ':: "r"(addr), "l"(g) : "memory");\n'
+            '  asm volatile("cp.async.wait_all;" ::: "memory");\n'
+            "  out[lane] = r0;\n}\n"
+        )
+    return "\n".join(parts)
+
+
+def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 16)) -> list[dict]:
+    """Store patterns of each width, one list per probe kind and global stride (bytes between
+    consecutive lanes' global sources; 0 = the copy width, a coalesced warp), in launch order."""
+    rng = random.Random(seed)
+    out = []
+    for stride in strides:
+        for name, (_, width, store) in KINDS.items():
+            for family, offs, mask in _lane_patterns(instruction(store), rng, per_kind)[:per_kind]:
+                out.append({"id": len(out), "probe": name, "instr": store, "family": family,
+                            "global_stride": stride or width, "byte_offsets": offs, "mask": mask})  # fmt: skip
+    return out
+
+
+LDGSTS_METRICS = [  # from ``ncu --query-metrics`` on an H100 (ncu 2025.3.1)
+    f"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts{mode}.sum"
+    for mode in ("", "_cache_access", "_cache_bypass")
+] + [
+    "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+    "sm__sass_data_bytes_mem_shared_op_ldgsts.sum",
+    "sm__sass_inst_executed_op_ldgsts.sum",
+    "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+    "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+    "sm__sass_l1tex_t_output_wavefronts_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+]
+
+
+def run(plan_path: str) -> None:
+    import cupy as cp
+    import numpy as np
+
+    with open(plan_path) as fh:
+        patterns = json.load(fh)
+    arch = int(cp.cuda.Device().compute_capability)
+    mod = cp.RawModule(code=kernel_source(), options=(f"-arch=sm_{arch}",))
+    src = cp.arange(16 * 32 * 8, dtype=cp.uint8)
+    out = cp.empty(32, dtype=cp.uint32)
+    kernels = {name: mod.get_function(f"k_{name}") for name in KINDS}
+    for p in patterns:
+        offs = cp.asarray(np.asarray(p["byte_offsets"], dtype=np.int32))
+        args = (offs, np.uint32(p["mask"]), src, np.uint32(p["global_stride"]), out)
+        kernels[p["probe"]]((1,), (32,), args)
+    cp.cuda.Device().synchronize()
+
+
+def collect(plan_path: str, ncu_path: str, metrics: list[str], out_path: str) -> None:
+    with open(plan_path) as fh:
+        patterns = json.load(fh)
+    with open(ncu_path) as fh:
+        rows = [r for r in parse_ncu_csv(fh.read()) if r.get("Kernel Name", "").startswith("k_")]
+    if len(rows) != len(patterns):
+        raise SystemExit(f"ncu reported {len(rows)} probe launches for {len(patterns)} patterns")
+    runs = []
+    for p, r in zip(patterns, rows):
+        if not r["Kernel Name"].startswith(f"k_{p['probe']}"):
+            raise SystemExit(f"launch {p['id']}: ncu row is {r['Kernel Name']}, expected k_{p['probe']}")
+        runs.append({**p, "metrics": {m: _number(r[m]) for m in metrics if m in r}})
+    result = {"schema": 1, **_env(), "metrics": metrics, "cp_async_measurements": runs}
+    with open(out_path, "w") as fh:
+        json.dump(result, fh, separators=(",", ":"))
+    print(f"{len(runs)} cp.async measurements -> {out_path}")
+
+
+def main(argv: list[str]) -> None:
+    cmd = argv[0] if argv else ""
+    if cmd == "plan":
+        n = int(argv[argv.index("--per-kind") + 1]) if "--per-kind" in argv else 100
+        with open(argv[1], "w") as fh:
+            json.dump(plan(per_kind=n), fh)
+    elif cmd == "metrics":
+        print(",".join(LDGSTS_METRICS))
+    elif cmd == "run":
+        run(argv[1])
+    elif cmd == "collect":
+        collect(argv[1], argv[2], LDGSTS_METRICS, argv[3])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
