@@ -76,3 +76,21 @@ def test_bypass_copies_show_no_shared_wavefronts(runs):
         assert ldgsts_wavefronts(16, shared, glob, act, bypass=True) is None
     sass = (RESULTS / "h100-2026-11-22-cp-async.sass.txt").read_text()
     assert "LDGSTS.E.BYPASS.128" in sass and "LDGSTS.E.128" in sass
+
+
+def test_timing_cached_copies_track_wavefronts_bypass_copies_pay_for_conflicts():
+    """clock64 around 2048 copies of one warp (``gpu_checks/cp_async_timing.py``): a ``.ca`` copy
+    takes about 2 cycles per store wavefront once conflicts dominate; a ``.cg`` copy, invisible to
+    the counters, is fastest conflict-free and many times slower when 16 or 32 lanes share a bank."""
+    data = json.loads((RESULTS / "h100-2026-11-22-cp-async-timing.json").read_text())
+    assert data["gpu"] == "NVIDIA H100 80GB HBM3"
+    per = {(t["mode"], t["width"], t["store_wavefronts"]): t["cycles_per_copy"] for t in data["timings"]}
+    for (mode, width, wf), cycles in per.items():
+        if mode == "ca" and wf >= 8:
+            assert 1.9 * wf <= cycles <= 2.1 * wf, (width, wf, cycles)
+    for width in (4, 8, 16):
+        ca = [per[("ca", width, wf)] for wf in (1, 2, 4, 8, 16, 32) if ("ca", width, wf) in per]
+        assert ca == sorted(ca)
+    cg = {wf: per[("cg", 16, wf)] for wf in (4, 8, 16, 32)}
+    assert min(cg, key=cg.get) == 4
+    assert cg[16] > 5 * cg[4] and cg[32] > 5 * cg[4]

@@ -112,7 +112,8 @@ def _count_cached(dist: LinearLayout, memory, bits: int, kind: str, candidates: 
 def _provenance(op: str, instr: str) -> str:
     """How the count of one access is backed: ``measured`` (the hardware model's instructions, and
     Triton's ``cp.async.ca`` copies, which cost their store when their global reads are coalesced)
-    or ``assumed`` (16-byte ``cp.async.cg``: Nsight Compute counts no shared wavefronts for it)."""
+    or ``assumed`` (16-byte ``cp.async.cg``: Nsight Compute counts no shared wavefronts for it; timed,
+    it is fastest conflict-free and many times slower with conflicts than its store count says)."""
     if op == "ttg.async_copy_global_to_local" and instr == "st128":
         return "assumed"
     return "measured"
