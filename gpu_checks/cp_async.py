@@ -23,7 +23,7 @@ import random
 import sys
 
 from gpu_checks.kernels import _HEADER
-from gpu_checks.measure import _env, _number, parse_ncu_csv
+from gpu_checks.measure import _env, match_launches
 from gpu_checks.patterns import _lane_patterns
 from models.hardware import instruction
 
@@ -99,17 +99,7 @@ def run(plan_path: str) -> None:
 
 
 def collect(plan_path: str, ncu_path: str, metrics: list[str], out_path: str) -> None:
-    with open(plan_path) as fh:
-        patterns = json.load(fh)
-    with open(ncu_path) as fh:
-        rows = [r for r in parse_ncu_csv(fh.read()) if r.get("Kernel Name", "").startswith("k_")]
-    if len(rows) != len(patterns):
-        raise SystemExit(f"ncu reported {len(rows)} probe launches for {len(patterns)} patterns")
-    runs = []
-    for p, r in zip(patterns, rows):
-        if not r["Kernel Name"].startswith(f"k_{p['probe']}"):
-            raise SystemExit(f"launch {p['id']}: ncu row is {r['Kernel Name']}, expected k_{p['probe']}")
-        runs.append({**p, "metrics": {m: _number(r[m]) for m in metrics if m in r}})
+    runs = match_launches(plan_path, ncu_path, lambda p: f"k_{p['probe']}", metrics)
     result = {"schema": 1, **_env(), "metrics": metrics, "cp_async_measurements": runs}
     with open(out_path, "w") as fh:
         json.dump(result, fh, separators=(",", ":"))

@@ -87,19 +87,28 @@ def _env() -> dict:
     return {"gpu": name, "driver": driver, "compute_capability": cc, "ncu": ncu[-1] if ncu else ""}
 
 
-def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
+def match_launches(plan_path: str, ncu_path: str, kernel_of, metrics: list[str]) -> list[dict]:
+    """The plan's patterns, each with its launch's metric values: ncu's probe rows (kernels named
+    ``k_...``) in launch order, checked one by one against ``kernel_of(pattern)``."""
     with open(plan_path) as fh:
         patterns = json.load(fh)
     with open(ncu_path) as fh:
         rows = [r for r in parse_ncu_csv(fh.read()) if r.get("Kernel Name", "").startswith("k_")]
     if len(rows) != len(patterns):
         raise SystemExit(f"ncu reported {len(rows)} probe launches for {len(patterns)} patterns")
-    measurements = []
+    out = []
     for p, r in zip(patterns, rows):
-        want = kernel_name(instruction(p["instr"]))
+        want = kernel_of(p)
         if not r["Kernel Name"].startswith(want):
             raise SystemExit(f"launch {p['id']}: ncu row is {r['Kernel Name']}, expected {want}")
-        measurements.append({**p, "metrics": {m: _number(r[m]) for m in METRICS if m in r}})
+        out.append({**p, "metrics": {m: _number(r[m]) for m in metrics if m in r}})
+    return out
+
+
+def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
+    measurements = match_launches(
+        plan_path, ncu_path, lambda p: kernel_name(instruction(p["instr"])), METRICS
+    )
     env = _env()
     result = {
         "schema": 1,

@@ -94,3 +94,32 @@ def test_timing_cached_copies_track_wavefronts_bypass_copies_pay_for_conflicts()
     cg = {wf: per[("cg", 16, wf)] for wf in (4, 8, 16, 32)}
     assert min(cg, key=cg.get) == 4
     assert cg[16] > 5 * cg[4] and cg[32] > 5 * cg[4]
+
+
+def _ncu_csv(rows: list[tuple[int, str, int]], metric: str) -> str:
+    head = f'"ID","Kernel Name","{metric}"\n"","","inst"\n'
+    return head + "".join(f'"{i}","{name}","{value:,}"\n' for i, name, value in rows)
+
+
+def test_collect_matches_launches_to_patterns(tmp_path):
+    """The device-side collector (no GPU needed): ncu rows in launch order, kernel names checked,
+    values with thousands separators parsed, a wrong kernel refused."""
+    from gpu_checks import cp_async
+
+    plan = cp_async.plan(per_kind=2, strides=(0,))
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    metric = cp_async.LDGSTS_METRICS[0]
+    rows = [(p["id"], f"k_{p['probe']}", 1000 + p["id"]) for p in plan]
+    (tmp_path / "ncu.csv").write_text(_ncu_csv(rows, metric))
+    cp_async.collect(
+        str(tmp_path / "plan.json"), str(tmp_path / "ncu.csv"), [metric], str(tmp_path / "r.json")
+    )
+    runs = json.loads((tmp_path / "r.json").read_text())["cp_async_measurements"]
+    assert [r["metrics"][metric] for r in runs] == [1000 + p["id"] for p in plan]
+    assert [r["global_stride"] for r in runs] == [4, 4, 8, 8, 16, 16, 16, 16]
+    rows[3] = (3, "k_cp4", 0)
+    (tmp_path / "ncu.csv").write_text(_ncu_csv(rows, metric))
+    with pytest.raises(SystemExit, match="launch 3: ncu row is k_cp4, expected k_cp8"):
+        cp_async.collect(
+            str(tmp_path / "plan.json"), str(tmp_path / "ncu.csv"), [metric], str(tmp_path / "r.json")
+        )
