@@ -83,19 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     ver = sub.add_parser(
         "verify",
         help="wavefronts of every access of a spec, with a counterexample when it conflicts",
-        description="Enumerate every warp instruction of every access in SPEC through the measured "
-        "hardware model. Exit 0 conflict-free, 1 conflicts (with a counterexample), 2 bad input, "
-        "3 unknown.",
+        description="Count the wavefronts of every access in SPEC three ways that must agree: "
+        "enumeration (every warp instruction through the measured hardware model), Lemma 9.4, and Z3. "
+        "Exit 0 conflict-free, 1 conflicts (with a counterexample), 2 bad input, 3 unknown, "
+        "4 engines disagree.",
     )
     ver.add_argument("spec", help="a spec file (TOML)")
-    ver.add_argument("--json", action="store_true", help="machine-readable report (schema 1)")
-    ver.add_argument(
-        "--engine",
-        choices=["enum", "algebra", "z3", "all"],
-        default="all",
-        help="which engines answer (default all; they must agree, else exit 4)",
+    _engine_options(
+        ver,
+        "machine-readable report (schema 1)",
+        "which engines answer (default all; they must agree, else exit 4)",
     )
-    ver.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
     ver.add_argument(
         "--html",
         metavar="FILE",
@@ -111,14 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         "every access with it.",
     )
     syn.add_argument("spec", help="a spec file (TOML); [memory] is optional")
-    syn.add_argument("--json", action="store_true", help="machine-readable report")
-    syn.add_argument(
-        "--engine",
-        choices=["enum", "algebra", "z3", "all"],
-        default="all",
-        help="engines for the verification and (z3) the optimality proof",
+    _engine_options(
+        syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"
     )
-    syn.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
     syn.set_defaults(run=synth_cmd.run_synth)
 
     exp = sub.add_parser(
@@ -217,6 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--json", action="store_true", help="machine-readable report")
     cor.set_defaults(run=triton_cmd.run_corpus_cmd)
     return p
+
+
+def _engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str) -> None:
+    """``--json``, ``--engine`` and ``--timeout``, shared by verify and synth."""
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--engine", choices=list(ENGINE_NAMES), default="all", help=engine_help)
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
 
 
 ENGINE_NAMES = {
