@@ -18,6 +18,10 @@ demo: $(STAMP)
 	$(BIN)/bankproof layout "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>" --shape 16x32 --dtype f32
 	$(BIN)/bankproof layout "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>" --shape 16x32
 	$(BIN)/bankproof layout "Sw<3,2,3> o (8,8):(1,8)" --dtype f32 --banks
+	$(BIN)/bankproof show examples/transpose_16x32_xor_m.toml --access read
+	$(BIN)/bankproof synth examples/transpose_16x32_plain.toml
+	$(BIN)/bankproof verify examples/transpose_16x32_xor_2m.toml --html demo-report.html
+	@echo "open demo-report.html for the page (verdicts, bank maps, matrices, the §5.4 construction)"
 
 # The HTML report test renders pages in Debian's headless Chromium.
 browser:
