@@ -10,9 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests import browser
+from tests.strategies import distributed, memory, shapes
+from verifier.check import verify
 from verifier.cli import main
+from verifier.html_report import to_html
+from verifier.spec import AccessSpec, Spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CONFLICT_RED, PROVED_GREEN, REFUTED_RED, UNUSED = "#d33", "#2a7d46", "#c62828", "#222"
@@ -139,3 +145,23 @@ def test_png_decoder_round_trips_every_filter(channels):
     data = _encode_png(img, [y % 5 for y in range(10)])
     assert np.array_equal(browser.decode_png(data), img)
     assert browser.pixels(np.full((2, 2, 3), 0xDD, dtype=np.uint8), "#ddd") == 4
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_page_for_random_layouts(data):
+    """Any spec verify accepts gets a page: random shapes, element widths, memory layouts and
+    writer/reader layouts (with warps and broadcast); one bank map per access, the verdict in the
+    title, the §5.4 section present."""
+    shape = data.draw(shapes(max_bits=10))
+    dtype, bits = data.draw(st.sampled_from([("f32", 32), ("f16", 16), ("i8", 8)]))
+    accs = [
+        AccessSpec("w", "store", "auto", data.draw(distributed(shape)), ""),
+        AccessSpec("r", "load", "auto", data.draw(distributed(shape)), ""),
+    ]
+    dims = [f"d{i}" for i in range(len(shape))]
+    spec = Spec("<random>", shape, dtype, bits, "sm90", dims, data.draw(memory(shape)), "bases", "", accs)
+    rep = verify(spec, ("enumeration", "algebra"), 5.0)
+    page = to_html(rep, spec)
+    assert page.count("<svg") == 2 and f"{rep['verdict']}</title>" in page
+    assert "The §5.4 construction for this writer and reader" in page
