@@ -43,9 +43,12 @@ class Access:
 
 def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, eb: int) -> Access:
     """An ldmatrix/stmatrix access: per instruction, the ``.xN`` matrices' 16-byte row addresses
-    (lanes 8j .. 8j+7 address matrix j's rows) such that lane ``l`` gets, in its register
-    ``2j + e``, element ``(l // 4, 2 * (l % 4) + e)`` of matrix j (or ``(2 * (l % 4) + e, l // 4)``
-    with ``.trans``); legal only when those rows hold exactly the layout's elements."""
+    (lanes 8j .. 8j+7 address matrix j's rows) such that lane ``l`` gets bytes ``4 * (l % 4)`` to
+    ``4 * (l % 4) + 3`` of row ``l // 4`` of matrix j: with ``k = 4 / element bytes`` elements per
+    lane and matrix, register ``k*j + e`` holds element ``(l // 4, k * (l % 4) + e)`` (16-bit:
+    ``(l // 4, 2 * (l % 4) + e)``; Triton also loads 8- and 32-bit dot operands this way). With
+    ``.trans`` (16-bit only) register ``2j + e`` holds ``(2 * (l % 4) + e, l // 4)``. Legal only
+    when those rows hold exactly the layout's elements."""
     if (ins.is_load and kind != "load") or (not ins.is_load and kind != "store"):
         raise InputError(
             "access",
@@ -53,11 +56,13 @@ def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, 
             f"is a {'load' if ins.is_load else 'store'} but the access is a {kind}",
             ins.name,
         )
-    if eb != 2:
-        raise InputError("access", "instr", "ldmatrix/stmatrix move 16-bit elements (b16)", f"{eb * 8}-bit")
+    if eb not in (1, 2, 4) or (ins.trans and eb != 2):
+        what = "16-bit elements with .trans" if ins.trans else "8-, 16- or 32-bit elements"
+        raise InputError("access", "instr", f"ldmatrix/stmatrix move {what}", f"{eb * 8}-bit")
     m = ins.matrices
+    k = 4 // eb  # elements per lane per matrix
     nblock, nwarp, _, nreg = addr.shape
-    per = 2 * m  # registers (elements) each lane holds per instruction
+    per = k * m  # registers (elements) each lane holds per instruction
     if nreg % per:
         raise InputError("access", "instr", f"needs a multiple of {per} registers per lane", nreg)
     lanes = np.arange(LANES)
@@ -70,17 +75,17 @@ def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, 
                 if ins.trans:  # lane 4c + ... holds column r of the row r' = 2*(l%4) + e
                     lane, e = 4 * 0 + r // 2, r % 2  # element (row r, col 0): lane with l%4 = r//2, l//4 = 0
                     row_addr[..., 8 * j + r] = regs[..., lane, 2 * j + e]
-                else:  # element (row r, col 0) sits in lane 4r, register 2j
-                    row_addr[..., 8 * j + r] = regs[..., 4 * r, 2 * j]
+                else:  # element (row r, col 0) sits in lane 4r, register k*j
+                    row_addr[..., 8 * j + r] = regs[..., 4 * r, k * j]
         # What the instruction would deliver, compared with what the layout says.
         want = np.zeros_like(regs)
         for j in range(m):
-            for e in range(2):
+            for e in range(k):
                 if ins.trans:
                     row, col = 2 * (lanes % 4) + e, lanes // 4
                 else:
-                    row, col = lanes // 4, 2 * (lanes % 4) + e
-                want[..., :, 2 * j + e] = row_addr[..., 8 * j + row] + col * 2
+                    row, col = lanes // 4, k * (lanes % 4) + e
+                want[..., :, k * j + e] = row_addr[..., 8 * j + row] + col * eb
         ok &= bool((want == regs).all()) and bool((row_addr % 16 == 0).all())
         rows_out.append(row_addr)
     if not ok:

@@ -186,14 +186,16 @@ def symbolic_access(
     reg = cols("register")
     lane_cols = cols("lane")
     if ins.is_matrix:
-        # Lane l = 8j + r supplies matrix j's row r: the element at layout lane 4r, register 2j
-        # (.trans: lane r // 2, register 2j + r % 2). Registers past 2 * matrices pick the instruction.
+        # Lane l = 8j + r supplies matrix j's row r: the element at layout lane 4r, register k*j
+        # with k = 4 / element bytes (.trans, 16-bit: lane r // 2, register 2j + r % 2). Registers
+        # past k * matrices pick the instruction.
         m_bits = log2(ins.matrices)
-        per = 2 * ins.matrices
+        k_bits = log2(max(1, 32 // elem_bits))
+        per = (1 << k_bits) * ins.matrices
         if ins.trans:
             lane_cols = [reg[0], lane_cols[0], lane_cols[1]] + reg[1 : 1 + m_bits]
         else:
-            lane_cols = lane_cols[2:5] + reg[1 : 1 + m_bits]
+            lane_cols = lane_cols[2:5] + reg[k_bits : k_bits + m_bits]
         reg_chunk = reg[log2(per) :]
     else:
         reg_chunk = reg[log2(vector) :]

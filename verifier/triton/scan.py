@@ -1,10 +1,11 @@
 """Scan TTGIR: every shared buffer, every access to it, its exact wavefronts, the optimum for the
 buffer's writers and readers together, and a better layout when there is one.
 
-Instruction policy (what each access is counted with): ``local_load`` into a 16-bit ``dot_op``
-uses ``ldmatrix.x4`` (``.trans`` for operand B) when that instruction can deliver the layout, as
-Triton's lowering does; every other access uses the widest ld/st vector legal on every lane
-(``auto``). ``async_copy_global_to_local`` is counted as a store of the same width. Measured
+Instruction policy (what each access is counted with): ``local_load`` into a ``dot_op`` uses
+``ldmatrix.x4`` when it can deliver the layout (16-bit: ``.trans`` tried first for operand B,
+plain first for operand A; 8- and 32-bit: plain), as Triton 3.9's lowering does (checked against
+its PTX, ``verifier/triton/lowering.py``); every other access uses the widest ld/st vector legal
+on every lane (``auto``). ``async_copy_global_to_local`` is counted as a store of the same width. Measured
 (``models.hardware.ldgsts_wavefronts``): Triton's 4- and 8-byte copies (``cp.async.ca``) cost
 exactly their store when the warp's global reads touch no more 128-byte lines than that, as
 coalesced copies do; its 16-byte copies (``cp.async.cg``, LDGSTS.BYPASS) have no shared
@@ -78,8 +79,11 @@ def _accesses(mod: Module) -> list[Access]:
 
 def _instr_candidates(acc: Access, bits: int) -> list[str]:
     enc = acc.tensor.encoding
-    if acc.kind == "load" and bits == 16 and "dot_op" in enc:
-        return ["ldsm.x4.trans" if "opIdx = 1" in enc else "ldsm.x4", "auto"]
+    if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
+        if bits != 16:
+            return ["ldsm.x4", "auto"]
+        first, second = ("ldsm.x4.trans", "ldsm.x4") if "opIdx = 1" in enc else ("ldsm.x4", "ldsm.x4.trans")
+        return [first, second, "auto"]
     return ["auto"]
 
 
