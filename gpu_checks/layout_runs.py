@@ -1,7 +1,7 @@
 """Run whole layouts on the GPU: store a tensor through shared memory with one access, load it
 back with another, check every element, and measure the wavefronts with Nsight Compute.
 
-    python -m gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix]
+    python -m gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix]
     ncu --csv --page raw --metrics $(python -m gpu_checks.layout_runs metrics) \\
         python -m gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
     python -m gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
@@ -307,6 +307,42 @@ def matrix_cases() -> list[dict]:
     return out
 
 
+def wide_matrix_cases() -> list[dict]:
+    """ldmatrix for 32- and 8-bit dot operands A, as Triton 3.9 loads tf32 (kWidth 1) and 8-bit
+    (kWidth 4) operands: each lane takes 4 bytes of a 16-byte row per matrix (1 or 4 elements),
+    after a row-wise 128-bit store, over a 16-byte-unit swizzle and no swizzle."""
+    from models.notation import parse_layout
+
+    out = []
+    for bits, kwidth, shape in ((32, 1, [64, 32]), (8, 4, [64, 128])):
+        per_thread = 128 // bits  # elements in 16 bytes
+        for warps in ([4, 1], [2, 2]):
+            w = "[" + ", ".join(map(str, warps)) + "]"
+            mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {w}, instrShape = [16, 8]}}>"
+            rows = (
+                f"#ttg.blocked<{{sizePerThread = [1, {per_thread}], threadsPerWarp = [4, 8], "
+                f"warpsPerCTA = [{warps[0] * warps[1]}, 1], order = [1, 0]}}>"
+            )
+            a = f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = {kwidth}}}>"
+            store, load = (parse_layout(t, shape).layout for t in (rows, a))
+            for phases in (8, 1):
+                mem_text = f"#ttg.swizzled_shared<{{vec = {per_thread}, perPhase = 1, maxPhase = {phases}, order = [1, 0]}}>"
+                mem = parse_layout(mem_text, shape).layout
+                for ld in ("ldsm.x4", "ldsm.x2", "ldsm.x1"):
+                    out.append(
+                        case_from_layouts(
+                            f"matrix{bits}-{shape[0]}x{shape[1]}-{w}-a{kwidth}-{ld}-maxPhase{phases}",
+                            store,
+                            load,
+                            mem,
+                            bits,
+                            "auto",
+                            ld,
+                        )  # fmt: skip
+                    )
+    return out
+
+
 def _units(shape: list[int]) -> list[list[int]]:
     return [[1 << i, 0] for i in range(shape[0].bit_length() - 1)] + [
         [0, 1 << i] for i in range(shape[1].bit_length() - 1)
@@ -494,7 +530,10 @@ def main(argv: list[str]) -> None:
         specs = [a for a in argv[2:] if a.endswith(".toml")]
         n = int(argv[argv.index("--random") + 1]) if "--random" in argv else 0
         cases = (
-            [spec_case(p) for p in specs] + random_cases(n) + (matrix_cases() if "--matrix" in argv else [])
+            [spec_case(p) for p in specs]
+            + random_cases(n)
+            + (matrix_cases() if "--matrix" in argv else [])
+            + (wide_matrix_cases() if "--wide-matrix" in argv else [])
         )
         with open(argv[1], "w") as fh:
             json.dump(cases, fh)

@@ -48,6 +48,10 @@ def test_layout_runs_replay(capsys):
     assert len(runs) >= 100
     kinds = {r["load_instr"] for r in runs} | {r["store_instr"] for r in runs}
     assert kinds >= {"ldsm.x1", "ldsm.x2", "ldsm.x4", "ldsm.x2.trans", "ldsm.x4.trans", "stsm.x1", "stsm.x4"}
+    # ldmatrix of 8- and 32-bit operands (each lane takes 4 bytes of a row per matrix), as Triton
+    # loads tf32 and 8-bit dot operands: measured on the GPU too
+    wide = {(r["elem_bits"], r["load_instr"]) for r in runs if r["load_instr"].startswith("ldsm")}
+    assert {(b, f"ldsm.x{m}") for b in (8, 32) for m in (1, 2, 4)} <= wide
 
 
 def test_emulation_matches_the_recorded_plan_semantics():
