@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from models import f2
 from models.access import build_access
 from models.errors import InputError
 from models.hardware import evaluate
@@ -208,12 +209,10 @@ def _optimum(parsed: list, rows: list[dict]) -> dict:
     readers = [p for p in parsed if p[0].kind == "load"]
     if not writers or not readers:
         return {"optimal_wavefronts": None, "gap": None, "reason": "no modeled writer and reader pair"}
-    (wa, wd, bits), (_, rd, _) = writers[0], readers[0]
-    if tuple(wa.tensor.shape) != tuple(readers[0][0].tensor.shape):
-        return {"optimal_wavefronts": None, "gap": None, "reason": "writer and reader views differ in shape"}
+    (_, wd, bits), (_, rd, _) = writers[0], readers[0]
     chosen_instr = [r["instr"] for r in rows if "instr" in r]
     try:
-        s = optimal_swizzle(wd, rd, bits)
+        s = optimal_swizzle(whole_buffer(wd), whole_buffer(rd), bits)
         total = 0
         for (a, dist, b), instr in zip(parsed, chosen_instr, strict=True):
             total += _count(dist, s.layout, b, a.kind, [instr])["wavefronts"]
@@ -221,9 +220,35 @@ def _optimum(parsed: list, rows: list[dict]) -> dict:
         reason = f"§5.4 layout with the same instructions: {e}"
         return {"optimal_wavefronts": None, "gap": None, "reason": reason}
     out = {"optimal_wavefronts": total, "gap": chosen - total}
+    if chosen == total:
+        out["reason"] = "the §5.4 layout for this writer and reader costs the same with these instructions"
+        if not (wd.is_surjective() and rd.is_surjective()):
+            out["reason"] += " (subslice views extended to the whole buffer)"
     if chosen > total:
         out["better_layout"] = triton_memory_text(s.layout)
     return out
+
+
+def whole_buffer(dist: LinearLayout) -> LinearLayout:
+    """A subslice view's layout (placed at the buffer's origin) extended to the whole buffer: the
+    tensor bits the view does not reach become register bits, i.e. the same warps read the other
+    subslices, each a shifted copy of the first. A layout that already covers the buffer is
+    returned as it is.
+
+    >>> view = LinearLayout.from_bases({"register": [[0, 1]], "lane": [[1, 0]]}, {"m": 2, "k": 4})
+    >>> whole_buffer(view).as_dict()["register"]
+    [[0, 1], [0, 2]]
+    """
+    if dist.is_surjective():
+        return dist
+    image = [c for c in dist.columns if c]
+    missing: list[int] = []
+    for bit in range(dist.out_bits):
+        if not f2.in_span(1 << bit, image + missing):
+            missing.append(1 << bit)
+    bases = dist.as_dict()
+    bases["register"] = bases.get("register", []) + [list(dist.unpack(v)) for v in missing]
+    return LinearLayout.from_bases(bases, dict(dist.out_dims))
 
 
 def _nvmma_family(mod: Module, accs: list[Access], rows: list[dict]) -> dict | None:
