@@ -1,7 +1,7 @@
 """Run whole layouts on the GPU: store a tensor through shared memory with one access, load it
 back with another, check every element, and measure the wavefronts with Nsight Compute.
 
-    python -m gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix]
+    python -m gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix] [--stsm-trans]
     ncu --csv --page raw --metrics $(python -m gpu_checks.layout_runs metrics) \\
         python -m gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
     python -m gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
@@ -343,6 +343,41 @@ def wide_matrix_cases() -> list[dict]:
     return out
 
 
+def stmatrix_trans_cases() -> list[dict]:
+    """stmatrix ``.trans`` x1/x2/x4: fp16 registers in Triton's dot operand B layout (kWidth
+    1/2/4/8, the fragments ldmatrix.trans delivers) stored transposed, then read back row-wise;
+    Triton's usual 128-byte swizzle and none; 1, 4 (4x1 and 2x2) warps."""
+    from models.notation import parse_layout
+
+    out = []
+    for shape, warps in (([64, 64], [4, 1]), ([64, 64], [2, 2]), ([32, 64], [1, 1])):
+        w = "[" + ", ".join(map(str, warps)) + "]"
+        mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {w}, instrShape = [16, 8]}}>"
+        rows = (
+            f"#ttg.blocked<{{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [{warps[0] * warps[1]}, 1], "
+            "order = [1, 0]}>"
+        )
+        load = parse_layout(rows, shape).layout
+        for k in KWIDTHS:
+            store = parse_layout(f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = {k}}}>", shape).layout
+            for phases, vec in ((8, 8), (1, 1)):
+                mem_text = f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = 1, maxPhase = {phases}, order = [1, 0]}}>"
+                mem = parse_layout(mem_text, shape).layout
+                for st in ("stsm.x4.trans", "stsm.x2.trans", "stsm.x1.trans"):
+                    out.append(
+                        case_from_layouts(
+                            f"stsm-trans-{shape[0]}x{shape[1]}-{w}-b{k}-{st}-maxPhase{phases}",
+                            store,
+                            load,
+                            mem,
+                            16,
+                            st,
+                            "auto",
+                        )  # fmt: skip
+                    )
+    return out
+
+
 def _units(shape: list[int]) -> list[list[int]]:
     return [[1 << i, 0] for i in range(shape[0].bit_length() - 1)] + [
         [0, 1 << i] for i in range(shape[1].bit_length() - 1)
@@ -534,6 +569,7 @@ def main(argv: list[str]) -> None:
             + random_cases(n)
             + (matrix_cases() if "--matrix" in argv else [])
             + (wide_matrix_cases() if "--wide-matrix" in argv else [])
+            + (stmatrix_trans_cases() if "--stsm-trans" in argv else [])
         )
         with open(argv[1], "w") as fh:
             json.dump(cases, fh)

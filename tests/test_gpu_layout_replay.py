@@ -52,6 +52,7 @@ def test_layout_runs_replay(capsys):
     # loads tf32 and 8-bit dot operands: measured on the GPU too
     wide = {(r["elem_bits"], r["load_instr"]) for r in runs if r["load_instr"].startswith("ldsm")}
     assert {(b, f"ldsm.x{m}") for b in (8, 32) for m in (1, 2, 4)} <= wide
+    assert {f"stsm.x{m}.trans" for m in (1, 2, 4)} <= kinds  # transposed stores, whole layouts
 
 
 def test_emulation_matches_the_recorded_plan_semantics():
