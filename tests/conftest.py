@@ -18,11 +18,11 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 @pytest.fixture(scope="session")
 def corpus_entries():
-    """The built-in Triton corpus compiled once per session for sm80 and sm90 (needs triton)."""
+    """The built-in Triton corpus compiled once per session for sm80, sm90 and sm100 (needs triton)."""
     import importlib.util
 
     if importlib.util.find_spec("triton") is None:
         pytest.skip("needs the triton extra")
     from verifier.triton import corpus
 
-    return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90"])
+    return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90", "sm100"])

@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "takes your own @triton.jit kernels and a CONFIGS list (see verifier/triton/corpus.py).",
     )
     cor.add_argument(
-        "--arch", default="sm80,sm90", help="comma-separated: sm80, sm90, sm100 (default sm80,sm90)"
+        "--arch", default="sm80,sm90,sm100", help="comma-separated: sm80, sm90, sm100 (default all three)"
     )
     cor.add_argument("--baseline", metavar="FILE", help="baseline JSON to compare with (or write)")
     cor.add_argument("--update-baseline", action="store_true", help="write this run's numbers to --baseline")

@@ -292,7 +292,7 @@ def findings_markdown(entries: list[dict]) -> str:
     optimum, and every access above its ideal (with whether the optimum is reachable)."""
     import triton
 
-    archs = sorted({e["arch"] for e in entries})
+    archs = [a for a in ARCHS if any(e["arch"] == a for e in entries)]
     compiled = [e for e in entries if "report" in e]
     buffers = [(e, b) for e in compiled for b in e["report"]["buffers"]]
     above = [(e, b) for e, b in buffers if b["gap"]]
@@ -356,8 +356,10 @@ def findings_markdown(entries: list[dict]) -> str:
         "for Triton's 4- and 8-byte `cp.async.ca` with coalesced global reads; its 16-byte `cp.async.cg` "
         "shows no shared wavefronts to Nsight Compute (timed, it is fastest conflict-free), so there the "
         "count is assumed.",
-        "- `write-only nvmma_shared`: the buffer is read by wgmma, which bankproof does not model, so "
-        "its shared layout can only move within `nvmma_shared`; the optimum is the cheapest "
+        "- Hardware: the bank model was measured on Hopper (H200, H100); sm80 and sm100 rows assume "
+        "Ampere and Blackwell shared memory behaves the same (`status: assumed` in `bankproof wavefronts`).",
+        "- `write-only nvmma_shared`: the buffer is read by wgmma or tcgen05.mma, which bankproof does "
+        "not model, so its shared layout can only move within `nvmma_shared`; the optimum is the cheapest "
         "`swizzlingByteWidth` for its writers. Where it equals the chosen cost, the conflicts come from "
         "the writer's distributed layout (e.g. `sizePerThread = [1, 4]` along N into a "
         "`transposed = true` buffer, so each lane writes one element per instruction), not from the "
