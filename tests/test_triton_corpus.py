@@ -100,6 +100,24 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
     assert f"worse than baseline: {key}" in capsys.readouterr().err
 
 
+def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
+    """If Triton's PTX moves an access with other instructions than the scan counted (a new
+    Triton lowering, say), the counts may be wrong: say so and exit 4, like engines disagreeing."""
+    from verifier.triton import lowering
+
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(USER_KERNELS)
+    args = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels)]
+    assert main(args) == 0
+    assert "instructions differ" not in capsys.readouterr().err
+    monkeypatch.setattr(lowering, "compare", lambda report, ptx: ["kernel.py:7:3: scan {'ld32': 4}, PTX {}"])
+    assert main(args) == 4
+    err = capsys.readouterr().err
+    assert (
+        "instructions differ from Triton's PTX: user_mm@sm80 kernel.py:7:3: scan {'ld32': 4}, PTX {}" in err
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -195,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compile >= 40 kernel configurations per arch to TTGIR with Triton on the CPU (parallel "
         "workers), scan every shared-memory access, and compare each with the baseline. Exit 1 when an "
         "access costs more than its baseline (or is not optimal, with --require-optimal). --kernels FILE.py "
-        "takes your own @triton.jit kernels and a CONFIGS list (see verifier/triton/corpus.py).",
+        "takes your own @triton.jit kernels and a CONFIGS list (see verifier/triton/corpus.py). "
+        "Exit 4 when the instructions the scan counts an access with differ from those in Triton's PTX.",
     )
     cor.add_argument(
         "--arch", default="sm80,sm90,sm100", help="comma-separated: sm80, sm90, sm100 (default all three)"

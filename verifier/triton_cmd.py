@@ -183,6 +183,11 @@ def run_corpus_cmd(args: argparse.Namespace) -> int:
     if args.require_optimal:
         for g in gaps:
             sys.stderr.write(f"not optimal: {g}\n")
+    lowering = [f"{e['config']}@{e['arch']} {p}" for e in entries for p in e.get("lowering", [])]
+    for d in lowering:  # the scan's instructions are not Triton's: its counts may be wrong
+        sys.stderr.write(f"instructions differ from Triton's PTX: {d}\n")
+    if lowering:
+        return 4
     return 1 if worse or (args.require_optimal and gaps) else 0
 
 
