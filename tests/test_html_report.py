@@ -49,6 +49,8 @@ def test_page_content_is_self_contained(tmp_path, capsys):
     assert "m=1, n=0" in html and "m=0, n=1" in html
     assert html.count('<td class="one">1</td>') == 9 + 9 + 13  # store, read, memory matrices
     assert "Result: offset(m, n) = 32·m + (n ⊕ 2m)" in html  # the §5.4 narrative
+    # and the constructed layout, ready to paste
+    assert "#ttg.swizzled_shared&lt;{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}&gt;" in html
     assert "2-way conflict" in html
 
 

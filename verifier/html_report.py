@@ -18,6 +18,7 @@ from __future__ import annotations
 from html import escape
 
 from models.errors import InputError
+from models.notation import memory_notations
 from verifier import report as text_report
 from verifier import show_cmd
 from verifier.matrix_view import access_matrix, matrix_html, memory_matrix
@@ -125,13 +126,19 @@ def _access_section(spec: Spec, a: dict) -> str:
 
 
 def _explanation(spec: Spec) -> str:
-    from verifier.synth_cmd import explain  # the synth module imports this one's siblings
+    from verifier.synth_cmd import explain, synthesize  # the synth module imports this one's siblings
 
     try:
         text = explain(spec)
+        layout = synthesize(spec)[0].layout
     except InputError as e:
         return f"<p>The §5.4 construction does not apply to this spec: {escape(str(e))}</p>"
-    return f"<pre>{escape(text)}</pre>"
+    rows = "".join(
+        f"<tr><th>{escape(name)}</th><td><code>{escape(value)}</code></td></tr>"
+        for name, value in memory_notations(layout, spec.dims).items()
+    )
+    intro = "<p>The constructed layout in every notation that expresses it:</p>"
+    return f"<pre>{escape(text)}</pre>{intro}<table>{rows}</table>"
 
 
 def to_html(rep: dict, spec: Spec | None) -> str:
