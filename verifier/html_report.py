@@ -49,10 +49,7 @@ def _state(a: dict) -> str:
     """``conflict-free`` / ``2-way conflict`` / the proof status, as the text report says it."""
     if a["proof"]["status"] not in ("proved", "refuted"):
         return a["proof"]["status"]
-    if a["conflict_free"]:
-        return "conflict-free"
-    per = a["ideal_wavefronts"] // max(1, a["instructions"])
-    return f"{a['max_wavefronts_per_instruction'] // max(1, per)}-way conflict"
+    return text_report.conflict_state(a)
 
 
 def _summary(rep: dict) -> str:
@@ -113,12 +110,10 @@ def _access_section(spec: Spec, a: dict) -> str:
     except InputError as e:
         parts.append(f"<p>No bank map: {escape(str(e))}</p>")
     else:
-        svg, height = show_cmd.scope_svg(info, phases)
         parts.append(
             f"<p>Bank map of instruction {i} (rows: 128-byte segments; columns: banks; red: a bank "
             "serving several words; dark: unused):</p>"
-            f'<div class="scope"><svg xmlns="http://www.w3.org/2000/svg" width="{show_cmd.SVG_WIDTH}" '
-            f'height="{height}" font-family="monospace" font-size="9">{"".join(svg)}</svg></div>'
+            f'<div class="scope">{show_cmd.to_svg(info, phases)}</div>'
         )
     acc = next(x for x in spec.accesses if x.name == a["name"])
     parts.append(matrix_html(access_matrix(acc.layout, spec.dims, acc.name)))
@@ -129,8 +124,9 @@ def _explanation(spec: Spec) -> str:
     from verifier.synth_cmd import explain, synthesize  # the synth module imports this one's siblings
 
     try:
-        text = explain(spec)
-        layout = synthesize(spec)[0].layout
+        synthesized = synthesize(spec)
+        text = explain(spec, synthesized)
+        layout = synthesized[0].layout
     except InputError as e:
         return f"<p>The §5.4 construction does not apply to this spec: {escape(str(e))}</p>"
     rows = "".join(

@@ -58,20 +58,19 @@ def memory_matrix(
     lin = memory.linear if padded else memory
     space = Space.of(lin, dims)
     cols = _columns(lin, space, "offset")
-    shift = log2(elem_bits) - 3  # log2 of the element's bytes; negative for sub-byte elements
-    word_bits, segment_bit = log2(BANK_BYTES), log2(BANK_BYTES * BANKS)
-    by_byte: dict[str, list[str]] = {"word": [], "bank": [], "segment": []}
-    for i in range(len(cols)):
-        byte_bit = i + shift
-        role = "word" if byte_bit < word_bits else "bank" if byte_bit < segment_bit else "segment"
-        by_byte[role].append(f"o{i}")
-    groups = tuple((name, tuple(labels)) for name, labels in by_byte.items() if labels)
-    if roles:
-        assert sum(n for _, n in roles) == len(cols), "roles must cover every offset bit"
-        starts = [sum(n for _, n in roles[:i]) for i in range(len(roles))]
-        groups = tuple(
-            (name, tuple(f"o{i}" for i in range(s, s + n))) for (name, n), s in zip(roles, starts) if n
-        )
+    if not roles:  # what each offset bit selects in the byte address
+        shift = log2(elem_bits) - 3  # log2 of the element's bytes; negative for sub-byte elements
+        word_bits, segment_bit = log2(BANK_BYTES), log2(BANK_BYTES * BANKS)
+        count = {"word": 0, "bank": 0, "segment": 0}
+        for i in range(len(cols)):
+            byte_bit = i + shift
+            count["word" if byte_bit < word_bits else "bank" if byte_bit < segment_bit else "segment"] += 1
+        roles = list(count.items())
+    assert sum(n for _, n in roles) == len(cols), "roles must cover every offset bit"
+    starts = [sum(n for _, n in roles[:i]) for i in range(len(roles))]
+    groups = tuple(
+        (name, tuple(f"o{i}" for i in range(s, s + n))) for (name, n), s in zip(roles, starts) if n
+    )
     title = f"memory layout: offset bits -> tensor bits ({elem_bits}-bit elements)"
     if padded:
         title += "; padding is not linear and not shown"
@@ -117,8 +116,9 @@ def matrix_text(m: Matrix, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def matrix_svg(m: Matrix, x: int, y: int, cell: int = 18) -> tuple[list[str], int]:
-    """SVG elements drawing the matrix with its top-left corner at (x, y), and their height."""
+def matrix_svg(m: Matrix, x: int, y: int, cell: int = 18) -> tuple[list[str], int, int]:
+    """SVG elements drawing the matrix with its top-left corner at (x, y), their width and
+    their height."""
     label_w = 8 * max(len(r) for r in m.rows) + 8
     out = [f'<text x="{x}" y="{y + 12}" font-size="12">{escape(m.title)}</text>']
     top = y + 20
@@ -142,7 +142,7 @@ def matrix_svg(m: Matrix, x: int, y: int, cell: int = 18) -> tuple[list[str], in
                 size = f'width="{cell - 2}" height="{cell - 2}"'
                 out.append(f'<rect class="matrix" x="{cx}" y="{ry}" {size} fill="{fill}"/>')
                 col += 1
-    return out, grid + len(m.rows) * cell - y + 10
+    return out, label_w + len(m.columns) * cell + 16, grid + len(m.rows) * cell - y + 10
 
 
 def matrix_html(m: Matrix) -> str:

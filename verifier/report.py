@@ -15,6 +15,14 @@ def to_json(report: dict) -> str:
     return json.dumps(report) + "\n"
 
 
+def conflict_state(access: dict) -> str:
+    """``conflict-free`` or ``N-way conflict`` for an access the engines decided."""
+    if access["conflict_free"]:
+        return "conflict-free"
+    per = access["ideal_wavefronts"] // max(1, access["instructions"])
+    return f"{access['max_wavefronts_per_instruction'] // max(1, per)}-way conflict"
+
+
 def to_text(report: dict) -> str:
     shape = "x".join(map(str, report["shape"]))
     mem = report["memory"]
@@ -32,8 +40,7 @@ def to_text(report: dict) -> str:
             cost = f"? wavefronts (ideal {a['ideal_wavefronts']})"
         else:
             worst = a["max_wavefronts_per_instruction"]
-            per = a["ideal_wavefronts"] // max(1, a["instructions"])
-            state = "conflict-free" if a["conflict_free"] else f"{worst // max(1, per)}-way conflict"
+            state = conflict_state(a)
             cost = f"{a['wavefronts']} wavefronts (ideal {a['ideal_wavefronts']}, max {worst}/instruction)"
         lines.append(
             f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {a['instr']:<22} {cost}  {state}  "

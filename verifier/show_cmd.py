@@ -157,10 +157,10 @@ def to_svg(info: dict, phases: list[dict], matrices: list = ()) -> str:
     body, height = scope_svg(info, phases)
     width = SVG_WIDTH
     for m in matrices:
-        part, h = matrix_svg(m, 4, height + 10)
+        part, w, h = matrix_svg(m, 4, height + 10)
         body += part
         height += h + 10
-        width = max(width, 8 * max(len(r) for r in m.rows) + 20 + 18 * len(m.columns))
+        width = max(width, 4 + w)
     head = f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 10}"'
     bg = f'<rect x="0" y="0" width="{width}" height="{height + 10}" fill="#fff"/>'
     return "\n".join([head + ' font-family="monospace" font-size="9">', bg, *body, "</svg>"]) + "\n"

@@ -188,9 +188,10 @@ def _names(s: Swizzle, vs: list[int]) -> str:
     return " ".join(s.space.name(v) for v in vs) if vs else "∅"
 
 
-def explain(spec: Spec) -> str:
-    """The construction narrated step by step with bits named after the dims."""
-    s, writer, reader, _ = synthesize(spec)
+def explain(spec: Spec, synthesized: tuple | None = None) -> str:
+    """The construction narrated step by step with bits named after the dims (``synthesized``:
+    what :func:`synthesize` returned for this spec, when the caller already has it)."""
+    s, writer, reader, _ = synthesized or synthesize(spec)
     sp = s.space
     d, v, w = sp.bits, len(s.vec), spec.elem_bits // 8
     vec_bytes = (1 << v) * w

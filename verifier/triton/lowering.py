@@ -3,10 +3,9 @@ instructions in the PTX Triton emits (static, per thread, so per warp) and compa
 instructions the scan counted each access with.
 
 The scan claims, per access, which instruction moves the data (``ldsm.x4.trans``, ``st128``,
-...) and how many a warp issues. In the PTX of the same kernel, ``ldmatrix``/``stmatrix`` and
-``cp.async`` come only from the accesses the scan sees, so their counts must be equal; ``ld``/``st``
-``.shared`` also serve layout conversions and reductions, so the scan's counts must fit within
-them.
+...) and how many a warp issues. Layout conversions and reductions also use shared memory (with
+``ld``/``st`` and, on Triton 3.9, ``ldmatrix``/``stmatrix`` too), so the comparison is made per
+Python source line, from the PTX's ``.loc`` directives: see :func:`compare`.
 
 >>> ptx = '''
 ...   @%p1 cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ], 0x10, %r2;
