@@ -12,10 +12,9 @@ import time
 import tracemalloc
 
 import numpy as np
-
-from models.access import build_access
-from models.hardware import evaluate
-from models.notation import parse_layout
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.notation import parse_layout
 
 SWZ = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 BLOCKED = (

@@ -8,7 +8,7 @@ physical peak (128 bytes per clock per SM). With ``--ncu`` each configuration al
 (one iteration) so Nsight Compute can count its wavefronts; ``--join`` matches those counts to
 the predictions by kernel name:
 
-    ncu --csv --page raw --metrics $(python -m gpu_checks.layout_runs metrics) \\
+    ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
         python bench/gpu_transpose.py ONE.json --ncu > NCU.csv
     python bench/gpu_transpose.py --join ONE.json NCU.csv ONE_TILE.json
     python bench/gpu_transpose.py RESULTS.json --one-tile ONE_TILE.json
@@ -21,11 +21,10 @@ import statistics
 import sys
 
 import numpy as np
-
-from models.access import build_access
-from models.hardware import evaluate
-from models.notation import parse_layout
-from models.swizzle import optimal_swizzle
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.notation import parse_layout
+from bankproof.models.swizzle import optimal_swizzle
 
 ITER = 64
 TILES = [((16, 32), 32, 1), ((64, 64), 32, 4), ((64, 64), 16, 4), ((128, 128), 16, 4)]
@@ -111,8 +110,8 @@ def kernel_of(row: dict) -> str:
 
 def join(rows_path: str, ncu_path: str, out_path: str) -> None:
     """Measured wavefronts of each one-tile launch next to its prediction, matched by kernel name."""
-    from gpu_checks.layout_runs import LOAD_METRIC, STORE_METRIC
-    from gpu_checks.measure import _number, parse_ncu_csv
+    from bankproof.gpu_checks.layout_runs import LOAD_METRIC, STORE_METRIC
+    from bankproof.gpu_checks.measure import _number, parse_ncu_csv
 
     with open(rows_path) as fh:
         rows = json.load(fh)["rows"]
@@ -142,8 +141,7 @@ def main(argv: list[str]) -> None:
     import datetime
 
     import cupy as cp
-
-    from gpu_checks.measure import _env
+    from bankproof.gpu_checks.measure import _env
 
     out_path, with_ncu = argv[0], "--ncu" in argv
     one_tile = None

@@ -10,9 +10,9 @@ import random
 import statistics
 import time
 
-from models import f2
-from models.layout import LinearLayout
-from models.swizzle import optimal_swizzle
+from bankproof.models import f2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.swizzle import optimal_swizzle
 
 
 def random_layout(rng: random.Random, rows: int, cols: int, warp_bits: int) -> LinearLayout:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bankproof.verifier.triton.scan import _count_cached, _parse, scan_text
+from bankproof.verifier.triton.ttgir import read_ttgir
 from enumerate_access import median_ms  # the benches' shared timer (this folder is on sys.path)
-
-from verifier.triton.scan import _count_cached, _parse, scan_text
-from verifier.triton.ttgir import read_ttgir
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [

@@ -11,8 +11,8 @@ import random
 import statistics
 import time
 
-from models.hardware import all_instructions
-from verifier.wavefronts_cmd import run_lines
+from bankproof.models.hardware import all_instructions
+from bankproof.verifier.wavefronts_cmd import run_lines
 
 N = 20_000
 

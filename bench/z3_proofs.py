@@ -10,11 +10,11 @@ from __future__ import annotations
 import statistics
 import time
 
-from models.access import build_access
-from models.hardware import evaluate
-from models.notation import parse_layout
-from proofs.conflicts import conflict_free, exact_degree
-from proofs.encode import symbolic_access
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.notation import parse_layout
+from bankproof.proofs.conflicts import conflict_free, exact_degree
+from bankproof.proofs.encode import symbolic_access
 
 SWZ = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 DOT = (

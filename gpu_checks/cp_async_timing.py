@@ -2,7 +2,7 @@
 (``cp.async.cg``, LDGSTS.BYPASS) pay for bank conflicts the way a cached one (``.ca``), whose
 wavefronts are counted, does?
 
-    python -m gpu_checks.cp_async_timing run RESULTS.json      # on the GPU (CuPy)
+    python -m bankproof.gpu_checks.cp_async_timing run RESULTS.json      # on the GPU (CuPy)
 
 One warp issues ``REPS`` copies of the same per-lane addresses (global side coalesced: lane i
 reads ``width * i``), waits for all of them, and reports the cycles per copy; the shared-side
@@ -64,9 +64,8 @@ def kernel_source() -> str:
 def run(out_path: str) -> None:
     import cupy as cp
     import numpy as np
-
-    from gpu_checks.measure import _env
-    from models.hardware import instruction, wavefront_counts
+    from bankproof.gpu_checks.measure import _env
+    from bankproof.models.hardware import instruction, wavefront_counts
 
     arch = int(cp.cuda.Device().compute_capability)
     mod = cp.RawModule(code=kernel_source(), options=(f"-arch=sm_{arch}",))

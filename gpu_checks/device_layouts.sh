@@ -2,14 +2,15 @@
 # Run on the device machine from the repo root: whole layouts on the GPU, then the transpose
 # benchmark. Usage: gpu_checks/device_layouts.sh OUTDIR [N_RANDOM]
 set -uo pipefail
+source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; N=${2:-120}
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD"
-METRICS="$(python3 -m gpu_checks.measure metrics)"
-python3 -m gpu_checks.layout_runs plan /tmp/lplan.json examples/*.toml --random "$N"
+export PYTHONUNBUFFERED=1
+METRICS="$(python3 -m bankproof.gpu_checks.measure metrics)"
+python3 -m bankproof.gpu_checks.layout_runs plan /tmp/lplan.json examples/*.toml --random "$N"
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
-    python3 -m gpu_checks.layout_runs run /tmp/lplan.json /tmp/lout.npz > /tmp/lncu.csv 2> "$OUT/layout_ncu.err"
+    python3 -m bankproof.gpu_checks.layout_runs run /tmp/lplan.json /tmp/lout.npz > /tmp/lncu.csv 2> "$OUT/layout_ncu.err"
 echo "layout ncu rc=$?"
-python3 -m gpu_checks.layout_runs collect /tmp/lplan.json /tmp/lout.npz /tmp/lncu.csv "$OUT/layout_runs.json"
+python3 -m bankproof.gpu_checks.layout_runs collect /tmp/lplan.json /tmp/lout.npz /tmp/lncu.csv "$OUT/layout_runs.json"
 python3 bench/gpu_transpose.py "$OUT/transpose.json"
 ncu --csv --page raw --metrics "$METRICS" -k regex:k_bench --launch-skip 0 \
     python3 bench/gpu_transpose.py /tmp/transpose_ncu_run.json --ncu > "$OUT/transpose_ncu.csv" 2> "$OUT/transpose_ncu.err"

@@ -9,7 +9,7 @@ instruction (``asm volatile`` with ``.volatile`` so nothing is merged or hoisted
 
 from __future__ import annotations
 
-from models.hardware import Instr, all_instructions, instruction
+from bankproof.models.hardware import Instr, all_instructions, instruction
 
 SMEM_BYTES = 49152  # the static shared-memory limit per block
 

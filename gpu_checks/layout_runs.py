@@ -1,10 +1,10 @@
 """Run whole layouts on the GPU: store a tensor through shared memory with one access, load it
 back with another, check every element, and measure the wavefronts with Nsight Compute.
 
-    python -m gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix] [--stsm-trans]
-    ncu --csv --page raw --metrics $(python -m gpu_checks.layout_runs metrics) \\
-        python -m gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
-    python -m gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
+    python -m bankproof.gpu_checks.layout_runs plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix] [--stsm-trans]
+    ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
+        python -m bankproof.gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
+    python -m bankproof.gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
 
 A plan case holds the layouts (bases), the memory layout, the dtype and both instructions, plus
 the enumerated addresses and the element ids each lane stores and expects. The kernel: each warp
@@ -20,13 +20,12 @@ import random
 import sys
 
 import numpy as np
-
-from gpu_checks.kernels import SMEM_BYTES
-from models.access import build_access, element_offsets
-from models.errors import InputError
-from models.hardware import evaluate, instruction
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
+from bankproof.gpu_checks.kernels import SMEM_BYTES
+from bankproof.models.access import build_access, element_offsets
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import evaluate, instruction
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
 
 # ncu counts STSM instructions only under this metric (not under ..._op_shared_st).
 STSM_INSTRUCTIONS = "sm__sass_inst_executed_op_shared_stsm.sum"
@@ -228,7 +227,7 @@ def case_from_layouts(
 
 def random_cases(n: int, seed: int = 7) -> list[dict]:
     """Random distributed layout pairs over random or synthesized swizzles, 8- to 64-bit."""
-    from models.swizzle import optimal_swizzle
+    from bankproof.models.swizzle import optimal_swizzle
 
     rng = random.Random(seed)
     out = []
@@ -260,7 +259,7 @@ def matrix_cases() -> list[dict]:
     operands A (ldmatrix) and B (ldmatrix.trans) with kWidth 1/2/4/8 loaded from Triton's usual
     swizzles, fp16. A pair the instruction cannot deliver (operand A with kWidth != 2: a lane's
     registers are not the column pair ldmatrix hands it) is left out."""
-    from models.notation import parse_layout
+    from bankproof.models.notation import parse_layout
 
     out = []
     for shape, warps in (([64, 64], [4, 1]), ([64, 64], [2, 2]), ([32, 64], [1, 1])):
@@ -311,7 +310,7 @@ def wide_matrix_cases() -> list[dict]:
     """ldmatrix for 32- and 8-bit dot operands A, as Triton 3.9 loads tf32 (kWidth 1) and 8-bit
     (kWidth 4) operands: each lane takes 4 bytes of a 16-byte row per matrix (1 or 4 elements),
     after a row-wise 128-bit store, over a 16-byte-unit swizzle and no swizzle."""
-    from models.notation import parse_layout
+    from bankproof.models.notation import parse_layout
 
     out = []
     for bits, kwidth, shape in ((32, 1, [64, 32]), (8, 4, [64, 128])):
@@ -347,7 +346,7 @@ def stmatrix_trans_cases() -> list[dict]:
     """stmatrix ``.trans`` x1/x2/x4: fp16 registers in Triton's dot operand B layout (kWidth
     1/2/4/8, the fragments ldmatrix.trans delivers) stored transposed, then read back row-wise;
     Triton's usual 128-byte swizzle and none; 1, 4 (4x1 and 2x2) warps."""
-    from models.notation import parse_layout
+    from bankproof.models.notation import parse_layout
 
     out = []
     for shape, warps in (([64, 64], [4, 1]), ([64, 64], [2, 2]), ([32, 64], [1, 1])):
@@ -406,7 +405,7 @@ def _random_memory(rng: random.Random, shape: list[int]) -> LinearLayout:
 
 
 def spec_case(path: str) -> dict:
-    from verifier.spec import load_spec
+    from bankproof.verifier.spec import load_spec
 
     spec = load_spec(path)
     stores = [a for a in spec.accesses if a.kind == "store"]
@@ -494,7 +493,7 @@ def check_data(case: dict, words: np.ndarray) -> int:
 def _instructions(row: dict, op: str) -> int:
     """Shared-memory instructions of one direction: ncu counts ``LDS``/``STS`` and ``LDSM``/``STSM``
     under separate metrics; a matrix metric the row lacks counts as zero."""
-    from gpu_checks.measure import _number
+    from bankproof.gpu_checks.measure import _number
 
     plain = _number(row[f"smsp__sass_inst_executed_op_shared_{op}.sum"])
     matrix = _number(row.get(STSM_INSTRUCTIONS if op == "st" else "sm__sass_inst_executed_op_ldsm.sum", ""))
@@ -502,7 +501,7 @@ def _instructions(row: dict, op: str) -> int:
 
 
 def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> None:
-    from gpu_checks.measure import _env, _number, parse_ncu_csv
+    from bankproof.gpu_checks.measure import _env, _number, parse_ncu_csv
 
     with open(plan_path) as fh:
         cases = json.load(fh)
@@ -575,7 +574,7 @@ def main(argv: list[str]) -> None:
             json.dump(cases, fh)
         print(f"{len(cases)} cases -> {argv[1]}")
     elif cmd == "metrics":
-        from gpu_checks.measure import METRICS
+        from bankproof.gpu_checks.measure import METRICS
 
         print(",".join(METRICS + [STSM_INSTRUCTIONS]))
     elif cmd == "run":

@@ -1,9 +1,9 @@
 """Measure single shared-memory instructions on the GPU with Nsight Compute.
 
-    python -m gpu_checks.measure plan PLAN.json [--per-kind N] [--seed S]
-    ncu --csv --page raw --metrics $(python -m gpu_checks.measure metrics) \\
-        python -m gpu_checks.measure run PLAN.json > NCU.csv
-    python -m gpu_checks.measure collect PLAN.json NCU.csv RESULTS.json
+    python -m bankproof.gpu_checks.measure plan PLAN.json [--per-kind N] [--seed S]
+    ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.measure metrics) \\
+        python -m bankproof.gpu_checks.measure run PLAN.json > NCU.csv
+    python -m bankproof.gpu_checks.measure collect PLAN.json NCU.csv RESULTS.json
 
 ``run`` launches one warp per pattern, one instruction per launch, in plan order; ``collect``
 matches ncu's rows to patterns by launch order (checking kernel names) and records the GPU,
@@ -19,9 +19,9 @@ import json
 import subprocess
 import sys
 
-from gpu_checks.kernels import kernel_name, kernel_source
-from gpu_checks.patterns import plan
-from models.hardware import instruction
+from bankproof.gpu_checks.kernels import kernel_name, kernel_source
+from bankproof.gpu_checks.patterns import plan
+from bankproof.models.hardware import instruction
 
 METRICS = [
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import random
 
-from gpu_checks.kernels import SMEM_BYTES
-from models.hardware import LANES, Instr, all_instructions
+from bankproof.gpu_checks.kernels import SMEM_BYTES
+from bankproof.models.hardware import LANES, Instr, all_instructions
 
 FULL = (1 << LANES) - 1
 

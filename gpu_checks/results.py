@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from models.hardware import Instr, instruction
+from bankproof.models.hardware import Instr, instruction
 
 RESULTS = Path(__file__).with_name("results")
 WAVEFRONT_METRIC = {

@@ -14,11 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from models.errors import InputError
-from models.hardware import LANES, Instr, instruction
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import LANES, Instr, instruction
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
 
 MAX_ACCESS_BITS = 24  # (warps x lanes x registers) points enumerated per access
 

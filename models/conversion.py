@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models import f2
-from models.errors import InputError, log2
-from models.layout import LinearLayout
-from models.swizzle import Space
+from bankproof.models import f2
+from bankproof.models.errors import InputError, log2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.swizzle import Space
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from models.errors import InputError
+from bankproof.models.errors import InputError
 
 BITS = {
     "f64": 64,

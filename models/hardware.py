@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-
-from models.errors import InputError
+from bankproof.models.errors import InputError
 
 BANKS = 32
 BANK_BYTES = 4

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-
-from models import f2
-from models.errors import InputError, is_pow2, log2
+from bankproof.models import f2
+from bankproof.models.errors import InputError, is_pow2, log2
 
 Basis = tuple[int, ...]
 DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")

@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from models import f2
-from models.errors import InputError, log2
-from models.layout import LinearLayout
+from bankproof.models import f2
+from bankproof.models.errors import InputError, log2
+from bankproof.models.layout import LinearLayout
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from models import f2
-from models.errors import InputError, log2
-from models.layout import LinearLayout
+from bankproof.models import f2
+from bankproof.models.errors import InputError, log2
+from bankproof.models.layout import LinearLayout
 
 LANE_BITS = 5
 ROW_BYTES = 128  # 32 banks x 4 bytes

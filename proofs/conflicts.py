@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass
 
 import z3
-
-from proofs.encode import LANE, SymbolicAccess, bank_block, configure, conflict, same_phase, word
+from bankproof.proofs.encode import LANE, SymbolicAccess, bank_block, configure, conflict, same_phase, word
 
 
 @dataclass(frozen=True)

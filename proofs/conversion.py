@@ -12,13 +12,12 @@ from __future__ import annotations
 import time
 
 import z3
-
-from models.access import element_offsets
-from models.conversion import ShufflePlan
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from proofs.conflicts import Proof
-from proofs.encode import ADDR, configure, linear_term
+from bankproof.models.access import element_offsets
+from bankproof.models.conversion import ShufflePlan
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.proofs.conflicts import Proof
+from bankproof.proofs.encode import ADDR, configure, linear_term
 
 DIMS = ("register", "lane", "warp", "block")
 

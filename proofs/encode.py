@@ -16,12 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import z3
-
-from models.access import access_layout, element_offsets
-from models.errors import log2
-from models.hardware import BANK_BYTES, BANKS, LANES, Instr
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
+from bankproof.models.access import access_layout, element_offsets
+from bankproof.models.errors import log2
+from bankproof.models.hardware import BANK_BYTES, BANKS, LANES, Instr
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
 
 ADDR = 32  # bits of a byte address
 LANE = 5

@@ -20,11 +20,10 @@ import time
 from dataclasses import dataclass
 
 import z3
-
-from models.errors import log2
-from models.layout import LinearLayout
-from models.swizzle import optimal_swizzle
-from proofs.encode import configure
+from bankproof.models.errors import log2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.swizzle import optimal_swizzle
+from bankproof.proofs.encode import configure
 
 MAX_BITS = 14
 

@@ -23,6 +23,6 @@ def corpus_entries():
 
     if importlib.util.find_spec("triton") is None:
         pytest.skip("needs the triton extra")
-    from verifier.triton import corpus
+    from bankproof.verifier.triton import corpus
 
     return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90", "sm100"])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from bankproof.models.layout import LinearLayout
 from hypothesis import strategies as st
-
-from models.layout import LinearLayout
 
 
 @st.composite

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from verifier.cli import main
+from bankproof.verifier.cli import main
 
 SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
 
@@ -131,7 +130,7 @@ def test_bad_input_exit_2_with_message(capsys, argv, message):
 
 def test_console_script_has_no_traceback():
     proc = subprocess.run(
-        [sys.executable, "-m", "verifier.cli", "layout", "#ttg.swizzled_shared<{vec = 3}>", "--shape", "4x4"],
+        [sys.executable, "-m", "bankproof.verifier.cli", "layout", "#ttg.swizzled_shared<{vec = 3}>", "--shape", "4x4"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-
-from models.conversion import Round, shuffle_plan
-from models.notation import parse_layout
-from proofs.conversion import shared_roundtrip, shuffle_plan_correct
-from verifier.cli import main
+from bankproof.models.conversion import Round, shuffle_plan
+from bankproof.models.notation import parse_layout
+from bankproof.proofs.conversion import shared_roundtrip, shuffle_plan_correct
+from bankproof.verifier.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 S = [32, 32]

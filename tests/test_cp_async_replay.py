@@ -10,10 +10,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-from gpu_checks.cp_async import KINDS
-from gpu_checks.results import RESULTS
-from models.hardware import LANES, instruction, ldgsts_wavefronts, wavefront_counts
+from bankproof.gpu_checks.cp_async import KINDS
+from bankproof.gpu_checks.results import RESULTS
+from bankproof.models.hardware import LANES, instruction, ldgsts_wavefronts, wavefront_counts
 
 RECORD = RESULTS / "h100-2026-11-22-cp-async.json"
 SHARED = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts"
@@ -104,7 +103,7 @@ def _ncu_csv(rows: list[tuple[int, str, int]], metric: str) -> str:
 def test_collect_matches_launches_to_patterns(tmp_path):
     """The device-side collector (no GPU needed): ncu rows in launch order, kernel names checked,
     values with thousands separators parsed, a wrong kernel refused."""
-    from gpu_checks import cp_async
+    from bankproof.gpu_checks import cp_async
 
     plan = cp_async.plan(per_kind=2, strides=(0,))
     (tmp_path / "plan.json").write_text(json.dumps(plan))

@@ -6,13 +6,13 @@ import re
 
 import numpy as np
 import pytest
+from bankproof.models.errors import InputError
+from bankproof.models.notation.cute import Swizzle, parse_cute, to_cute
+from bankproof.verifier.layout_cmd import bank_table
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.errors import InputError
-from models.notation.cute import Swizzle, parse_cute, to_cute
 from tests.conftest import SEEDS
-from verifier.layout_cmd import bank_table
 
 
 def seed_bank_table(title: str) -> np.ndarray:

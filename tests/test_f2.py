@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from itertools import product
 
+from bankproof.models import f2
 from hypothesis import given
 from hypothesis import strategies as st
-
-from models import f2
 
 N = 10
 vecs = st.lists(st.integers(0, (1 << N) - 1), max_size=8)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import detect, parse_layout
+from bankproof.models.notation.bases import parse_bases
+from bankproof.models.notation.formula import formula_text, parse_formula
+from bankproof.models.notation.triton import parse_triton
 from hypothesis import given
 from hypothesis import strategies as st
-
-from models.errors import InputError
-from models.layout import LinearLayout
-from models.notation import detect, parse_layout
-from models.notation.bases import parse_bases
-from models.notation.formula import formula_text, parse_formula
-from models.notation.triton import parse_triton
 
 SEED_SWIZZLES = {
     "32*m + n": [[1, 0], [2, 0], [4, 0], [8, 0]],

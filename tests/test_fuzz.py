@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 
+from bankproof.models.errors import InputError
+from bankproof.models.notation import parse_layout
+from bankproof.verifier.spec import parse_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from models.errors import InputError
-from models.notation import parse_layout
-from verifier.spec import parse_spec
 
 TOKENS = [
     "#ttg.", "blocked", "swizzled_shared", "nvmma_shared", "linear", "slice", "dot_op", "nvidia_mma",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from gpu_checks.results import RESULTS
-from models.access import build_access
-from models.hardware import evaluate
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
+from bankproof.gpu_checks.results import RESULTS
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
 
 
 def layouts(run: dict):
@@ -57,8 +57,8 @@ def test_layout_runs_replay(capsys):
 
 def test_emulation_matches_the_recorded_plan_semantics():
     """The CPU emulation of the layout kernel delivers what the load layout names."""
-    from gpu_checks.layout_runs import case_from_layouts, check_data, emulate, random_cases
-    from models.notation import parse_layout
+    from bankproof.gpu_checks.layout_runs import case_from_layouts, check_data, emulate, random_cases
+    from bankproof.models.notation import parse_layout
 
     cases = random_cases(20, seed=3)
     a = parse_layout(
@@ -81,7 +81,7 @@ def test_emulation_matches_the_recorded_plan_semantics():
 def test_every_planned_case_has_a_kernel_moving_the_right_words():
     """Each case of a plan (matrix instructions included) names a kernel whose per-lane load width
     is what the CPU emulation produces, and whose PTX uses the planned instructions."""
-    from gpu_checks.layout_runs import case_kernel, emulate, matrix_cases
+    from bankproof.gpu_checks.layout_runs import case_kernel, emulate, matrix_cases
 
     cases = matrix_cases()
     assert {c["load"]["instr"] for c in cases} >= {"ldsm.x4", "ldsm.x4.trans"}
@@ -96,7 +96,7 @@ def test_every_planned_case_has_a_kernel_moving_the_right_words():
 
 
 def test_matrix_instructions_are_counted_from_their_own_metric():
-    from gpu_checks.layout_runs import _instructions
+    from bankproof.gpu_checks.layout_runs import _instructions
 
     row = {
         "smsp__sass_inst_executed_op_shared_ld.sum": "0",

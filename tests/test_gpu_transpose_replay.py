@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
+from bankproof.gpu_checks.results import RESULTS
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+
 from bench.gpu_transpose import TILES, kernel_of, layouts, memories
-from gpu_checks.results import RESULTS
-from models.access import build_access
-from models.hardware import evaluate
 
 
 def test_transpose_bench_measures_as_predicted():

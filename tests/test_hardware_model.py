@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from models.errors import InputError
-from models.hardware import instruction, wavefronts
-from verifier.cli import main
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import instruction, wavefronts
+from bankproof.verifier.cli import main
 
 ROWS = [i * 128 for i in range(32)]  # every lane: bank 0, a different word
 

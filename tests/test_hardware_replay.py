@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import numpy as np
-
-from gpu_checks.results import metric_for, single_instruction_runs
-from models.hardware import LANES, instruction, wavefront_counts
+from bankproof.gpu_checks.results import metric_for, single_instruction_runs
+from bankproof.models.hardware import LANES, instruction, wavefront_counts
 
 
 def test_model_equals_every_recorded_measurement(capsys):

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bankproof.verifier.check import verify
+from bankproof.verifier.cli import main
+from bankproof.verifier.html_report import to_html
+from bankproof.verifier.spec import AccessSpec, Spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import browser
 from tests.strategies import distributed, memory, shapes
-from verifier.check import verify
-from verifier.cli import main
-from verifier.html_report import to_html
-from verifier.spec import AccessSpec, Spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CONFLICT_RED, PROVED_GREEN, REFUTED_RED, UNUSED = "#d33", "#2a7d46", "#c62828", "#222"

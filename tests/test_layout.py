@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
 from hypothesis import given
 from hypothesis import strategies as st
-
-from models.errors import InputError
-from models.layout import LinearLayout
 
 
 @st.composite
@@ -152,7 +151,7 @@ def test_product_exact():
 
 def test_paper_figure1_layout_A():
     """§4.1: 2x2 registers, 4x8 threads, 2x1 warps on 16x16; r1 of t9 is at (2, 3)."""
-    from models.notation.triton import parse_triton
+    from bankproof.models.notation.triton import parse_triton
 
     A = parse_triton(
         "#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [2, 1], order = [1, 0]}>"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from models.access import build_access
-from models.hardware import evaluate
-from models.layout import LinearLayout
-from proofs.optimality import MAX_BITS, prove_optimal, synthesize
-from verifier.cli import main
-from verifier.spec import load_spec
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.proofs.optimality import MAX_BITS, prove_optimal, synthesize
+from bankproof.verifier.cli import main
+from bankproof.verifier.spec import load_spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -7,13 +7,19 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from bankproof.models import f2
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.swizzle import (
+    conflict_dim,
+    lemma_9_4,
+    optimal_swizzle,
+    optimum_per_instruction,
+    segment_basis,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models import f2
-from models.access import build_access
-from models.hardware import evaluate
-from models.swizzle import conflict_dim, lemma_9_4, optimal_swizzle, optimum_per_instruction, segment_basis
 from tests.strategies import distributed, memory, shapes
 
 BITS = st.sampled_from([8, 16, 32, 64])
@@ -104,7 +110,7 @@ def test_workbench_rule_over_all_toggles(capsys):
 
 
 def evaluate_chunk(offs):
-    from models.hardware import instruction
+    from bankproof.models.hardware import instruction
 
     counts, _, _ = evaluate(instruction("ld32"), offs)
     return counts
@@ -117,8 +123,8 @@ def test_print_stats(capsys):
 
 def test_seed_construction_steps():
     """seeds/001 §04, step for step."""
-    from models.notation import parse_layout
-    from models.notation.formula import formula_text
+    from bankproof.models.notation import parse_layout
+    from bankproof.models.notation.formula import formula_text
 
     A = parse_layout(
         '{"register": [[1,0],[2,0],[4,0],[8,0]], "lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32]

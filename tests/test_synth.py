@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from verifier.cli import main
+from bankproof.verifier.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEED_SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"

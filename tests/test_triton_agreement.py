@@ -9,9 +9,9 @@ import importlib.util
 from collections import Counter
 
 import pytest
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation.triton import parse_triton
 
-from models.memory import PaddedLayout
-from models.notation.triton import parse_triton
 from tests.oracle.driver import run_oracle
 from tests.oracle.generate import cases
 

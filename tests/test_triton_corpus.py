@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from verifier.cli import main
-from verifier.triton import corpus
+from bankproof.verifier.cli import main
+from bankproof.verifier.triton import corpus
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 
@@ -103,7 +102,7 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
 def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
     """If Triton's PTX moves an access with other instructions than the scan counted (a new
     Triton lowering, say), the counts may be wrong: say so and exit 4, like engines disagreeing."""
-    from verifier.triton import lowering
+    from bankproof.verifier.triton import lowering
 
     kernels = tmp_path / "kernels.py"
     kernels.write_text(USER_KERNELS)

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from verifier.triton import crosscheck
+from bankproof.verifier.triton import crosscheck
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
-from models.access import build_access
-from models.notation import parse_layout
-from verifier.cli import main
-from verifier.triton import lowering
+from bankproof.models.access import build_access
+from bankproof.models.notation import parse_layout
+from bankproof.verifier.cli import main
+from bankproof.verifier.triton import lowering
 
 LOC = {"source": "/k/kernel.py", "line": 7, "column": 3}
 

@@ -6,9 +6,8 @@ that an earlier version of our conversion got wrong."""
 from __future__ import annotations
 
 import pytest
-
-from models.errors import InputError
-from models.notation.triton import linear_text, parse_triton
+from bankproof.models.errors import InputError
+from bankproof.models.notation.triton import linear_text, parse_triton
 
 SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
 
@@ -261,7 +260,7 @@ def test_swizzled_shared_for_finds_every_swizzled_shared_layout():
     """The search (with its quick row-base filter) recovers an attribute with the same offsets."""
     import random
 
-    from models.notation.triton import SwizzledShared, swizzled_shared_for
+    from bankproof.models.notation.triton import SwizzledShared, swizzled_shared_for
 
     rng = random.Random(1)
     for _ in range(300):

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from verifier.cli import main
-from verifier.triton.scan import scan_text
-from verifier.triton.ttgir import read_ttgir
+from bankproof.verifier.cli import main
+from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.triton.ttgir import read_ttgir
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "verifier" / "triton" / "sample.ttgir"

@@ -8,12 +8,11 @@ cases (``...BlockedLinear32Bank`` uses 6 lane bits, ``...Mfma64Bank`` 64 banks).
 from __future__ import annotations
 
 import pytest
-
-from models.access import build_access
-from models.hardware import evaluate
-from models.layout import LinearLayout
-from models.notation.triton_ll import transpose_dims
-from models.swizzle import optimal_swizzle
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation.triton_ll import transpose_dims
+from bankproof.models.swizzle import optimal_swizzle
 
 
 def ll(reg, lane, warp, shape):

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from verifier.cli import main
+from bankproof.verifier.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 REPORT_SCHEMA = json.loads(

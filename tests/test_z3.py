@@ -10,16 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import z3
+from bankproof.gpu_checks.results import single_instruction_runs
+from bankproof.models.hardware import LANES, all_instructions, evaluate, instruction
+from bankproof.proofs import encode
+from bankproof.verifier.check import check_access
+from bankproof.verifier.cli import main
+from bankproof.verifier.spec import AccessSpec, Spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_checks.results import single_instruction_runs
-from models.hardware import LANES, all_instructions, evaluate, instruction
-from proofs import encode
 from tests.strategies import distributed, memory, shapes
-from verifier.check import check_access
-from verifier.cli import main
-from verifier.spec import AccessSpec, Spec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -129,7 +129,7 @@ def test_timeout_is_unknown_never_proved(tmp_path, capsys):
 def test_wrong_encoding_is_a_disagreement(monkeypatch, capsys):
     """Inject a bug into the Z3 hardware rules: the engines disagree and the tool exits 4."""
     monkeypatch.setattr(encode, "bank_block", lambda ins, addr: z3.URem(z3.UDiv(addr, 4), 16))
-    monkeypatch.setattr("proofs.conflicts.bank_block", encode.bank_block)
+    monkeypatch.setattr("bankproof.proofs.conflicts.bank_block", encode.bank_block)
     assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_2m.toml")]) == 4
     out = capsys.readouterr().out
     assert "ENGINES DISAGREE" in out and "verdict: disagree (exit 4)" in out
@@ -155,8 +155,8 @@ def test_engines_agree_on_random_layouts(data):
 
 def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
     """Every ldmatrix/stmatrix case of the GPU plan (conflicting ones too): Z3 = enumeration."""
-    from gpu_checks.layout_runs import matrix_cases
-    from models.layout import LinearLayout
+    from bankproof.gpu_checks.layout_runs import matrix_cases
+    from bankproof.models.layout import LinearLayout
 
     refuted = 0
     for case in matrix_cases()[::3]:

@@ -11,13 +11,12 @@ import json
 import time
 
 import numpy as np
-
-from models.access import Access, build_access
-from models.errors import InputError, log2
-from models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
-from models.layout import LinearLayout
-from models.swizzle import Space, lemma_9_4
-from verifier.spec import AccessSpec, Spec
+from bankproof.models.access import Access, build_access
+from bankproof.models.errors import InputError, log2
+from bankproof.models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
+from bankproof.models.layout import LinearLayout
+from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.verifier.spec import AccessSpec, Spec
 
 
 def find_conflict(access: Access, i: int) -> dict:
@@ -121,8 +120,8 @@ def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: 
 def _z3(
     spec: Spec, acc: AccessSpec, a: Access, k: int | None, phases: int, timeout_s: float
 ) -> tuple[dict, dict | None]:
-    from proofs.conflicts import conflict_free, exact_degree
-    from proofs.encode import symbolic_access
+    from bankproof.proofs.conflicts import conflict_free, exact_degree
+    from bankproof.proofs.encode import symbolic_access
 
     ms = int(timeout_s * 1000)
     sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)

@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from models import dtypes
-from models.errors import InputError
-from verifier import (
+from bankproof.models import dtypes
+from bankproof.models.errors import InputError
+from bankproof.verifier import (
     convert_cmd,
     gpu_cmd,
     html_report,
@@ -25,8 +25,8 @@ from verifier import (
     triton_cmd,
     wavefronts_cmd,
 )
-from verifier.check import verify
-from verifier.spec import load_spec
+from bankproof.verifier.check import verify
+from bankproof.verifier.spec import load_spec
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70

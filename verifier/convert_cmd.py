@@ -8,13 +8,13 @@ import argparse
 import json
 import sys
 
-from models.conversion import shuffle_plan
-from models.errors import InputError
-from models.layout import LinearLayout
-from models.notation import memory_notations
-from models.swizzle import optimal_swizzle
-from verifier import report
-from verifier.spec import load_spec
+from bankproof.models.conversion import shuffle_plan
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import memory_notations
+from bankproof.models.swizzle import optimal_swizzle
+from bankproof.verifier import report
+from bankproof.verifier.spec import load_spec
 
 
 def _names(sp, vs):
@@ -22,7 +22,7 @@ def _names(sp, vs):
 
 
 def run(args: argparse.Namespace) -> int:
-    from proofs.conversion import shared_roundtrip, shuffle_plan_correct  # z3 only when used
+    from bankproof.proofs.conversion import shared_roundtrip, shuffle_plan_correct  # z3 only when used
 
     spec = load_spec(args.spec, require_memory=False)
     if len(spec.accesses) < 2:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from models.errors import InputError
+from bankproof.models.errors import InputError
 
 
 def _require_gpu() -> None:
@@ -31,9 +31,9 @@ def _require_gpu() -> None:
 def run(args: argparse.Namespace) -> int:
     if args.repeat < 1 or args.repeat > 1000:
         raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
-    from gpu_checks.layout_runs import check_data, spec_case
-    from gpu_checks.layout_runs import collect as collect_runs
-    from gpu_checks.layout_runs import run as run_cases
+    from bankproof.gpu_checks.layout_runs import check_data, spec_case
+    from bankproof.gpu_checks.layout_runs import collect as collect_runs
+    from bankproof.gpu_checks.layout_runs import run as run_cases
 
     case = spec_case(args.spec)  # input errors first, GPU or not
     _require_gpu()
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             bad += check_data(case, np.load(out)["0"])
         measured = None
         if shutil.which("ncu"):
-            from gpu_checks.measure import METRICS
+            from bankproof.gpu_checks.measure import METRICS
 
             out = os.path.join(tmp, "ncu.npz")
             csv = os.path.join(tmp, "ncu.csv")
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                         ",".join(METRICS),
                         sys.executable,
                         "-m",
-                        "gpu_checks.layout_runs",
+                        "bankproof.gpu_checks.layout_runs",
                         "run",
                         plan,
                         out,

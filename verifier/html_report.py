@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from html import escape
 
-from models.errors import InputError
-from models.notation import memory_notations
-from verifier import report as text_report
-from verifier import show_cmd
-from verifier.matrix_view import access_matrix, matrix_html, memory_matrix
-from verifier.spec import Spec
+from bankproof.models.errors import InputError
+from bankproof.models.notation import memory_notations
+from bankproof.verifier import report as text_report
+from bankproof.verifier import show_cmd
+from bankproof.verifier.matrix_view import access_matrix, matrix_html, memory_matrix
+from bankproof.verifier.spec import Spec
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #111; background: #fff; max-width: 1100px; }
@@ -121,7 +121,10 @@ def _access_section(spec: Spec, a: dict) -> str:
 
 
 def _explanation(spec: Spec) -> str:
-    from verifier.synth_cmd import explain, synthesize  # the synth module imports this one's siblings
+    from bankproof.verifier.synth_cmd import (  # the synth module imports this one's siblings
+        explain,
+        synthesize,
+    )
 
     try:
         synthesized = synthesize(spec)

@@ -7,12 +7,11 @@ import json
 import sys
 
 import numpy as np
-
-from models import dtypes, hardware
-from models.errors import InputError
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from models.notation import ParsedLayout, memory_notations, parse_layout
+from bankproof.models import dtypes, hardware
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import ParsedLayout, memory_notations, parse_layout
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from models.errors import log2
-from models.hardware import BANK_BYTES, BANKS
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from models.swizzle import Space
+from bankproof.models.errors import log2
+from bankproof.models.hardware import BANK_BYTES, BANKS
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.swizzle import Space
 
 BOLD_GREEN, RESET = "\033[1;32m", "\033[0m"
 

@@ -13,12 +13,11 @@ import sys
 from html import escape
 
 import numpy as np
-
-from models.access import build_access
-from models.errors import InputError
-from models.hardware import BANKS, evaluate, phase_ids
-from verifier.matrix_view import access_matrix, matrix_svg, matrix_text, memory_matrix
-from verifier.spec import Spec, load_spec
+from bankproof.models.access import build_access
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import BANKS, evaluate, phase_ids
+from bankproof.verifier.matrix_view import access_matrix, matrix_svg, matrix_text, memory_matrix
+from bankproof.verifier.spec import Spec, load_spec
 
 SEGMENT = 128  # bytes: one row of the 32 four-byte banks
 

@@ -21,14 +21,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from models import dtypes
-from models.errors import InputError
-from models.hardware import ARCHS
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from models.notation import parse_layout, parse_shape
-from models.notation.bases import parse_bases
-from models.notation.formula import default_names
+from bankproof.models import dtypes
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import ARCHS
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import parse_layout, parse_shape
+from bankproof.models.notation.bases import parse_bases
+from bankproof.models.notation.formula import default_names
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -9,14 +9,14 @@ import re
 import sys
 import time
 
-from models.errors import InputError
-from models.layout import LinearLayout
-from models.notation import memory_notations
-from models.swizzle import Swizzle, optimal_swizzle, optimum_per_instruction
-from verifier import report
-from verifier.check import verify
-from verifier.matrix_view import matrix_text, memory_matrix
-from verifier.spec import AccessSpec, Spec, load_spec
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import memory_notations
+from bankproof.models.swizzle import Swizzle, optimal_swizzle, optimum_per_instruction
+from bankproof.verifier import report
+from bankproof.verifier.check import verify
+from bankproof.verifier.matrix_view import matrix_text, memory_matrix
+from bankproof.verifier.spec import AccessSpec, Spec, load_spec
 
 
 def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
@@ -38,9 +38,9 @@ def synthesize(spec: Spec) -> tuple[Swizzle, AccessSpec, AccessSpec, float]:
 def optimality(spec: Spec, writer: AccessSpec, reader: AccessSpec, rep: dict, timeout_s: float) -> dict:
     """Z3 over every linear layout: no layout is cheaper than the synthesized one (UNSAT), and an
     independent SMT synthesis, cross-checked by enumeration."""
-    from models.access import build_access
-    from models.hardware import evaluate
-    from proofs.optimality import prove_optimal, synthesize
+    from bankproof.models.access import build_access
+    from bankproof.models.hardware import evaluate
+    from bankproof.proofs.optimality import prove_optimal, synthesize
 
     acc = {a["name"]: a for a in rep["accesses"]}
     w, r = acc[writer.name], acc[reader.name]
@@ -112,7 +112,7 @@ def run_synth(args: argparse.Namespace) -> int:
         notations.get("formula", notations["bases"]),
         accesses,
     )
-    from verifier.cli import ENGINE_NAMES
+    from bankproof.verifier.cli import ENGINE_NAMES
 
     engines = ENGINE_NAMES[args.engine]
     rep = verify(synth_spec, engines, args.timeout)

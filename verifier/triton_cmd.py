@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from models.errors import InputError
-from verifier.triton.scan import scan_text
+from bankproof.models.errors import InputError
+from bankproof.verifier.triton.scan import scan_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -139,7 +139,7 @@ def run_scan(args: argparse.Namespace) -> int:
 
 
 def run_corpus_cmd(args: argparse.Namespace) -> int:
-    from verifier.triton import corpus
+    from bankproof.verifier.triton import corpus
 
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
     for a in archs:

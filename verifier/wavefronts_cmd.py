@@ -14,9 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
-
-from models.errors import InputError
-from models.hardware import ARCHS, LANES, MEASURED_ARCHS, Instr, evaluate, instruction, paired
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import ARCHS, LANES, MEASURED_ARCHS, Instr, evaluate, instruction, paired
 
 MAX_LINE = 100_000
 _ALL = [True] * LANES

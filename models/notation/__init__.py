@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from models import dtypes
-from models.errors import InputError, is_pow2
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from models.notation import triton as triton_notation
-from models.notation.bases import bases_text, parse_bases
-from models.notation.cute import parse_cute, to_cute
-from models.notation.formula import default_names, formula_text, parse_formula
+from bankproof.models import dtypes
+from bankproof.models.errors import InputError, is_pow2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import triton as triton_notation
+from bankproof.models.notation.bases import bases_text, parse_bases
+from bankproof.models.notation.cute import parse_cute, to_cute
+from bankproof.models.notation.formula import default_names, formula_text, parse_formula
 
 MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
 NOTATIONS = ("triton", "cute", "bases", "formula")

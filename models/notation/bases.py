@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from models.errors import InputError
-from models.layout import DISTRIBUTED_DIMS, MEMORY_DIMS, LinearLayout
+from bankproof.models.errors import InputError
+from bankproof.models.layout import DISTRIBUTED_DIMS, MEMORY_DIMS, LinearLayout
 
 
 def parse_bases(spec: str | Mapping[str, object], shape: Sequence[int]) -> LinearLayout:

@@ -17,10 +17,9 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-
-from models.errors import InputError, is_pow2, log2
-from models.layout import LinearLayout
-from models.memory import layout_from_offsets
+from bankproof.models.errors import InputError, is_pow2, log2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import layout_from_offsets
 
 Nested = int | tuple  # an int or a tuple of Nested
 

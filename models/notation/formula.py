@@ -18,10 +18,9 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-
-from models.errors import InputError, is_pow2
-from models.layout import LinearLayout
-from models.memory import layout_from_offsets
+from bankproof.models.errors import InputError, is_pow2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import layout_from_offsets
 
 _OPS = {
     ast.Add: np.add,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from models.errors import InputError
+from bankproof.models.errors import InputError
 
 _TOKEN = re.compile(
     r"""\s*(?:

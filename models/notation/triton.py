@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from models.errors import InputError, is_pow2, log2
-from models.layout import LinearLayout
-from models.memory import PaddedLayout
-from models.notation import triton_ll as tl
-from models.notation.mlir import Attribute, parse_attribute
+from bankproof.models.errors import InputError, is_pow2, log2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import triton_ll as tl
+from bankproof.models.notation.mlir import Attribute, parse_attribute
 
 LANES = 32
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from models.layout import LinearLayout
+from bankproof.models.layout import LinearLayout
 
 
 def dims(rank: int) -> list[str]:

@@ -20,9 +20,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from models.errors import InputError
-from verifier.triton import lowering
-from verifier.triton.scan import scan_text
+from bankproof.models.errors import InputError
+from bankproof.verifier.triton import lowering
+from bankproof.verifier.triton.scan import scan_text
 
 ARCHS = {"sm80": 80, "sm90": 90, "sm100": 100}
 PTR = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32", "fp8": "*fp8e4nv", "i8": "*i8"}
@@ -164,7 +164,7 @@ def _kernel(name: str, kernels_file: str | None):
     if kernels_file:
         mod = _load_file(kernels_file)
     else:
-        from verifier.triton import corpus_kernels as mod
+        from bankproof.verifier.triton import corpus_kernels as mod
     if not hasattr(mod, name):
         raise InputError("corpus", "kernel", "is not defined in the kernels module", name)
     return getattr(mod, name)
@@ -270,7 +270,7 @@ GPU_EXAMPLE = "examples/triton_tf32_b_operand_sm90.toml"
 
 def _gpu_line() -> str:
     """The recorded GPU run of the tf32 B-operand write (the corpus's largest conflict)."""
-    from gpu_checks.results import RESULTS
+    from bankproof.gpu_checks.results import RESULTS
 
     for path in sorted(RESULTS.glob("*-layouts.json")):
         data = json.loads(path.read_text())

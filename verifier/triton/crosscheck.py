@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from models.access import build_access
-from models.hardware import evaluate, paired
-from models.layout import LinearLayout
-from verifier.triton.scan import _accesses, _layouts, _parse
-from verifier.triton.ttgir import read_ttgir
+from bankproof.models.access import build_access
+from bankproof.models.hardware import evaluate, paired
+from bankproof.models.layout import LinearLayout
+from bankproof.verifier.triton.scan import _accesses, _layouts, _parse
+from bankproof.verifier.triton.ttgir import read_ttgir
 
 PAIRED_RULE = (
     "paired wide load: lanes pairing by lane^1 or lane^2 use phases twice as wide "

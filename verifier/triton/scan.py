@@ -25,14 +25,14 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from models import f2
-from models.access import build_access
-from models.errors import InputError
-from models.hardware import evaluate
-from models.layout import LinearLayout
-from models.notation import parse_layout, triton_memory_text
-from models.swizzle import optimal_swizzle
-from verifier.triton.ttgir import Module, Op, Type, read_ttgir
+from bankproof.models import f2
+from bankproof.models.access import build_access
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import parse_layout, triton_memory_text
+from bankproof.models.swizzle import optimal_swizzle
+from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
 VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from models.errors import InputError
+from bankproof.models.errors import InputError
 
 SHARED_OPS = (
     "ttg.local_alloc",

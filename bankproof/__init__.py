@@ -1,0 +1,1 @@
+"""bankproof: proofs about GPU shared-memory layouts."""

@@ -1,0 +1,9 @@
+# Sourced by the device scripts: make `import bankproof` work from this checkout without installing
+# (the device machine has no network for pip). A folder of symbolic links puts the repository's
+# folders under the one import name, exactly as the wheel does.
+_BP_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_BP_SHIM="$(mktemp -d)"
+mkdir -p "$_BP_SHIM/bankproof"
+for f in "$_BP_ROOT"/bankproof/*.py; do ln -s "$f" "$_BP_SHIM/bankproof/"; done
+for d in models proofs gpu_checks verifier; do ln -s "$_BP_ROOT/$d" "$_BP_SHIM/bankproof/$d"; done
+export PYTHONPATH="$_BP_SHIM${PYTHONPATH:+:$PYTHONPATH}"
