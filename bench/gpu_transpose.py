@@ -110,14 +110,14 @@ def kernel_of(row: dict) -> str:
 
 def join(rows_path: str, ncu_path: str, out_path: str) -> None:
     """Measured wavefronts of each one-tile launch next to its prediction, matched by kernel name."""
-    from bankproof.gpu_checks.layout_runs import LOAD_METRIC, STORE_METRIC
     from bankproof.gpu_checks.measure import _number, parse_ncu_csv
+    from bankproof.gpu_checks.metrics import WAVEFRONTS
 
     with open(rows_path) as fh:
         rows = json.load(fh)["rows"]
     with open(ncu_path) as fh:
         measured = {
-            r["Kernel Name"]: {"store": _number(r[STORE_METRIC]), "load": _number(r[LOAD_METRIC])}
+            r["Kernel Name"]: {"store": _number(r[WAVEFRONTS["st"]]), "load": _number(r[WAVEFRONTS["ld"]])}
             for r in parse_ncu_csv(fh.read())
             if r.get("Kernel Name", "").startswith("k_bench_")
         }

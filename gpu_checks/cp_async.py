@@ -24,6 +24,7 @@ import sys
 
 from bankproof.gpu_checks.kernels import _HEADER
 from bankproof.gpu_checks.measure import _env, match_launches
+from bankproof.gpu_checks.metrics import LDGSTS
 from bankproof.gpu_checks.patterns import _lane_patterns
 from bankproof.models.hardware import instruction
 
@@ -65,19 +66,7 @@ def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 1
     return out
 
 
-LDGSTS_METRICS = [  # from ``ncu --query-metrics`` on an H100 (ncu 2025.3.1)
-    f"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts{mode}.sum"
-    for mode in ("", "_cache_access", "_cache_bypass")
-] + [
-    "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
-    "sm__sass_data_bytes_mem_shared_op_ldgsts.sum",
-    "sm__sass_inst_executed_op_ldgsts.sum",
-    "sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
-    "sm__sass_l1tex_t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
-    "sm__sass_l1tex_t_output_wavefronts_pipe_lsu_mem_global_op_ldgsts_cache_access.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
-]
+LDGSTS_METRICS = LDGSTS
 
 
 def run(plan_path: str) -> None:

@@ -5,8 +5,8 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; N=${2:-120}
 export PYTHONUNBUFFERED=1
-METRICS="$(python3 -m bankproof.gpu_checks.measure metrics)"
-python3 -m bankproof.gpu_checks.layout_runs plan /tmp/lplan.json examples/*.toml --random "$N"
+METRICS="$(python3 -m bankproof.gpu_checks.layout_runs metrics)"
+python3 -m bankproof.verifier.gpu plan /tmp/lplan.json examples/*.toml --random "$N"
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
     python3 -m bankproof.gpu_checks.layout_runs run /tmp/lplan.json /tmp/lout.npz > /tmp/lncu.csv 2> "$OUT/layout_ncu.err"
 echo "layout ncu rc=$?"

@@ -20,18 +20,11 @@ import subprocess
 import sys
 
 from bankproof.gpu_checks.kernels import kernel_name, kernel_source
+from bankproof.gpu_checks.metrics import SINGLE_INSTRUCTION
 from bankproof.gpu_checks.patterns import plan
 from bankproof.models.hardware import instruction
 
-METRICS = [
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
-    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
-    "smsp__sass_inst_executed_op_shared_ld.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
-    "sm__sass_inst_executed_op_ldsm.sum",
-]
+METRICS = SINGLE_INSTRUCTION
 
 
 def run(plan_path: str) -> None:

@@ -10,15 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bankproof.gpu_checks.metrics import WAVEFRONTS as WAVEFRONT_METRIC
 from bankproof.models.hardware import Instr, instruction
 
 RESULTS = Path(__file__).with_name("results")
-WAVEFRONT_METRIC = {
-    "ld": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "st": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "ldsm": "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
-    "stsm": "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
-}
 
 
 def metric_for(ins: Instr) -> str:

@@ -1,7 +1,7 @@
 """An access = distributed layout + memory layout + dtype + instruction -> every warp
 instruction it issues, with each lane's byte address (the enumeration engine's input).
 
->>> from models.notation import parse_layout
+>>> from bankproof.models.notation import parse_layout
 >>> d = parse_layout('{"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}', [2, 32])
 >>> m = parse_layout("32*m + n", [2, 32])
 >>> a = build_access(d.layout, m.layout, elem_bits=32, kind="load")
@@ -203,7 +203,11 @@ def build_access(
         )
     lanes = dist.in_bases("lane")
     if len(lanes) != 5:
-        raise InputError("access", "layout.lane", f"must have 5 bases ({LANES} lanes)", len(lanes))
+        raise InputError(
+            "access",
+            "layout",
+            f"has a {1 << len(lanes)}-lane warp; the bank model covers {LANES}-lane warps (NVIDIA) only",
+        )
     dist = access_layout(dist, memory)
     eb = max(1, elem_bits // 8)
     if elem_bits % 8 or elem_bits > 64:

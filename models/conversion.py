@@ -6,7 +6,7 @@ F = B_Thr ∖ I and G = {e_i ⊕ f_i}, every coset r ⊕ span(V ∪ I ∪ G) (r 
 the warp's space) holds exactly one vector per lane in A and in B, so one shuffle per round moves
 it: lane t reads from the A-lane that holds B-lane t's element.
 
->>> from models.notation import parse_layout
+>>> from bankproof.models.notation import parse_layout
 >>> A = parse_layout('{"register": [[1], [2]], "lane": [[4], [8], [16], [32], [64]]}', [128]).layout
 >>> B = parse_layout('{"register": [[64], [2]], "lane": [[4], [8], [16], [32], [1]]}', [128]).layout
 >>> p = shuffle_plan(A, B, 16)

@@ -89,6 +89,38 @@ class Instr:
     def min_arch(self) -> int:
         return 90 if self.op == "stsm" else 80
 
+    @property
+    def lane_bytes(self) -> int:
+        """Bytes one lane's address covers: its width, or a 16-byte row for ldmatrix/stmatrix."""
+        return 16 if self.is_matrix else self.width
+
+    @property
+    def lane_words(self) -> int:
+        """4-byte bank words one lane's address covers (at least one: sub-word lanes share one).
+
+        >>> [instruction(n).lane_words for n in ("ld128", "ldsm.x1", "ld8")]
+        [4, 4, 1]
+        """
+        return max(1, self.lane_bytes // BANK_BYTES)
+
+    @property
+    def data_words(self) -> int:
+        """32-bit registers of data one lane moves per instruction (one per matrix for
+        ldmatrix/stmatrix; sub-word ld/st still use one register).
+
+        >>> [instruction(n).data_words for n in ("ldsm.x4", "st64", "ld16")]
+        [4, 2, 1]
+        """
+        return self.matrices if self.is_matrix else max(1, self.width // BANK_BYTES)
+
+    def words(self, byte_addr: int) -> list[int]:
+        """The 4-byte words (``byte // 4``) one lane at ``byte_addr`` touches.
+
+        >>> instruction("st64").words(8)
+        [2, 3]
+        """
+        return list(range(byte_addr // BANK_BYTES, (byte_addr + self.lane_bytes - 1) // BANK_BYTES + 1))
+
 
 def all_instructions() -> list[Instr]:
     """Every instruction kind the model covers."""
@@ -139,6 +171,41 @@ def instruction(name: str) -> Instr:
 
 # ----- the wavefront model ---------------------------------------------------------------------
 MEASURED_ARCHS = ("sm90",)
+
+
+def check_arch(arch: object, where: str = "arch", field: str = "arch") -> str:
+    """``arch`` if the model knows it, else an input error naming ``field``.
+
+    >>> check_arch("sm90")
+    'sm90'
+    """
+    if not isinstance(arch, str) or arch not in ARCHS:
+        raise InputError(where, field, f"must be one of {', '.join(ARCHS)}", arch)
+    return arch
+
+
+def model_status(arch: str) -> str:
+    """``measured`` where the rules were pinned by measurements on ``arch``, else ``assumed``."""
+    return "measured" if arch in MEASURED_ARCHS else "assumed"
+
+
+def unmodeled(ins: Instr, offsets: np.ndarray, active: np.ndarray, arch: str) -> np.ndarray:
+    """Per warp instruction (shape ``(..., 32) -> (...)``): where the model cannot say on ``arch``.
+
+    Paired 64/128-bit loads (lane ^ 1 or lane ^ 2 share addresses) merge phases on sm90; whether
+    they do elsewhere is not measured, so off the measured archs their count is unknown.
+
+    >>> offs = np.zeros((1, LANES), dtype=np.int64); act = np.ones((1, LANES), dtype=bool)
+    >>> ld128 = instruction("ld128")
+    >>> unmodeled(ld128, offs, act, "sm80").tolist(), unmodeled(ld128, offs, act, "sm90").tolist()
+    ([True], [False])
+    """
+    if arch in MEASURED_ARCHS or ins.op != "ld" or ins.width < 8:
+        return np.zeros(np.shape(offsets)[:-1], dtype=bool)
+    return paired(np.asarray(offsets), np.asarray(active, dtype=bool))
+
+
+UNMODELED_REASON = f"paired wide loads are measured on {', '.join(MEASURED_ARCHS)} only"
 
 
 @dataclass(frozen=True)
@@ -252,8 +319,7 @@ def evaluate(
     if ins.is_matrix:
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offsets, act)
-    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
-    words = (offsets[..., None] // BANK_BYTES) + np.arange(k)  # (N, 32, k)
+    words = (offsets[..., None] // BANK_BYTES) + np.arange(ins.lane_words)  # (N, 32, k)
     sel = np.broadcast_to(act[..., None], words.shape)
     c = np.broadcast_to(np.arange(n)[:, None, None], words.shape)[sel]
     lane = np.broadcast_to(np.arange(LANES)[None, :, None], words.shape)[sel]
@@ -300,8 +366,7 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
     (2, 2, 4)
     """
     ins = instr if isinstance(instr, Instr) else instruction(instr)
-    if arch not in ARCHS:
-        raise InputError("wavefronts", "arch", f"must be one of {', '.join(ARCHS)}", arch)
+    check_arch(arch, "wavefronts")
     if ins.min_arch > ARCHS[arch]:
         raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
     offs = np.asarray(byte_offsets, dtype=np.int64)
@@ -316,13 +381,11 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
         tuple(int(x) for x in np.flatnonzero(act & (phase == q)))
         for q in sorted({int(v) for v in phase[act]})
     )
-    status, reason = "measured", ""
-    if arch not in MEASURED_ARCHS:
-        status = "assumed"
+    status, reason = model_status(arch), ""
+    if status == "assumed":
         reason = f"rules measured on {', '.join(MEASURED_ARCHS)}; none recorded for {arch} yet"
-        if ins.op == "ld" and ins.width >= 8 and bool(paired(offs[None], act[None])[0]):
-            status = "unknown"
-            reason = f"how paired {ins.width * 8}-bit loads share wavefronts is measured on sm90 only"
+        if bool(unmodeled(ins, offs[None], act[None], arch)[0]):
+            status, reason = "unknown", UNMODELED_REASON
     return Wavefronts(
         int(counts[0]), int(ideals[0]), phases, tuple(tuple(g) for g in groups[0]), status, reason
     )

@@ -5,7 +5,7 @@ after every ``interval`` elements, ``pad`` unused elements are inserted (Triton'
 ``padded_shared``). The physical element offset of unpadded offset ``x`` is
 ``x + sum_k (x // interval_k) * pad_k``.
 
->>> from models.layout import LinearLayout
+>>> from bankproof.models.layout import LinearLayout
 >>> P = PaddedLayout(LinearLayout.identity1d(64, "offset", "dim0"), ((32, 4),))
 >>> P.physical_offsets()[[0, 31, 32, 63]].tolist()
 [0, 31, 36, 67]

@@ -4,7 +4,7 @@ Lemma 9.4's wavefront count and Lemma 9.5's bound, each step recorded so it can 
 Vectors are tensor coordinates packed into ints in row-major bit order: the last dim's bits are
 the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the order the seeds use.
 
->>> from models.notation import parse_layout
+>>> from bankproof.models.notation import parse_layout
 >>> A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], '
 ...                  '"lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
 >>> B = parse_layout('{"register": [[0,2],[0,4],[0,8],[0,16]], '

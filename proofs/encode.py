@@ -6,7 +6,7 @@ whether a wide load's lanes are *paired*. Two lanes of one instruction conflict 
 phase and a bank block but not a word.
 
 >>> import z3
->>> from models.hardware import instruction
+>>> from bankproof.models.hardware import instruction
 >>> z3.simplify(bank_block(instruction("ld128"), z3.BitVecVal(48, ADDR))).as_long()
 3
 """

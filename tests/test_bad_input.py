@@ -71,7 +71,33 @@ SPECS = [
     ),
     (
         HEAD + MEM + "[[access]]\nkind = 'load'\nlayout.bases = {lane = [[0, 1], [0, 2]]}\n",
-        "spec: access[0] (access0): layout.lane must have 5 bases (32 lanes), got 2",
+        "spec: access[0].layout: has a 4-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+    ),
+    # A store whose lane basis repeats: tensor bit m0 is never written, so nothing can be proved of
+    # the elements it leaves out.
+    (
+        HEAD
+        + MEM
+        + "[[access]]\nkind = 'store'\nlayout.bases = {register = [[0, 1], [2, 0], [4, 0], [8, 0]], "
+        + "lane = [[0, 2], [0, 4], [0, 8], [0, 16], [0, 16]]}\n",
+        "spec: access[0].layout: layout never writes tensor bit(s) m0: the store does not cover the tensor "
+        "(lane 4 repeats another basis or is zero)",
+    ),
+    # AMD's 64-lane warps parse (as in Triton 3.9.0); the bank model refuses them, naming the size.
+    (
+        HEAD
+        + MEM
+        + "[[access]]\nkind = 'load'\nlayout.triton = '#ttg.blocked<{sizePerThread = [1, 1], "
+        + "threadsPerWarp = [2, 32], warpsPerCTA = [1, 1], order = [1, 0]}>'\n",
+        "spec: access[0].layout: has a 64-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+    ),
+    # Multi-CTA layouts: shared memory is per CTA, refused naming the block dimension.
+    (
+        HEAD
+        + MEM
+        + "[[access]]\nkind = 'load'\nlayout.triton = '#ttg.blocked<{sizePerThread = [1, 1], "
+        + "threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0], CGALayout = [[8, 0]]}>'\n",
+        "spec: access[0].layout: block bases are given (a multi-CTA layout): shared memory is per CTA",
     ),
     (
         HEAD + MEM + f"[[access]]\nkind = 'load'\nlayout.bases = {{register = [[0, 64]], {LANES}}}\n",

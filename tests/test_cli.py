@@ -85,11 +85,11 @@ BAD = [
     (
         [
             "layout",
-            "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [16], warpsPerCTA = [1], order = [0]}>",
+            "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [12], warpsPerCTA = [1], order = [0]}>",
             "--shape",
             "32",
         ],
-        "blocked: threadsPerWarp must multiply to 32 lanes, got [16]",
+        "blocked: threadsPerWarp entries must be powers of two, got [12]",
     ),
     (["layout", '{"offset": [[1]]}', "--shape", "2x2"], "bases: offset bases must have 2 coordinates"),
     (["layout", "m + 2*n", "--shape", "8x8"], "formula: layout is not a bijection"),

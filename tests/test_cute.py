@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.notation.cute import Swizzle, parse_cute, to_cute
-from bankproof.verifier.layout_cmd import bank_table
+from bankproof.verifier.describe import bank_table
 from hypothesis import given
 from hypothesis import strategies as st
 

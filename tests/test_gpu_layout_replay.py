@@ -57,7 +57,8 @@ def test_layout_runs_replay(capsys):
 
 def test_emulation_matches_the_recorded_plan_semantics():
     """The CPU emulation of the layout kernel delivers what the load layout names."""
-    from bankproof.gpu_checks.layout_runs import case_from_layouts, check_data, emulate, random_cases
+    from bankproof.gpu_checks.layout_cases import case_from_layouts, random_cases
+    from bankproof.gpu_checks.layout_runs import check_data, emulate
     from bankproof.models.notation import parse_layout
 
     cases = random_cases(20, seed=3)
@@ -81,7 +82,9 @@ def test_emulation_matches_the_recorded_plan_semantics():
 def test_every_planned_case_has_a_kernel_moving_the_right_words():
     """Each case of a plan (matrix instructions included) names a kernel whose per-lane load width
     is what the CPU emulation produces, and whose PTX uses the planned instructions."""
-    from bankproof.gpu_checks.layout_runs import case_kernel, emulate, matrix_cases
+    from bankproof.gpu_checks.layout_cases import matrix_cases
+    from bankproof.gpu_checks.layout_kernels import case_kernel
+    from bankproof.gpu_checks.layout_runs import emulate
 
     cases = matrix_cases()
     assert {c["load"]["instr"] for c in cases} >= {"ldsm.x4", "ldsm.x4.trans"}

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from bankproof.verifier.check import verify
 from bankproof.verifier.cli import main
-from bankproof.verifier.html_report import to_html
+from bankproof.verifier.render.html import to_html
+from bankproof.verifier.scope import page_data
 from bankproof.verifier.spec import AccessSpec, Spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -164,6 +165,6 @@ def test_page_for_random_layouts(data):
     dims = [f"d{i}" for i in range(len(shape))]
     spec = Spec("<random>", shape, dtype, bits, "sm90", dims, data.draw(memory(shape)), "bases", "", accs)
     rep = verify(spec, ("enumeration", "algebra"), 5.0)
-    page = to_html(rep, spec)
-    assert page.count("<svg") == 2 and f"{rep['verdict']}</title>" in page
+    page = to_html(rep, page_data(spec, rep))
+    assert page.count("<svg") == 2 and f"{rep.verdict}</title>" in page
     assert "The §5.4 construction for this writer and reader" in page

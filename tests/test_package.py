@@ -52,7 +52,7 @@ def test_doctests(name):
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples failed in {name}"
 
 
-FOREIGN = re.compile(r"^\s*(from|import)\s+(models|proofs|gpu_checks|verifier)\b", re.M)
+FOREIGN = re.compile(r"^\s*(?:(?:>>>|\.\.\.)\s+)?(from|import)\s+(models|proofs|gpu_checks|verifier)\b", re.M)
 
 
 def test_no_module_is_imported_under_its_folder_name():

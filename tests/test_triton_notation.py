@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from bankproof.models.errors import InputError
+from bankproof.models.notation import parse_layout
 from bankproof.models.notation.triton import linear_text, parse_triton
 
 SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
@@ -199,8 +200,8 @@ BAD = [
         "swizzled_shared: maxPhase must be a power of two, got 6",
     ),
     (
-        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
-        "blocked: threadsPerWarp must multiply to 32 lanes, got [2, 8]",
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 6], warpsPerCTA = [1, 1], order = [1, 0]}>",
+        "blocked: threadsPerWarp entries must be powers of two, got [2, 6]",
     ),
     (
         "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [0, 0]}>",
@@ -270,3 +271,14 @@ def test_swizzled_shared_for_finds_every_swizzled_shared_layout():
         want = SwizzledShared(vec, pp, mp, order).to_layout(shape).with_in_bases("block", [])
         got = swizzled_shared_for(want)
         assert got is not None and got.to_layout(shape).in_bases("offset") == want.in_bases("offset")
+
+
+@pytest.mark.parametrize("tpw", [[2, 8], [4, 16], [2, 32], [1, 64]])
+def test_warps_of_other_sizes_parse_as_triton_does(tpw):
+    """Triton 3.9.0 parses any power-of-two warp (AMD uses 64 lanes): lane bases = log2(product)."""
+    text = (
+        f"#ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = {tpw}, warpsPerCTA = [1, 1], order = [1, 0]}}>"
+    )
+    lay = parse_layout(text, [64, 64]).layout
+    assert len(lay.in_bases("lane")) == (tpw[0] * tpw[1]).bit_length() - 1
+    assert lay.in_bases("lane")[0] == ((0, 1) if tpw[1] > 1 else (1, 0))

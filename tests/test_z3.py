@@ -145,17 +145,17 @@ def test_engines_agree_on_random_layouts(data):
     kind = data.draw(st.sampled_from(["load", "store"]))
     spec = Spec("<random>", shape, f"i{bits}", bits, "sm90", ["m", "n"], mem, "bases", "", [])
     result = check_access(spec, AccessSpec("a", kind, "auto", dist, ""))
-    engines = result["engines"]
-    assert result["proof"]["status"] in ("proved", "refuted"), engines
-    assert engines["z3"]["verdict"] == engines["enumeration"]["verdict"]
-    assert engines["z3"]["wavefronts"] == engines["enumeration"]["wavefronts"]
-    if engines["algebra"]["verdict"] != "n/a":
-        assert engines["algebra"]["wavefronts"] == engines["enumeration"]["wavefronts"]
+    engines = result.engines
+    assert result.proof.status in ("proved", "refuted"), engines
+    assert engines["z3"].verdict == engines["enumeration"].verdict
+    assert engines["z3"].wavefronts == engines["enumeration"].wavefronts
+    if engines["algebra"].verdict != "n/a":
+        assert engines["algebra"].wavefronts == engines["enumeration"].wavefronts
 
 
 def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
     """Every ldmatrix/stmatrix case of the GPU plan (conflicting ones too): Z3 = enumeration."""
-    from bankproof.gpu_checks.layout_runs import matrix_cases
+    from bankproof.gpu_checks.layout_cases import matrix_cases
     from bankproof.models.layout import LinearLayout
 
     refuted = 0
@@ -166,7 +166,7 @@ def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
         for side, kind in (("store", "store"), ("load", "load")):
             lay = LinearLayout.from_bases(case[f"{side}_layout"], dims)
             res = check_access(spec, AccessSpec(side, kind, case[side]["instr"], lay, ""))
-            e, z = res["engines"]["enumeration"], res["engines"]["z3"]
-            assert (e["verdict"], e["wavefronts"]) == (z["verdict"], z["wavefronts"]), case["id"]
-            refuted += e["verdict"] == "refuted"
+            e, z = res.engines["enumeration"], res.engines["z3"]
+            assert (e.verdict, e.wavefronts) == (z.verdict, z.wavefronts), case["id"]
+            refuted += e.verdict == "refuted"
     assert refuted > 0

@@ -1,8 +1,16 @@
-"""Run the engines on a spec and build the report (schema 1 of DESIGN.md).
+"""Run the engines on a problem and build its :class:`~bankproof.verifier.results.VerifyResult`.
 
 Enumeration is exhaustive (every instruction of every warp through the measured hardware
 model), so its verdicts are proofs: ``proved`` when every instruction takes its ideal number of
 wavefronts, ``refuted`` with a counterexample otherwise, ``unknown`` when the model cannot say.
+
+>>> from bankproof.verifier.spec import parse_spec
+>>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
+>>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
+...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})
+>>> r = verify(spec)
+>>> r.verdict, r.accesses[0].wavefronts, r.accesses[0].state
+('proved', 1, 'conflict-free')
 """
 
 from __future__ import annotations
@@ -13,9 +21,26 @@ import time
 import numpy as np
 from bankproof.models.access import Access, build_access
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import BANK_BYTES, BANKS, LANES, MEASURED_ARCHS, evaluate, paired, phase_ids
+from bankproof.models.hardware import (
+    BANKS,
+    LANES,
+    UNMODELED_REASON,
+    evaluate,
+    model_status,
+    phase_ids,
+    unmodeled,
+)
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.verifier.results import (
+    AccessResult,
+    Certificate,
+    Counterexample,
+    EngineResult,
+    MemoryRef,
+    Proof,
+    VerifyResult,
+)
 from bankproof.verifier.spec import AccessSpec, Spec
 
 
@@ -28,12 +53,10 @@ def find_conflict(access: Access, i: int) -> dict:
     if ins.is_matrix:
         act &= np.arange(LANES) < ins.address_lanes
     phase = phase_ids(ins, offs[None], act[None])[0]
-    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
     for p in sorted(set(phase[act].tolist())):
         seen: dict[int, tuple[int, int]] = {}  # bank -> (word, lane) of the first lane there
         for lane in np.flatnonzero(act & (phase == p)).tolist():
-            for j in range(k):
-                word = int(offs[lane]) // BANK_BYTES + j
+            for word in ins.words(int(offs[lane])):
                 bank = word % BANKS
                 if bank in seen and seen[bank][0] != word:
                     other = seen[bank][1]
@@ -43,49 +66,50 @@ def find_conflict(access: Access, i: int) -> dict:
 
 
 ENGINES = ("enumeration", "algebra", "z3")
+ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
+    "enum": ("enumeration",),
+    "algebra": ("algebra",),
+    "z3": ("z3",),
+    "all": ENGINES,
+}
 
 
-def _counterexample(spec: Spec, a: Access, i: int, lanes: list[int], count: int, ideal: int) -> dict:
+def _counterexample(
+    spec: Spec, a: Access, i: int, lanes: list[int], count: int, ideal: int
+) -> Counterexample:
     ins = a.instr
     offs = a.addresses[i]
     act = np.ones(LANES, dtype=bool)
     phase = phase_ids(ins, offs[None], act[None])[0]
-    k = 4 if ins.is_matrix else max(1, ins.width // BANK_BYTES)
-    banks0 = {(int(offs[lanes[0]]) // BANK_BYTES + j) % BANKS for j in range(k)}
-    banks1 = {(int(offs[lanes[1]]) // BANK_BYTES + j) % BANKS for j in range(k)}
-    return {
-        "lanes": lanes,
-        "block": int(a.block[i]),
-        "warp": int(a.warp[i]),
-        "instruction": i,
-        "register": int(a.register[i]),
-        "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
-        "byte_addresses": [int(offs[lane]) for lane in lanes],
-        "bank": min(banks0 & banks1) if banks0 & banks1 else None,
-        "phase": int(phase[lanes[0]]),
-        "wavefronts": count,
-        "ideal": ideal,
-        "reproducer": json.dumps({"instr": ins.short, "byte_offsets": offs.tolist()}, separators=(",", ":")),
-    }
+    banks0 = {w % BANKS for w in ins.words(int(offs[lanes[0]]))}
+    banks1 = {w % BANKS for w in ins.words(int(offs[lanes[1]]))}
+    return Counterexample(
+        lanes=(lanes[0], lanes[1]),
+        block=int(a.block[i]),
+        warp=int(a.warp[i]),
+        instruction=i,
+        register=int(a.register[i]),
+        coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes),
+        byte_addresses=(int(offs[lanes[0]]), int(offs[lanes[1]])),
+        bank=min(banks0 & banks1) if banks0 & banks1 else None,
+        phase=int(phase[lanes[0]]),
+        wavefronts=count,
+        ideal=ideal,
+        reproducer=json.dumps({"instr": ins.short, "byte_offsets": offs.tolist()}, separators=(",", ":")),
+    )
 
 
-def _enumeration(spec: Spec, a: Access) -> tuple[dict, dict | None, np.ndarray, np.ndarray]:
+def _enumeration(spec: Spec, a: Access) -> tuple[EngineResult, Counterexample | None, np.ndarray, np.ndarray]:
     t0 = time.perf_counter()
     counts, ideals, _ = evaluate(a.instr, a.addresses)
-    unknown = (
-        spec.arch not in MEASURED_ARCHS
-        and a.instr.op == "ld"
-        and a.instr.width >= 8
-        and paired(a.addresses, np.ones(a.addresses.shape, dtype=bool)).any()
-    )
+    unknown = bool(unmodeled(a.instr, a.addresses, np.ones(a.addresses.shape, dtype=bool), spec.arch).any())
     verdict = "unknown" if unknown else "proved" if (counts == ideals).all() else "refuted"
-    result = {
-        "wavefronts": None if unknown else int(counts.sum()),
-        "verdict": verdict,
-        "seconds": round(time.perf_counter() - t0, 4),
-    }
-    if unknown:
-        result["reason"] = f"paired wide loads are measured on {', '.join(MEASURED_ARCHS)} only"
+    result = EngineResult(
+        wavefronts=None if unknown else int(counts.sum()),
+        verdict=verdict,
+        seconds=round(time.perf_counter() - t0, 4),
+        reason=UNMODELED_REASON if unknown else None,
+    )
     cx = None
     if verdict == "refuted":
         i = int(np.flatnonzero(counts > ideals)[0])
@@ -94,41 +118,44 @@ def _enumeration(spec: Spec, a: Access) -> tuple[dict, dict | None, np.ndarray, 
     return result, cx, counts, ideals
 
 
-def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: int) -> dict:
+def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: int) -> EngineResult:
     t0 = time.perf_counter()
     if not isinstance(spec.memory, LinearLayout):
-        return {"wavefronts": None, "verdict": "n/a", "reason": "the memory layout is not linear (padded)"}
+        return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
     lem = lemma_9_4(
         spec.memory.with_in_bases("block", []), acc.layout, spec.elem_bits, acc.kind, log2(a.vector)
     )
     if not lem.applies:
-        return {"wavefronts": None, "verdict": "n/a", "reason": lem.reason}
+        return EngineResult(None, "n/a", reason=lem.reason)
     per = lem.wavefronts_per_instruction
     space = Space.of(spec.memory, spec.dims)
-    out = {
-        "wavefronts": per * instructions,
-        "verdict": "proved" if per == phases else "refuted",
-        "seconds": round(time.perf_counter() - t0, 4),
-        "lemma": "9.4",
-        "conflict_directions": [space.name(v) for v in lem.directions],
-    }
-    if not lem.paper_applies:
-        out["note"] = f"the paper's hypotheses fail ({lem.reason}); the count is this model's generalization"
-    return out
+    return EngineResult(
+        wavefronts=per * instructions,
+        verdict="proved" if per == phases else "refuted",
+        seconds=round(time.perf_counter() - t0, 4),
+        lemma="9.4",
+        conflict_directions=tuple(space.name(v) for v in lem.directions),
+        note=None
+        if lem.paper_applies
+        else f"the paper's hypotheses fail ({lem.reason}); the count is this model's generalization",
+    )
 
 
 def _z3(
     spec: Spec, acc: AccessSpec, a: Access, k: int | None, phases: int, timeout_s: float
-) -> tuple[dict, dict | None]:
+) -> tuple[EngineResult, tuple[int, list[int]] | None]:
     from bankproof.proofs.conflicts import conflict_free, exact_degree
     from bankproof.proofs.encode import symbolic_access
 
     ms = int(timeout_s * 1000)
     sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)
     p = conflict_free(sa, ms)
-    out: dict = {"wavefronts": None, "verdict": p.status, "seconds": round(p.seconds, 4)}
-    if p.status == "unknown":
-        out["reason"] = p.reason
+    verdict, reason, wavefronts, certificate = (
+        p.status,
+        p.reason if p.status == "unknown" else None,
+        None,
+        None,
+    )
     cx_lanes = None
     if p.status == "refuted":
         m = p.model
@@ -139,19 +166,24 @@ def _z3(
         cx_lanes = (int(idx[0]), [m["x"], m["y"]])
     if k is not None and isinstance(spec.memory, LinearLayout) and p.status != "unknown":
         cert = exact_degree(sa, k, ms)
-        out["certificate"] = {"words_per_bank": k, "status": cert.status, "seconds": round(cert.seconds, 4)}
+        certificate = Certificate(
+            words_per_bank=k,
+            status=cert.status,
+            seconds=round(cert.seconds, 4),
+            witness_lanes=cert.model["lanes"] if cert.status == "proved" else None,
+        )
         if cert.status == "proved":
-            out["certificate"]["witness_lanes"] = cert.model["lanes"]
-            out["wavefronts"] = k * phases * len(a.addresses)  # linear: every phase alike
+            wavefronts = k * phases * len(a.addresses)  # linear: every phase alike
         elif cert.status == "refuted":
-            out["verdict"] = "disagree"
-            out["reason"] = cert.reason
+            verdict, reason = "disagree", cert.reason
+    out = EngineResult(wavefronts, verdict, round(p.seconds, 4), reason, certificate=certificate)
     return out, cx_lanes
 
 
 def check_access(
     spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
-) -> dict:
+) -> AccessResult:
+    """Every engine's answer for one access of ``spec``, and the verdict they agree on."""
     try:
         a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     except InputError as e:  # name the access the problem is in
@@ -161,7 +193,7 @@ def check_access(
         raise InputError(where, e.field, e.problem, e.value) from None
     counts, ideals, _ = evaluate(a.instr, a.addresses)
     instructions, phases = len(counts), int(ideals[0]) if len(ideals) else 0
-    results: dict[str, dict] = {}
+    results: dict[str, EngineResult] = {}
     cx = z3_cx = None
     if "enumeration" in engines:
         results["enumeration"], cx, counts, ideals = _enumeration(spec, a)
@@ -171,16 +203,16 @@ def check_access(
         linear = isinstance(spec.memory, LinearLayout)
         k = int(counts[0] // ideals[0]) if linear and len(counts) and ideals[0] else None
         results["z3"], z3_cx = _z3(spec, acc, a, k, phases, timeout_s)
-    answered = {e: r for e, r in results.items() if r["verdict"] in ("proved", "refuted")}
-    totals = {r["wavefronts"] for r in answered.values() if r["wavefronts"] is not None}
+    answered = {e: r for e, r in results.items() if r.verdict in ("proved", "refuted")}
+    totals = {r.wavefronts for r in answered.values() if r.wavefronts is not None}
     if (
-        any(r["verdict"] == "disagree" for r in results.values())
-        or len({r["verdict"] for r in answered.values()}) > 1
+        any(r.verdict == "disagree" for r in results.values())
+        or len({r.verdict for r in answered.values()}) > 1
         or len(totals) > 1
     ):
         verdict = "disagree"
     elif answered:
-        verdict = next(iter(answered.values()))["verdict"]
+        verdict = next(iter(answered.values())).verdict
     else:
         verdict = "unknown"
     decider = next((e for e in ("z3", "enumeration", "algebra") if e in answered), next(iter(results)))
@@ -189,48 +221,42 @@ def check_access(
         cx = _counterexample(spec, a, i, sorted(lanes), int(counts[i]), int(ideals[i]))
     total = next(iter(totals)) if len(totals) == 1 else None
     worst = int(counts.max()) if len(counts) and total is not None else None
-    return {
-        "name": acc.name,
-        "kind": acc.kind,
-        "instr": a.instr.name,
-        "vector": a.vector,
-        "instructions": instructions,
-        "wavefronts": total,
-        "ideal_wavefronts": int(ideals.sum()),
-        "max_wavefronts_per_instruction": worst,
-        "conflict_free": None if verdict not in ("proved", "refuted") else verdict == "proved",
-        "hardware_model": "measured" if spec.arch in MEASURED_ARCHS else "assumed",
-        "engines": results,
-        "proof": {
-            "status": verdict,
-            "engine": decider,
-            "seconds": results[decider].get("seconds"),
-            **({"reason": results[decider]["reason"]} if "reason" in results[decider] else {}),
-        },
-        "counterexample": cx if verdict == "refuted" else None,
-    }
+    return AccessResult(
+        name=acc.name,
+        kind=acc.kind,
+        instr=a.instr.name,
+        vector=a.vector,
+        instructions=instructions,
+        wavefronts=total,
+        ideal_wavefronts=int(ideals.sum()),
+        max_wavefronts_per_instruction=worst,
+        conflict_free=None if verdict not in ("proved", "refuted") else verdict == "proved",
+        hardware_model=model_status(spec.arch),
+        engines=results,
+        proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
+        counterexample=cx if verdict == "refuted" else None,
+    )
 
 
-def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> dict:
+def combine(statuses: list[str]) -> str:
+    """The verdict of several: disagree > refuted > unknown > proved."""
+    for v in ("disagree", "refuted", "unknown"):
+        if v in statuses:
+            return v
+    return "proved"
+
+
+def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> VerifyResult:
     """The report of ``bankproof verify``."""
-    accesses = [check_access(spec, acc, engines, timeout_s) for acc in spec.accesses]
-    statuses = [a["proof"]["status"] for a in accesses]
-    if "disagree" in statuses:
-        verdict = "disagree"
-    elif "refuted" in statuses:
-        verdict = "refuted"
-    elif "unknown" in statuses:
-        verdict = "unknown"
-    else:
-        verdict = "proved"
-    return {
-        "schema": 1,
-        "spec": spec.path,
-        "arch": spec.arch,
-        "dtype": spec.dtype,
-        "shape": spec.shape,
-        "dims": spec.dims,
-        "memory": {"notation": spec.memory_notation, "text": spec.memory_text},
-        "verdict": verdict,
-        "accesses": accesses,
-    }
+    accesses = tuple(check_access(spec, acc, engines, timeout_s) for acc in spec.accesses)
+    return VerifyResult(
+        schema=1,
+        spec=spec.path,
+        arch=spec.arch,
+        dtype=spec.dtype,
+        shape=tuple(spec.shape),
+        dims=tuple(spec.dims),
+        memory=MemoryRef(spec.memory_notation, spec.memory_text),
+        verdict=combine([a.proof.status for a in accesses]),
+        accesses=accesses,
+    )

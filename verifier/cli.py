@@ -1,4 +1,5 @@
-"""The ``bankproof`` command.
+"""The ``bankproof`` command: argument parsing, printing and exit codes over the API
+(:mod:`bankproof.verifier.api`) and the renderers (:mod:`bankproof.verifier.render`).
 
 Exit codes: 0 success / proved, 1 refuted, 2 usage or input error, 3 unknown (solver time
 limit), 4 engines disagree, 70 internal error (a bug: please report it).
@@ -11,22 +12,21 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError
-from bankproof.verifier import (
-    convert_cmd,
-    gpu_cmd,
-    html_report,
-    layout_cmd,
-    report,
-    show_cmd,
-    synth_cmd,
-    triton_cmd,
-    wavefronts_cmd,
-)
-from bankproof.verifier.check import verify
+from bankproof.verifier import api, batch, describe, gpu, scope
+from bankproof.verifier.check import ENGINE_NAMES
+from bankproof.verifier.render import explain as explain_render
+from bankproof.verifier.render import html as html_render
+from bankproof.verifier.render import layout as layout_render
+from bankproof.verifier.render import scan as scan_render
+from bankproof.verifier.render import scope as scope_render
+from bankproof.verifier.render import text as text_render
+from bankproof.verifier.results import EXIT
 from bankproof.verifier.spec import load_spec
+from bankproof.verifier.triton import corpus
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 70
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--dims", help="dim names, comma separated (default m,n for 2-D)")
     lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")
     lay.add_argument("--json", action="store_true", help="machine-readable output")
-    lay.set_defaults(run=layout_cmd.run)
+    lay.set_defaults(run=_layout)
 
     wav = sub.add_parser(
         "wavefronts",
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
     wav.add_argument("--arch", default="sm90", help="sm80, sm90 or sm100 (default sm90)")
-    wav.set_defaults(run=wavefronts_cmd.run)
+    wav.set_defaults(run=_wavefronts)
 
     ver = sub.add_parser(
         "verify",
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_options(
         syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"
     )
-    syn.set_defaults(run=synth_cmd.run_synth)
+    syn.set_defaults(run=_synth)
 
     exp = sub.add_parser(
         "explain",
@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Narrate the optimal-swizzle construction for the spec's writer and reader.",
     )
     exp.add_argument("spec", help="a spec file (TOML); [memory] is optional")
-    exp.set_defaults(run=synth_cmd.run_explain)
+    exp.add_argument("--json", action="store_true", help="the construction's sets (machine-readable)")
+    exp.set_defaults(run=_explain)
 
     con = sub.add_parser(
         "convert",
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     con.add_argument("spec", help="a spec file (TOML) with at least two [[access]] layouts")
     con.add_argument("--json", action="store_true", help="machine-readable output (all rounds)")
     con.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
-    con.set_defaults(run=convert_cmd.run)
+    con.set_defaults(run=_convert)
 
     gpu = sub.add_parser(
         "gpu",
@@ -144,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gpu.add_argument("spec", help="a spec file (TOML)")
     gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
-    gpu.set_defaults(run=gpu_cmd.run)
+    gpu.add_argument("--json", action="store_true", help="machine-readable output")
+    gpu.set_defaults(run=_gpu)
 
     sho = sub.add_parser(
         "show",
@@ -168,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="color the grid and the matrices (default: when writing to a terminal)",
     )
-    sho.set_defaults(run=show_cmd.run)
+    sho.add_argument("--json", action="store_true", help="the wavefront groups (machine-readable)")
+    sho.set_defaults(run=_show)
 
     tri = sub.add_parser(
         "triton",
@@ -188,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = scan.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
-    scan.set_defaults(run=triton_cmd.run_scan)
+    scan.set_defaults(run=_scan)
     cor = tsub.add_parser(
         "corpus",
         help="compile the built-in kernel corpus with Triton (CPU), scan it, compare with a baseline",
@@ -209,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--kernels", metavar="FILE.py", help="a Python file with kernels and CONFIGS")
     cor.add_argument("--workers", type=int, default=0, help="compile processes (default: CPU count)")
     cor.add_argument("--json", action="store_true", help="machine-readable report")
-    cor.set_defaults(run=triton_cmd.run_corpus_cmd)
+    cor.set_defaults(run=_corpus)
     return p
 
 
@@ -220,34 +223,148 @@ def _engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
 
 
-ENGINE_NAMES = {
-    "enum": ("enumeration",),
-    "algebra": ("algebra",),
-    "z3": ("z3",),
-    "all": ("enumeration", "algebra", "z3"),
-}
+def _check_timeout(command: str, timeout: float) -> float:
+    if not 0 < timeout <= 3600:
+        raise InputError(command, "--timeout", "must be between 0 and 3600 seconds", timeout)
+    return timeout
+
+
+def _writable(command: str, flag: str, path: str) -> None:
+    """Refuse an output file that cannot be written before any work is done."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(command, flag, "is a folder, not a file", path)
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise InputError(command, flag, "cannot be written (no such writable folder)", path)
+
+
+def _write(command: str, flag: str, path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise InputError(command, flag, f"cannot be written ({e.strerror})", path) from None
 
 
 def _verify(args: argparse.Namespace) -> int:
-    if not 0 < args.timeout <= 3600:
-        raise InputError("verify", "--timeout", "must be between 0 and 3600 seconds", args.timeout)
-    if args.html:  # refuse an unwritable page before the engines run
-        folder = os.path.dirname(os.path.abspath(args.html))
-        if os.path.isdir(args.html):
-            raise InputError("verify", "--html", "is a folder, not a file", args.html)
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            raise InputError("verify", "--html", "cannot be written (no such writable folder)", args.html)
-    spec = load_spec(args.spec)
-    rep = verify(spec, ENGINE_NAMES[args.engine], args.timeout)
+    _check_timeout("verify", args.timeout)
     if args.html:
-        page = html_report.to_html(rep, spec)
+        _writable("verify", "--html", args.html)
+    spec = load_spec(args.spec)
+    result = api.verify(spec=spec, engines=args.engine, timeout=args.timeout)
+    if args.html:
+        _write("verify", "--html", args.html, html_render.to_html(result, scope.page_data(spec, result)))
+    sys.stdout.write(result.to_json() if args.json else text_render.to_text(result))
+    return result.exit_code
+
+
+def _synth(args: argparse.Namespace) -> int:
+    _check_timeout("synth", args.timeout)
+    result = api.synth(
+        spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout
+    )
+    sys.stdout.write(result.to_json() if args.json else text_render.synth_text(result))
+    return result.exit_code
+
+
+def _explain(args: argparse.Namespace) -> int:
+    result = api.explain(spec=load_spec(args.spec, require_memory=False))
+    sys.stdout.write(result.to_json() if args.json else explain_render.to_text(result))
+    return 0
+
+
+def _convert(args: argparse.Namespace) -> int:
+    _check_timeout("convert", args.timeout)
+    result = api.convert(spec=load_spec(args.spec, require_memory=False), timeout=args.timeout)
+    sys.stdout.write(result.to_json() if args.json else text_render.convert_text(result))
+    return result.exit_code
+
+
+def _layout(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.dims.split(",")] if args.dims else None
+    if names is not None and not all(n.isidentifier() for n in names):
+        raise InputError("layout", "--dims", "must be identifiers separated by commas", args.dims)
+    result = describe.describe_layout(
+        args.notation, args.shape, args.dtype, args.units, args.base_align, names, args.banks,
+        banks_flag="--banks",  # errors name the flag, not the API's argument
+    )  # fmt: skip
+    sys.stdout.write(result.to_json() if args.json else layout_render.to_text(result))
+    return 0
+
+
+def _wavefronts(args: argparse.Namespace) -> int:
+    if args.arch not in batch.ARCHS:
+        raise InputError("wavefronts", "--arch", f"must be one of {', '.join(batch.ARCHS)}", args.arch)
+    if args.input == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
         try:
-            with open(args.html, "w", encoding="utf-8") as fh:
-                fh.write(page)
-        except OSError as e:
-            raise InputError("verify", "--html", f"cannot be written ({e.strerror})", args.html) from None
-    sys.stdout.write(report.to_json(rep) if args.json else report.to_text(rep))
-    return report.exit_code(rep["verdict"])
+            lines = Path(args.input).read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            why = getattr(e, "strerror", None) or type(e).__name__
+            raise InputError("wavefronts", "--input", f"cannot be read ({why})", args.input) from None
+    sys.stdout.write("".join(r.to_json() for r in batch.run_lines(lines, args.arch)))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    if args.svg:
+        _writable("show", "--svg", args.svg)
+    result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    sys.stdout.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
+    if args.svg:
+        _write("show", "--svg", args.svg, scope_render.to_svg(result))
+    return 0
+
+
+def _gpu(args: argparse.Namespace) -> int:
+    if args.repeat < 1 or args.repeat > 1000:
+        raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
+    result = gpu.gpu_check(load_spec(args.spec), args.repeat)
+    sys.stdout.write(result.to_json() if args.json else text_render.gpu_text(result))
+    return 0 if result.ok else 4
+
+
+def _read_ttgir(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
+
+
+def _scan(args: argparse.Namespace) -> int:
+    result = api.scan_ttgir([_read_ttgir(p) for p in args.files], list(args.files))
+    if args.sarif:
+        sys.stdout.write(json.dumps(scan_render.to_sarif(result), indent=1) + "\n")
+    else:
+        sys.stdout.write(result.to_json() if args.json else scan_render.to_text(result))
+    return 1 if result.worse else 0
+
+
+def _corpus(args: argparse.Namespace) -> int:
+    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+    if args.update_baseline and not args.baseline:
+        raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
+    result = corpus.check_corpus(
+        archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline
+    )
+    sys.stdout.write(result.to_json() if args.json else scan_render.corpus_text(result, archs))
+    if args.update_baseline:
+        flat = corpus.flat_accesses(list(result.entries))
+        _write("triton corpus", "--baseline", args.baseline,
+               json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n")  # fmt: skip
+        sys.stderr.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
+    for w in result.worse:
+        sys.stderr.write(f"worse than baseline: {w}\n")
+    if args.require_optimal:
+        for g in result.gaps:
+            sys.stderr.write(f"not optimal: {g}\n")
+    for d in result.lowering:  # the scan's instructions are not Triton's: its counts may be wrong
+        sys.stderr.write(f"instructions differ from Triton's PTX: {d}\n")
+    if result.lowering:
+        return EXIT["disagree"]
+    return 1 if result.worse or (args.require_optimal and result.gaps) else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

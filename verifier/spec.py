@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bankproof.models import dtypes
+from bankproof.models import dtypes, f2
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import ARCHS
+from bankproof.models.hardware import LANES, check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout, parse_shape
@@ -97,9 +97,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     if not isinstance(dtype, str):
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
     elem_bits = dtypes.bits(dtype)
-    arch = data.get("arch", "sm90")
-    if not isinstance(arch, str) or arch not in ARCHS:
-        raise _err("arch", f"must be one of {', '.join(ARCHS)}", arch)
+    arch = check_arch(data.get("arch", "sm90"), "spec")
     dims = data.get("dims", default_names(len(shape)))
     if (
         not isinstance(dims, list)
@@ -202,4 +200,58 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
             raise _err(f"{where}.layout.bases", "must be a table of register, lane, warp (and block) bases")
         layout = _field(f"{where}.layout.bases", lambda: parse_bases(value, shape))
         text = str(value)
+    check_access_layout(layout, kind, f"spec: {where}.layout", dims)
     return AccessSpec(name, kind, instr, layout, text)
+
+
+def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[str]) -> None:
+    """What the bank model needs of an access's layout, refused with the field named: a warp of
+    32 lanes; one CTA (block bases, i.e. multi-CTA layouts, are not modeled); and, for a store,
+    every tensor element written (a layout that never reaches a tensor bit leaves elements
+    unwritten, so its store proves nothing about them).
+
+    >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [8]]}, {"dim0": 32})
+    >>> try:
+    ...     check_access_layout(lay, "store", "access", ["i"])
+    ... except InputError as e:
+    ...     print(e.problem)
+    never writes tensor bit(s) i4: the store does not cover the tensor (lane 4 repeats ...)
+    """
+    lanes = 1 << len(layout.in_bases("lane")) if "lane" in layout.in_dim_names else 1
+    if lanes != LANES:
+        raise InputError(
+            where, "", f"has a {lanes}-lane warp; the bank model covers {LANES}-lane warps (NVIDIA) only"
+        )
+    if layout.in_bases("block") if "block" in layout.in_dim_names else ():
+        raise InputError(
+            where,
+            "block",
+            "bases are given (a multi-CTA layout): shared memory is per CTA; check one CTA's layout "
+            "(drop the block bases, or CGALayout)",
+        )
+    if kind == "store":
+        from bankproof.models.swizzle import Space
+
+        space = Space.of(layout, dims)
+        images = [space.pack(b) for d in layout.in_dim_names for b in layout.in_bases(d)]
+        missing = [space.names[k] for k in range(space.bits) if not f2.in_span(1 << k, images)]
+        if missing:
+            redundant = _redundant_bases(layout, space)
+            raise InputError(
+                where,
+                "layout",
+                f"never writes tensor bit(s) {', '.join(missing)}: the store does not cover the tensor"
+                + (f" ({redundant} repeats another basis or is zero)" if redundant else ""),
+            )
+
+
+def _redundant_bases(layout: LinearLayout, space) -> str:
+    """The first input basis that adds nothing to the span of those before it."""
+    seen: list[int] = []
+    for d in layout.in_dim_names:
+        for i, b in enumerate(layout.in_bases(d)):
+            v = space.pack(b)
+            if f2.in_span(v, seen) and d != "register":
+                return f"{d} {i}"
+            seen.append(v)
+    return ""

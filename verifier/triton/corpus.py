@@ -21,10 +21,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import ARCHS
+from bankproof.verifier.results import CorpusResult
 from bankproof.verifier.triton import lowering
 from bankproof.verifier.triton.scan import scan_text
 
-ARCHS = {"sm80": 80, "sm90": 90, "sm100": 100}
 PTR = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32", "fp8": "*fp8e4nv", "i8": "*i8"}
 
 
@@ -368,3 +369,38 @@ def findings_markdown(entries: list[dict]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def check_corpus(
+    archs: list[str],
+    kernels_file: str | None = None,
+    baseline: str | None = None,
+    workers: int = 0,
+    compare_baseline: bool = True,
+) -> CorpusResult:
+    """Compile the corpus (the built-in configurations, or ``kernels_file``'s ``CONFIGS``) for
+    ``archs``, scan it, and compare each access with ``baseline`` (a file written by
+    ``--update-baseline``)."""
+    for a in archs:
+        if a not in ARCHS:
+            raise InputError("triton corpus", "--arch", f"must be among {', '.join(ARCHS)}", a)
+    if kernels_file:
+        mod = _load_file(kernels_file)
+        configs = getattr(mod, "CONFIGS", None)
+        if not isinstance(configs, list) or not configs:
+            raise InputError(
+                "triton corpus", "--kernels", "must define CONFIGS, a non-empty list", kernels_file
+            )
+    else:
+        configs = builtin_configs()
+    base = load_baseline(baseline) if baseline and compare_baseline else None
+    entries = run_corpus(configs, archs, kernels_file, workers)
+    worse = compare(entries, base) if base is not None else []
+    gaps = [
+        f"{access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"
+        for e in entries
+        for b in e.get("report", {}).get("buffers", [])
+        for i, a in enumerate(b["accesses"])
+        if b["gap"]
+    ]
+    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps))

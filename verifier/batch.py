@@ -1,21 +1,34 @@
-"""``bankproof wavefronts``: the hardware model over a JSONL batch of warp instructions.
+"""The hardware model over a batch of warp instructions (``bankproof wavefronts``, JSONL).
 
 Each input line: ``{"instr": "ld128", "byte_offsets": [32 ints], "active": [32 bools]}``
 (``active`` optional). Each output line: ``{"wavefronts": N, "ideal": I, "groups": [[lanes]...],
 "status": "measured"|"assumed"|"unknown"}``; ``wavefronts`` is null when the status is unknown.
+
+>>> import json
+>>> line = json.dumps({"instr": "ld32", "byte_offsets": [0, 128] + [4] * 30})
+>>> [(r.wavefronts, r.ideal) for r in run_lines([line])]
+[(2, 1)]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import ARCHS, LANES, MEASURED_ARCHS, Instr, evaluate, instruction, paired
+from bankproof.models.hardware import (
+    ARCHS,
+    LANES,
+    Instr,
+    check_arch,
+    evaluate,
+    instruction,
+    model_status,
+    unmodeled,
+)
+from bankproof.verifier.results import WavefrontsResult
 
 MAX_LINE = 100_000
 _ALL = [True] * LANES
@@ -72,8 +85,9 @@ def check_case(case: object, n: int) -> tuple[str, list[int], list[bool]]:
     return instr, offs, active
 
 
-def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[dict]:
+def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult]:
     """Model every case; results in input order."""
+    check_arch(arch, "wavefronts", "--arch")
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
     data = load_all(numbered)
     cases = [(n, *check_case(case, n)) for (n, _), case in zip(numbered, data)]
@@ -89,7 +103,7 @@ def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[dict]:
         if ins.min_arch > ARCHS[arch]:
             raise InputError(f"line {n}", "instr", f"needs sm{ins.min_arch} or newer", f"{name} on {arch}")
         by_instr[ins.short].append(i)
-    out: list[dict] = [{} for _ in cases]
+    out: list[WavefrontsResult | None] = [None] * len(cases)
     for short, idx in by_instr.items():
         ins = instruction(short)
         offs = np.array([cases[i][2] for i in idx], dtype=np.int64)
@@ -103,34 +117,11 @@ def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[dict]:
                 except InputError as e:
                     raise InputError(f"line {cases[i][0]}", e.field, e.problem, e.value) from None
             raise
-        unknown = np.zeros(len(idx), dtype=bool)
-        status = "measured" if arch in MEASURED_ARCHS else "assumed"
-        if status != "measured" and ins.op == "ld" and ins.width >= 8:
-            unknown = paired(offs, act)
+        unknown = unmodeled(ins, offs, act, arch)
+        status = model_status(arch)
         for j, i in enumerate(idx):
             if unknown[j]:
-                out[i] = {"wavefronts": None, "ideal": int(ideals[j]), "groups": None, "status": "unknown"}
+                out[i] = WavefrontsResult(None, int(ideals[j]), None, "unknown")
             else:
-                out[i] = {
-                    "wavefronts": int(counts[j]),
-                    "ideal": int(ideals[j]),
-                    "groups": groups[j],
-                    "status": status,
-                }
-    return out
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.arch not in ARCHS:
-        raise InputError("wavefronts", "--arch", f"must be one of {', '.join(ARCHS)}", args.arch)
-    if args.input == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        try:
-            with open(args.input) as fh:
-                lines = fh.read().splitlines()
-        except OSError as e:
-            raise InputError("wavefronts", "--input", f"cannot be read ({e.strerror})", args.input) from None
-    results = run_lines(lines, args.arch)
-    sys.stdout.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in results))
-    return 0
+                out[i] = WavefrontsResult(int(counts[j]), int(ideals[j]), groups[j], status)
+    return out  # type: ignore[return-value]

@@ -1,62 +1,15 @@
-"""``bankproof show SPEC [--access NAME] [--instruction N] [--svg FILE] [--color WHEN]``: the bank
-scope of one instruction (seed 001): for each wavefront group, a grid whose rows are the 128-byte
-segments the lanes touch and whose columns are the 32 banks, each cell labeled with the lane that
-reads or writes it, then the hits per bank. A bank with two or more different words in one group
-is a conflict (marked ``!``, red in color); a bank nobody touches is dark (``.``). Then the matrix
-views (seed 000) of the memory layout and of the access's layout.
-"""
+"""The bank scope drawn (seed 001): text (cells: lanes; ``!`` conflicts; red/green in color) and
+SVG, from a :class:`~bankproof.verifier.results.ShowResult`."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from html import escape
 
-import numpy as np
-from bankproof.models.access import build_access
-from bankproof.models.errors import InputError
-from bankproof.models.hardware import BANKS, evaluate, phase_ids
-from bankproof.verifier.matrix_view import access_matrix, matrix_svg, matrix_text, memory_matrix
-from bankproof.verifier.spec import Spec, load_spec
+from bankproof.models.hardware import BANK_BYTES, BANKS
+from bankproof.verifier.render.matrix import matrix_svg, matrix_text
+from bankproof.verifier.results import ShowResult
 
-SEGMENT = 128  # bytes: one row of the 32 four-byte banks
-
-
-def lane_words(ins, addr: int) -> list[int]:
-    """The 4-byte words one lane's address covers (16 bytes for an ldmatrix row address)."""
-    width = 16 if ins.is_matrix else ins.width
-    return list(range(addr // 4, (addr + max(width, 1) - 1) // 4 + 1))
-
-
-def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dict, list[dict]]:
-    """The chosen access and, per wavefront group, ``{bank: {word: [lanes]}}``; instruction
-    ``None`` picks the first of the costliest (relative to its ideal) instructions."""
-    accs = spec.accesses
-    if access is not None:
-        accs = [a for a in accs if a.name == access]
-        if not accs:
-            names = ", ".join(a.name for a in spec.accesses)
-            raise InputError("show", "--access", f"names no access of the spec ({names})", access)
-    acc = accs[0]
-    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
-    if instruction is None:
-        counts, ideals, _ = evaluate(a.instr, a.addresses)
-        instruction = int(np.argmax(counts / np.maximum(ideals, 1)))
-    if not 0 <= instruction < len(a.addresses):
-        raise InputError("show", "--instruction", f"must be in [0, {len(a.addresses)})", instruction)
-    offs = a.addresses[instruction]
-    active = offs >= 0
-    phases = phase_ids(a.instr, offs[None, :], active[None, :])[0]
-    out = []
-    for p in sorted(set(phases[active].tolist())):
-        banks: dict[int, dict[int, list[int]]] = {}
-        for lane in np.flatnonzero(active & (phases == p)).tolist():
-            for w in lane_words(a.instr, int(offs[lane])):
-                banks.setdefault(w % BANKS, {}).setdefault(w, []).append(lane)
-        out.append(banks)
-    info = {"access": acc.name, "kind": acc.kind, "instr": a.instr.short, "instruction": instruction,
-            "instructions": len(a.addresses), "spec": spec.path}  # fmt: skip
-    return info, out
+SEGMENT = BANKS * BANK_BYTES  # bytes: one row of the 32 four-byte banks
 
 
 def _segments(banks: dict[int, dict[int, list[int]]]) -> list[int]:
@@ -67,7 +20,8 @@ def _segments(banks: dict[int, dict[int, list[int]]]) -> list[int]:
 RED, GREEN, RESET = "\033[41;97m", "\033[42;30m", "\033[0m"
 
 
-def to_text(info: dict, phases: list[dict], color: bool = False) -> str:
+def to_text(r: ShowResult, color: bool = False) -> str:
+    info, phases = _info(r), r.groups
     lines = [
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
         f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
@@ -106,10 +60,11 @@ def to_text(info: dict, phases: list[dict], color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scope_svg(info: dict, phases: list[dict], y: int = 0) -> tuple[list[str], int]:
+def scope_svg(r: ShowResult, y: int = 0) -> tuple[list[str], int]:
     """SVG elements of the bank scope starting at height ``y``, and their height: one square per
     (segment, bank) cell, class ``scope``, red where the bank serves several words, green where
     it serves one, dark where nobody goes; the words per bank under each group."""
+    info, phases = _info(r), r.groups
     cell, pad = 22, 40
     title = f"{info['access']} ({info['instr']}) instruction {info['instruction']}"
     out = [f'<text x="4" y="{y + 14}" font-size="12">{escape(title)}</text>']
@@ -151,9 +106,10 @@ def scope_svg(info: dict, phases: list[dict], y: int = 0) -> tuple[list[str], in
 SVG_WIDTH = 40 + BANKS * 22 + 10
 
 
-def to_svg(info: dict, phases: list[dict], matrices: list = ()) -> str:
-    """The bank scope, then each matrix view below it, as one SVG picture."""
-    body, height = scope_svg(info, phases)
+def to_svg(r: ShowResult, with_matrices: bool = True) -> str:
+    """The bank scope, then (``with_matrices``) each matrix view below it, as one SVG picture."""
+    matrices = r.matrices if with_matrices else ()
+    body, height = scope_svg(r)
     width = SVG_WIDTH
     for m in matrices:
         part, w, h = matrix_svg(m, 4, height + 10)
@@ -165,25 +121,11 @@ def to_svg(info: dict, phases: list[dict], matrices: list = ()) -> str:
     return "\n".join([head + ' font-family="monospace" font-size="9">', bg, *body, "</svg>"]) + "\n"
 
 
-def matrices(spec: Spec, access: str) -> list:
-    """The matrix views of the spec's memory layout and of the named access's layout."""
-    acc = next(a for a in spec.accesses if a.name == access)
-    mem = memory_matrix(spec.memory, spec.dims, spec.elem_bits)
-    return [mem, access_matrix(acc.layout, spec.dims, access)]
+def to_text_with_matrices(r: ShowResult, color: bool = False) -> str:
+    """What ``bankproof show`` prints: the scope, then each matrix view."""
+    return to_text(r, color) + "".join("\n" + matrix_text(m, color) for m in r.matrices)
 
 
-def run(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
-    info, phases = groups(spec, args.access, args.instruction)
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    views = matrices(spec, info["access"])
-    sys.stdout.write(to_text(info, phases, color))
-    for m in views:
-        sys.stdout.write("\n" + matrix_text(m, color))
-    if args.svg:
-        try:
-            with open(args.svg, "w") as fh:
-                fh.write(to_svg(info, phases, views))
-        except OSError as e:
-            raise InputError("show", "--svg", f"cannot be written ({e.strerror})", args.svg) from None
-    return 0
+def _info(r: ShowResult) -> dict:
+    return {"access": r.access, "kind": r.kind, "instr": r.instr, "instruction": r.instruction,
+            "instructions": r.instructions, "spec": r.spec}  # fmt: skip

@@ -1,19 +1,10 @@
-"""``bankproof triton scan FILE.ttgir ...``: every shared buffer a Triton kernel allocates, each
-access's exact wavefronts, the optimum for the buffer, and a better layout when there is one; as
-text, JSON, or SARIF 2.1.0 (results at the Python source line from ``loc(...)`` when present).
-
-Exit codes: 0 every buffer at its optimum, 1 some buffer costs more than its optimum, 2 bad input.
+"""Triton scan and corpus results drawn: text, and SARIF 2.1.0 for code-scanning tools (results
+at the Python source line from ``loc(...)`` when present).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from pathlib import Path
-
-from bankproof.models.errors import InputError
-from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.results import CorpusResult, ScanResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -22,25 +13,14 @@ RULES = {
 }
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
-
-
-def scan_files(paths: list[str]) -> list[dict]:
-    return [scan_text(_read(p), p) for p in paths]
-
-
 def _where(loc: dict) -> str:
     src = f"{loc['source']}:{loc['line']}" if "source" in loc else ""
     return f"{loc['ttgir']}:{loc['ttgir_line']}" + (f" ({src})" if src else "")
 
 
-def to_text(reports: list[dict]) -> str:
+def to_text(result: ScanResult) -> str:
     lines = []
-    for rep in reports:
+    for rep in result.reports:
         lines.append(f"{rep['file']}: target {rep['target']}, {rep['num_warps']} warps")
         for b in rep["buffers"]:
             opt = b["optimal_wavefronts"]
@@ -83,10 +63,10 @@ def _sarif_location(loc: dict) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
 
 
-def to_sarif(reports: list[dict]) -> dict:
+def to_sarif(result: ScanResult) -> dict:
     """SARIF 2.1.0: one result per access of a buffer above its optimum (BP001) or not analysed."""
     results = []
-    for rep in reports:
+    for rep in result.reports:
         for b in rep["buffers"]:
             for a in b["accesses"]:
                 if "error" in a:
@@ -126,72 +106,8 @@ def to_sarif(reports: list[dict]) -> dict:
     }
 
 
-def run_scan(args: argparse.Namespace) -> int:
-    reports = scan_files(args.files)
-    if args.sarif:
-        sys.stdout.write(json.dumps(to_sarif(reports), indent=1) + "\n")
-    elif args.json:
-        sys.stdout.write(json.dumps({"schema": 1, "reports": reports}, indent=1) + "\n")
-    else:
-        sys.stdout.write(to_text(reports))
-    worse = any(b["gap"] for rep in reports for b in rep["buffers"])
-    return 1 if worse else 0
-
-
-def run_corpus_cmd(args: argparse.Namespace) -> int:
-    from bankproof.verifier.triton import corpus
-
-    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
-    for a in archs:
-        if a not in corpus.ARCHS:
-            raise InputError("triton corpus", "--arch", f"must be among {', '.join(corpus.ARCHS)}", a)
-    if args.kernels:
-        mod = corpus._load_file(args.kernels)
-        configs = getattr(mod, "CONFIGS", None)
-        if not isinstance(configs, list) or not configs:
-            raise InputError(
-                "triton corpus", "--kernels", "must define CONFIGS, a non-empty list", args.kernels
-            )
-    else:
-        configs = corpus.builtin_configs()
-    baseline = corpus.load_baseline(args.baseline) if args.baseline and not args.update_baseline else None
-    entries = corpus.run_corpus(configs, archs, args.kernels, args.workers)
-    worse = corpus.compare(entries, baseline) if baseline is not None else []
-    gaps = [
-        f"{corpus.access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"
-        for e in entries
-        for b in e.get("report", {}).get("buffers", [])
-        for i, a in enumerate(b["accesses"])
-        if b["gap"]
-    ]
-    if args.json:
-        sys.stdout.write(
-            json.dumps({"schema": 1, "entries": entries, "worse": worse, "gaps": gaps}, indent=1) + "\n"
-        )
-    else:
-        sys.stdout.write(_corpus_text(entries, archs))
-    if args.update_baseline:
-        if not args.baseline:
-            raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
-        flat = corpus.flat_accesses(entries)
-        Path(args.baseline).write_text(
-            json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n"
-        )
-        sys.stderr.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
-    for w in worse:
-        sys.stderr.write(f"worse than baseline: {w}\n")
-    if args.require_optimal:
-        for g in gaps:
-            sys.stderr.write(f"not optimal: {g}\n")
-    lowering = [f"{e['config']}@{e['arch']} {p}" for e in entries for p in e.get("lowering", [])]
-    for d in lowering:  # the scan's instructions are not Triton's: its counts may be wrong
-        sys.stderr.write(f"instructions differ from Triton's PTX: {d}\n")
-    if lowering:
-        return 4
-    return 1 if worse or (args.require_optimal and gaps) else 0
-
-
-def _corpus_text(entries: list[dict], archs: list[str]) -> str:
+def corpus_text(result: CorpusResult, archs: list[str]) -> str:
+    entries = result.entries
     lines = []
     for arch in archs:
         mine = [e for e in entries if e["arch"] == arch]

@@ -3,12 +3,14 @@ nothing fetched) with the verdicts of every engine, the counterexample, each acc
 and matrix view, the memory layout's matrix, and the §5.4 construction for the spec's writer and
 reader.
 
->>> from verifier.check import verify
->>> from verifier.spec import parse_spec
+>>> from bankproof.verifier.check import verify
+>>> from bankproof.verifier.scope import page_data
+>>> from bankproof.verifier.spec import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})
->>> page = to_html(verify(spec), spec)
+>>> result = verify(spec)
+>>> page = to_html(result, page_data(spec, result))
 >>> "<title>bankproof: <spec> proved</title>" in page.replace("&lt;", "<").replace("&gt;", ">")
 True
 """
@@ -17,12 +19,11 @@ from __future__ import annotations
 
 from html import escape
 
-from bankproof.models.errors import InputError
-from bankproof.models.notation import memory_notations
-from bankproof.verifier import report as text_report
-from bankproof.verifier import show_cmd
-from bankproof.verifier.matrix_view import access_matrix, matrix_html, memory_matrix
-from bankproof.verifier.spec import Spec
+from bankproof.verifier.render import explain as explain_text
+from bankproof.verifier.render import scope as scope_render
+from bankproof.verifier.render import text as text_report
+from bankproof.verifier.render.matrix import matrix_html
+from bankproof.verifier.results import PageData, VerifyResult
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #111; background: #fff; max-width: 1100px; }
@@ -45,14 +46,7 @@ def _badge(status: str) -> str:
     return f'<span class="badge {escape(status)}">{escape(status)}</span>'
 
 
-def _state(a: dict) -> str:
-    """``conflict-free`` / ``2-way conflict`` / the proof status, as the text report says it."""
-    if a["proof"]["status"] not in ("proved", "refuted"):
-        return a["proof"]["status"]
-    return text_report.conflict_state(a)
-
-
-def _summary(rep: dict) -> str:
+def _summary(rep: dict, states: dict[str, str]) -> str:
     rows = []
     for a in rep["accesses"]:
         engines = "<br>".join(
@@ -64,7 +58,7 @@ def _summary(rep: dict) -> str:
         rows.append(
             f"<tr><td>{escape(a['name'])}</td><td>{escape(a['kind'])}</td>"
             f"<td>{a['instructions']} × {escape(a['instr'])}</td><td>{cost}</td>"
-            f"<td>{a['ideal_wavefronts']}</td><td>{escape(_state(a))}</td>"
+            f"<td>{a['ideal_wavefronts']}</td><td>{escape(states[a['name']])}</td>"
             f"<td>{_badge(a['proof']['status'])} by {escape(a['proof']['engine'])}</td>"
             f"<td>{engines}</td></tr>"
         )
@@ -92,9 +86,9 @@ def _counterexample(cx: dict) -> str:
     )
 
 
-def _access_section(spec: Spec, a: dict) -> str:
+def _access_section(page: PageData, a: dict, state: str) -> str:
     parts = [f"<h2>Access {escape(a['name'])} ({escape(a['kind'])}, {escape(a['instr'])})</h2>"]
-    parts.append(f"<p>{_badge(a['proof']['status'])} {escape(_state(a))}</p>")
+    parts.append(f"<p>{_badge(a['proof']['status'])} {escape(state)}</p>")
     if a["counterexample"]:
         parts.append(_counterexample(a["counterexample"]))
     why = a["engines"].get("algebra", {}).get("conflict_directions")
@@ -104,44 +98,34 @@ def _access_section(spec: Spec, a: dict) -> str:
             f"{escape(', '.join(why))}: lanes that differ by these directions reach the same bank in "
             f"different segments, 2<sup>{len(why)}</sup> words per bank.</p>"
         )
-    i = a["counterexample"]["instruction"] if a["counterexample"] else 0
-    try:
-        info, phases = show_cmd.groups(spec, a["name"], i)
-    except InputError as e:
-        parts.append(f"<p>No bank map: {escape(str(e))}</p>")
+    scope = page.scopes[a["name"]]
+    if isinstance(scope, str):
+        parts.append(f"<p>No bank map: {escape(scope)}</p>")
     else:
         parts.append(
-            f"<p>Bank map of instruction {i} (rows: 128-byte segments; columns: banks; red: a bank "
-            "serving several words; dark: unused):</p>"
-            f'<div class="scope">{show_cmd.to_svg(info, phases)}</div>'
+            f"<p>Bank map of instruction {scope.instruction} (rows: 128-byte segments; columns: banks; red: "
+            "a bank serving several words; dark: unused):</p>"
+            f'<div class="scope">{scope_render.to_svg(scope, with_matrices=False)}</div>'
         )
-    acc = next(x for x in spec.accesses if x.name == a["name"])
-    parts.append(matrix_html(access_matrix(acc.layout, spec.dims, acc.name)))
+    parts.append(matrix_html(page.access_matrices[a["name"]]))
     return "\n".join(parts)
 
 
-def _explanation(spec: Spec) -> str:
-    from bankproof.verifier.synth_cmd import (  # the synth module imports this one's siblings
-        explain,
-        synthesize,
-    )
-
-    try:
-        synthesized = synthesize(spec)
-        text = explain(spec, synthesized)
-        layout = synthesized[0].layout
-    except InputError as e:
-        return f"<p>The §5.4 construction does not apply to this spec: {escape(str(e))}</p>"
+def _explanation(page: PageData) -> str:
+    if isinstance(page.explanation, str):
+        return f"<p>The §5.4 construction does not apply to this spec: {escape(page.explanation)}</p>"
     rows = "".join(
         f"<tr><th>{escape(name)}</th><td><code>{escape(value)}</code></td></tr>"
-        for name, value in memory_notations(layout, spec.dims).items()
+        for name, value in page.notations.items()
     )
     intro = "<p>The constructed layout in every notation that expresses it:</p>"
-    return f"<pre>{escape(text)}</pre>{intro}<table>{rows}</table>"
+    return f"<pre>{escape(explain_text.to_text(page.explanation))}</pre>{intro}<table>{rows}</table>"
 
 
-def to_html(rep: dict, spec: Spec | None) -> str:
-    """The page for a verify report; ``spec`` adds the bank maps, matrices and §5.4 narrative."""
+def to_html(result: VerifyResult, page: PageData | None = None) -> str:
+    """The page for a verify result; ``page`` adds the bank maps, matrices and §5.4 narrative."""
+    rep = result.to_dict()
+    states = {a.name: a.state for a in result.accesses}
     title = f"bankproof: {rep['spec']} {rep['verdict']}"
     shape = "x".join(map(str, rep["shape"]))
     mem = rep["memory"]
@@ -153,12 +137,12 @@ def to_html(rep: dict, spec: Spec | None) -> str:
     ]
     if rep["verdict"] == "disagree":
         body.append("<p><b>The engines disagree on this spec: please report it.</b></p>")
-    body += ["<h2>Verdicts</h2>", _summary(rep)]
-    if spec is not None:
-        body += [_access_section(spec, a) for a in rep["accesses"]]
-        body += ["<h2>Memory layout</h2>", matrix_html(memory_matrix(spec.memory, spec.dims, spec.elem_bits))]
-        body += ["<h2>The §5.4 construction for this writer and reader</h2>", _explanation(spec)]
-    body.append(f"<h2>Text report</h2><pre>{escape(text_report.to_text(rep))}</pre>")
+    body += ["<h2>Verdicts</h2>", _summary(rep, states)]
+    if page is not None:
+        body += [_access_section(page, a, states[a["name"]]) for a in rep["accesses"]]
+        body += ["<h2>Memory layout</h2>", matrix_html(page.memory_matrix)]
+        body += ["<h2>The §5.4 construction for this writer and reader</h2>", _explanation(page)]
+    body.append(f"<h2>Text report</h2><pre>{escape(text_report.to_text(result))}</pre>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head>\n<body>\n"

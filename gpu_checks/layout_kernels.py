@@ -1,0 +1,167 @@
+"""The CUDA source of whole-layout runs: each warp issues its store instructions,
+``__syncthreads``, then its load instructions, writing what it loaded to global memory.
+
+>>> from bankproof.models.hardware import instruction
+>>> kernel_name(instruction("st32"), instruction("ldsm.x4"))
+'k_layout_st32_ldsm_x4'
+>>> "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in kernel_source(instruction("st32"), instruction("ldsm.x4"))
+True
+"""
+
+from __future__ import annotations
+
+from bankproof.gpu_checks.kernels import SMEM_BYTES
+from bankproof.models.hardware import instruction
+
+
+def _st(width: int) -> str:
+    if width in (1, 2):
+        t = "u8" if width == 1 else "u16"
+        return (
+            f'{{ unsigned short h = (unsigned short)v[0]; asm volatile("st.volatile.shared.{t} [%0], %1;" '
+            f':: "r"(a), "h"(h) : "memory"); }}'
+        )
+    if width == 4:
+        return 'asm volatile("st.volatile.shared.b32 [%0], %1;" :: "r"(a), "r"(v[0]) : "memory");'
+    if width == 8:
+        return (
+            'asm volatile("st.volatile.shared.v2.b32 [%0], {%1, %2};" '
+            ':: "r"(a), "r"(v[0]), "r"(v[1]) : "memory");'
+        )
+    return (
+        'asm volatile("st.volatile.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(v[0]), "r"(v[1]), '
+        '"r"(v[2]), "r"(v[3]) : "memory");'
+    )
+
+
+def _ld(width: int) -> str:
+    if width in (1, 2):
+        t = "u8" if width == 1 else "u16"
+        return (
+            f'{{ unsigned short h; asm volatile("ld.volatile.shared.{t} %0, [%1];" : "=h"(h) : "r"(a) : "memory"); '
+            f"r[0] = h; }}"
+        )
+    if width == 4:
+        return 'asm volatile("ld.volatile.shared.b32 %0, [%1];" : "=r"(r[0]) : "r"(a) : "memory");'
+    if width == 8:
+        return (
+            'asm volatile("ld.volatile.shared.v2.b32 {%0, %1}, [%2];" '
+            ': "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");'
+        )
+    return (
+        'asm volatile("ld.volatile.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), '
+        '"=r"(r[3]) : "r"(a) : "memory");'
+    )
+
+
+def _stsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k + 1}" for k in range(m))
+    vals = ", ".join(f'"r"(v[{k}])' for k in range(m))
+    return f'asm volatile("stmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 [%0], {{{regs}}};" :: "r"(a), {vals} : "memory");'
+
+
+def _ldsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k}" for k in range(m))
+    outs = ", ".join(f'"=r"(r[{k}])' for k in range(m))
+    return f'asm volatile("ldmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 {{{regs}}}, [%{m}];" : {outs} : "r"(a) : "memory");'
+
+
+def kernel_name(st, ld) -> str:
+    return f"k_layout_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}"
+
+
+def kernel_source(st, ld) -> str:
+    """A store-then-load kernel for two instruction kinds."""
+    sw, lw = st.data_words, ld.data_words
+    st_code = _stsm(st) if st.is_matrix else _st(st.width)
+    ld_code = _ldsm(ld) if ld.is_matrix else _ld(ld.width)
+    return f"""
+extern "C" __global__ void {kernel_name(st, ld)}(
+    const unsigned* __restrict__ st_addr, const unsigned* __restrict__ st_val, const int* __restrict__ st_first,
+    const unsigned* __restrict__ ld_addr, const int* __restrict__ ld_first, unsigned* __restrict__ out) {{
+  __shared__ __align__(1024) unsigned char smem[{SMEM_BYTES}];
+  unsigned base;
+  asm volatile("{{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }}" : "=r"(base) : "l"(smem));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int i = st_first[warp]; i < st_first[warp + 1]; ++i) {{
+    const unsigned a = base + st_addr[i * 32 + lane];
+    unsigned v[{sw}];
+    for (int k = 0; k < {sw}; ++k) v[k] = st_val[(i * 32 + lane) * {sw} + k];
+    {st_code}
+  }}
+  __syncthreads();
+  for (int i = ld_first[warp]; i < ld_first[warp + 1]; ++i) {{
+    const unsigned a = base + ld_addr[i * 32 + lane];
+    unsigned r[{lw}];
+    {ld_code}
+    for (int k = 0; k < {lw}; ++k) out[(i * 32 + lane) * {lw} + k] = r[k];
+  }}
+}}
+"""
+
+
+def _st(width: int) -> str:
+    if width in (1, 2):
+        t = "u8" if width == 1 else "u16"
+        return (
+            f'{{ unsigned short h = (unsigned short)v[0]; asm volatile("st.volatile.shared.{t} [%0], %1;" '
+            f':: "r"(a), "h"(h) : "memory"); }}'
+        )
+    if width == 4:
+        return 'asm volatile("st.volatile.shared.b32 [%0], %1;" :: "r"(a), "r"(v[0]) : "memory");'
+    if width == 8:
+        return (
+            'asm volatile("st.volatile.shared.v2.b32 [%0], {%1, %2};" '
+            ':: "r"(a), "r"(v[0]), "r"(v[1]) : "memory");'
+        )
+    return (
+        'asm volatile("st.volatile.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(v[0]), "r"(v[1]), '
+        '"r"(v[2]), "r"(v[3]) : "memory");'
+    )
+
+
+def _ld(width: int) -> str:
+    if width in (1, 2):
+        t = "u8" if width == 1 else "u16"
+        return (
+            f'{{ unsigned short h; asm volatile("ld.volatile.shared.{t} %0, [%1];" : "=h"(h) : "r"(a) : "memory"); '
+            f"r[0] = h; }}"
+        )
+    if width == 4:
+        return 'asm volatile("ld.volatile.shared.b32 %0, [%1];" : "=r"(r[0]) : "r"(a) : "memory");'
+    if width == 8:
+        return (
+            'asm volatile("ld.volatile.shared.v2.b32 {%0, %1}, [%2];" '
+            ': "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");'
+        )
+    return (
+        'asm volatile("ld.volatile.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), '
+        '"=r"(r[3]) : "r"(a) : "memory");'
+    )
+
+
+def _stsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k + 1}" for k in range(m))
+    vals = ", ".join(f'"r"(v[{k}])' for k in range(m))
+    return f'asm volatile("stmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 [%0], {{{regs}}};" :: "r"(a), {vals} : "memory");'
+
+
+def _ldsm(ins) -> str:
+    m, t = ins.matrices, ".trans" if ins.trans else ""
+    regs = ", ".join(f"%{k}" for k in range(m))
+    outs = ", ".join(f'"=r"(r[{k}])' for k in range(m))
+    return f'asm volatile("ldmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 {{{regs}}}, [%{m}];" : {outs} : "r"(a) : "memory");'
+
+
+def words_per_lane(ins) -> int:
+    """32-bit words of data one lane moves per instruction."""
+    return ins.matrices if ins.is_matrix else max(1, ins.width // 4)
+
+
+def case_kernel(case: dict) -> tuple[str, str, int]:
+    """The kernel one planned case runs: (name, CUDA source, 32-bit words each lane loads)."""
+    st, ld = instruction(case["store"]["instr"]), instruction(case["load"]["instr"])
+    return kernel_name(st, ld), kernel_source(st, ld), ld.data_words

@@ -1,0 +1,98 @@
+"""A layout described: its kind, validity, bases per input dim and, for memory layouts, every
+notation that expresses it (``bankproof layout``).
+
+>>> r = describe_layout("32*m + (n ^ (2*m))", "16x32")
+>>> r.kind, r.valid, r.notations["swizzled_shared"]
+('memory', True, '#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from bankproof.models import dtypes, hardware
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import ParsedLayout, memory_notations, parse_layout
+from bankproof.verifier.results import LayoutResult
+
+
+def describe_layout(
+    notation: str,
+    shape: str | Sequence[int] | None = None,
+    dtype: str | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    dims: Sequence[str] | None = None,
+    banks: bool = False,
+    banks_flag: str = "banks",
+) -> LayoutResult:
+    """Parse ``notation`` for ``shape`` and describe it; ``banks`` adds each element's bank."""
+    names = list(dims) if dims is not None else None
+    if names is not None and not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise InputError("layout", "dims", "must be identifiers", ",".join(map(str, names)))
+    parsed = parse_layout(notation, shape, dtype=dtype, units=units, base_align=base_align, names=names)
+    if dtype:
+        dtypes.bits(dtype)
+    fields = describe(parsed)
+    if banks:
+        if parsed.kind != "memory":
+            raise InputError("layout", banks_flag, "needs a memory layout")
+        fields["dtype"] = dtype or "f32"
+        fields["banks"] = bank_table(parsed.layout, max(1, dtypes.bits(fields["dtype"]) // 8)).tolist()
+    return LayoutResult(**fields, layout=parsed.layout)
+
+
+def describe(parsed: ParsedLayout) -> dict:
+    """The fields (schema 1) of a parsed layout's :class:`LayoutResult`."""
+    lay = parsed.layout
+    lin = lay.linear if isinstance(lay, PaddedLayout) else lay
+    report: dict = {
+        "schema": 1,
+        "notation": parsed.notation,
+        "kind": parsed.kind,
+        "in_dims": _in_dims(lin, parsed.kind),
+        "out_dims": dict(lin.out_dims),
+        "dim_names": tuple(parsed.names),
+        "linear": not isinstance(lay, PaddedLayout),
+    }
+    if isinstance(lay, PaddedLayout):
+        report["padding"] = [list(p) for p in lay.intervals]
+        report["span_elements"] = lay.span()
+    violations = lin.distributed_violations() if parsed.kind == "distributed" else lin.memory_violations()
+    report["valid"] = not violations
+    report["violations"] = tuple(violations)
+    report["injective"] = lin.is_injective()
+    report["surjective"] = lin.is_surjective()
+    if parsed.kind == "distributed":
+        report["broadcast"] = {d: lin.zero_bases(d) for d in lin.in_dim_names if lin.zero_bases(d)}
+        report["contiguous_registers"] = lin.contiguous_registers()
+    elif not isinstance(lay, PaddedLayout):
+        report["notations"] = memory_notations(lin, parsed.names)
+    return report
+
+
+def _in_dims(lin: LinearLayout, kind: str) -> dict:
+    d = lin.as_dict()
+    if kind == "distributed":
+        return {k: d.get(k, []) for k in ("register", "lane", "warp", "block")}
+    return {k: v for k, v in d.items() if k == "offset" or v}
+
+
+def bank_table(layout: LinearLayout | PaddedLayout, elem_bytes: int) -> np.ndarray:
+    """Bank of every element, as an array of the tensor's shape (dim0 first)."""
+    if isinstance(layout, PaddedLayout):
+        lin = layout.linear
+        phys = layout.physical_offsets()
+        coords = lin.table()
+        off = np.zeros([s for _, s in lin.out_dims], dtype=np.int64)
+        off[tuple(coords.T)] = phys
+    else:
+        lin = layout.transpose_ins(["offset"] + [d for d in layout.in_dim_names if d != "offset"])
+        lin = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims)
+        coords = lin.table()
+        off = np.zeros([s for _, s in lin.out_dims], dtype=np.int64)
+        off[tuple(coords.T)] = np.arange(len(coords))
+    return hardware.bank(off * elem_bytes)

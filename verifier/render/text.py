@@ -1,0 +1,158 @@
+"""Text reports: verify, synth, convert and gpu results for people (``--json`` is the result's
+own ``to_json()``).
+"""
+
+from __future__ import annotations
+
+from bankproof.verifier.results import EXIT, ConvertResult, GpuResult, SynthResult, VerifyResult
+
+
+def exit_code(verdict: str) -> int:
+    return EXIT[verdict]
+
+
+def to_text(result: VerifyResult) -> str:
+    """The verify report: one line per access, its counterexample and Lemma 9.4's why."""
+    report = result.to_dict()
+    states = {a.name: a.state for a in result.accesses}
+    shape = "x".join(map(str, report["shape"]))
+    mem = report["memory"]
+    where = f"{shape} {report['dtype']} on {report['arch']}"
+    lines = [f"{report['spec']}: {where}, memory {mem['notation']} {mem['text']}"]
+    width = max(len(a["name"]) for a in report["accesses"])
+    for a in report["accesses"]:
+        status = a["proof"]["status"]
+        if status == "disagree":
+            detail = ", ".join(f"{e} {r['verdict']} {r['wavefronts']}" for e, r in a["engines"].items())
+            state = f"ENGINES DISAGREE ({detail}): please report this spec"
+            cost = f"{a['ideal_wavefronts']} ideal wavefronts"
+        elif status == "unknown":
+            state = f"unknown ({a['proof'].get('reason', '')})"
+            cost = f"? wavefronts (ideal {a['ideal_wavefronts']})"
+        else:
+            worst = a["max_wavefronts_per_instruction"]
+            state = states[a["name"]]
+            cost = f"{a['wavefronts']} wavefronts (ideal {a['ideal_wavefronts']}, max {worst}/instruction)"
+        lines.append(
+            f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {a['instr']:<22} {cost}  {state}  "
+            f"[{status} by {a['proof']['engine']}]"
+        )
+        cx = a["counterexample"]
+        if cx:
+            l0, l1 = cx["lanes"]
+            where = f"warp {cx['warp']}, instruction {cx['instruction']} (register {cx['register']})"
+            lines.append(
+                f"    counterexample: lanes {l0} and {l1} of {where}, phase {cx['phase']}: "
+                f"same bank {cx['bank']}, different words"
+            )
+            for lane, coords, addr in zip(cx["lanes"], cx["coords"], cx["byte_addresses"]):
+                where = ", ".join(f"{k}={v}" for k, v in coords.items())
+                lines.append(
+                    f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {addr // 4}"
+                )
+            lines.append(f"    reproduce: echo '{cx['reproducer']}' | bankproof wavefronts --input -")
+        why = a["engines"].get("algebra", {}).get("conflict_directions")
+        if why:
+            by = why[0] if len(why) == 1 else f"any sum of {', '.join(why)}"
+            lines.append(
+                f"    why (Lemma 9.4): lanes whose elements differ by {by} hit the same bank in another "
+                f"segment: 2^{len(why)} words per bank"
+            )
+        if a["hardware_model"] == "assumed":
+            lines.append(f"    note: hardware model measured on sm90 only; {report['arch']} assumed the same")
+    lines.append(f"verdict: {report['verdict']} (exit {exit_code(report['verdict'])})")
+    return "\n".join(lines) + "\n"
+
+
+SYNTH_LABELS = {"formula": "formula", "swizzled_shared": "triton", "triton": "triton", "cute": "cute",
+                "bases": "bases"}  # fmt: skip
+
+
+def synth_text(r: SynthResult) -> str:
+    """The synthesized layout in every notation, its bound and optimality proof, then the report."""
+    info = r.synth
+    lines = [
+        f"optimal memory layout for writer {info.writer!r} and reader {info.reader!r} "
+        f"(§5.4, {info.seconds * 1e3:.1f} ms):"
+    ]
+    notations = info.memory["notations"]
+    for key, label in SYNTH_LABELS.items():
+        if key in notations:
+            text = notations[key]
+            if key == "formula":
+                text = f"offset({', '.join(r.dims)}) = {text}"
+            if key == "cute":
+                text += "   (element units)"
+            lines.append(f"  {label + ':':9} {text}")
+    opt_w = info.lower_bound_per_instruction[info.writer]
+    opt_r = info.lower_bound_per_instruction[info.reader]
+    lines.append(
+        f"  lower bound (Lemma 9.5): {opt_w} wavefront(s) per instruction for {info.writer}, {opt_r} for "
+        f"{info.reader}; met: {'yes' if info.meets_lower_bound else 'NO'}"
+    )
+    opt = info.optimality
+    if opt:
+        proof, smt = opt.proof, opt.smt_synthesis
+        lines.append(
+            f"  optimality (Z3, every invertible linear layout with this vectorization): nothing "
+            f"cheaper than {opt.cost} wavefronts: {proof.status} in {proof.seconds:.2f} s"
+        )
+        extra = f", enumerated cost {smt.enumerated_cost}" if smt.enumerated_cost is not None else ""
+        lines.append(f"  SMT synthesis without §5.4: {smt.status} in {smt.seconds:.2f} s{extra}")
+    return "\n".join(lines) + "\n" + to_text(r)
+
+
+def convert_text(r: ConvertResult) -> str:
+    """The shuffle plan (first rounds), the shared-memory round trip, each with its proof."""
+    lines = [f"convert {r.source!r} -> {r.destination!r} ({'x'.join(map(str, r.shape))} {r.dtype})"]
+    sh = r.shuffle
+    if not sh.possible:
+        lines.append(f"warp shuffles: not possible ({sh.reason})")
+    else:
+        lines += [
+            f"warp shuffles (§5.4): V = {_n(sh.vectorization)}; I = {_n(sh.inter)}; "
+            f"E = {_n(sh.e)}; F = {_n(sh.f)}",
+            f"  G = {_n(sh.g)}; R = {_n(sh.r)}",
+            f"  {len(sh.rounds)} round(s) x {sh.shuffles_per_round} shuffle(s), "
+            f"{sh.elements_per_shuffle_lane} element(s) per lane per round",
+        ]
+        for i, rd in enumerate(sh.rounds[:4]):
+            lines.append(
+                f"  round {i}: lane t reads lane {list(rd.src[:8])}...; "
+                f"sends A reg {list(rd.send_register[:8])}...; stores B reg {list(rd.recv_register[:8])}..."
+            )
+        if len(sh.rounds) > 4:
+            lines.append(f"  ... {len(sh.rounds) - 4} more round(s) (--json lists all)")
+        p = sh.proof
+        lines.append(
+            f"  proof: {p.status} by z3 in {p.seconds:.2f} s" + (f" ({p.reason})" if p.reason else "")
+        )
+    m = r.shared_memory
+    p = m.proof
+    lines.append(
+        f"through shared memory ({m.memory} layout {m.formula}): every destination thread reads the element "
+        f"it names: {p.status} by z3 in {p.seconds:.2f} s" + (f" ({p.reason})" if p.reason else "")
+    )
+    lines.append(f"verdict: {r.verdict} (exit {r.exit_code})")
+    return "\n".join(lines) + "\n"
+
+
+def _n(names) -> str:
+    return " ".join(names) if names else "∅"
+
+
+def gpu_text(r: GpuResult) -> str:
+    """Data check and predicted vs measured wavefronts of a GPU run."""
+    data = "correct" if r.wrong_elements == 0 else f"WRONG ({r.wrong_elements} elements)"
+    lines = [f"{r.spec}: {r.runs} run(s), data {data}"]
+    for name, side in (("store", r.store), ("load", r.load)):
+        if side.measured is None:
+            lines.append(
+                f"  {name:5} {side.instr:6} predicted {side.predicted} wavefronts (no ncu: not measured)"
+            )
+        else:
+            ok = "ok" if side.measured == side.predicted else "MISMATCH"
+            lines.append(
+                f"  {name:5} {side.instr:6} predicted {side.predicted:6} measured {side.measured:6} {ok}"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,219 @@
+"""Synthesis: the optimal memory layout for a problem's writer and reader (§5.4), verified by
+every engine, with Z3's proof that no linear layout does better; and the construction's sets,
+which :mod:`bankproof.verifier.render.explain` narrates.
+
+>>> from bankproof.verifier.spec import load_spec
+>>> import pathlib
+>>> example = pathlib.Path(__file__).parents[1] / "examples" / "transpose_16x32_plain.toml"
+>>> spec = load_spec(example, require_memory=False)
+>>> r = synth(spec, engines=("enumeration",))
+>>> r.synth.memory["notations"]["swizzled_shared"]
+'#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>'
+>>> [a.wavefronts for a in r.accesses], r.synth.meets_lower_bound
+([16, 16], True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import instruction
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import memory_notations
+from bankproof.models.swizzle import Swizzle, optimal_swizzle, optimum_per_instruction
+from bankproof.verifier.check import ENGINES, verify
+from bankproof.verifier.matrices import memory_matrix
+from bankproof.verifier.results import (
+    ExplainResult,
+    Optimality,
+    SmtSynthesis,
+    StatusTime,
+    SynthInfo,
+    SynthResult,
+    VerifyResult,
+)
+from bankproof.verifier.spec import AccessSpec, Spec
+
+
+def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
+    """The writer (first store) and reader (first load); one access serves as both if alone."""
+    stores = [a for a in spec.accesses if a.kind == "store"]
+    loads = [a for a in spec.accesses if a.kind == "load"]
+    writer = stores[0] if stores else loads[0]
+    reader = loads[0] if loads else stores[0]
+    return writer, reader
+
+
+def synthesize(spec: Spec) -> tuple[Swizzle, AccessSpec, AccessSpec, float]:
+    writer, reader = pick_pair(spec)
+    t0 = time.perf_counter()
+    s = optimal_swizzle(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, spec.dims)
+    return s, writer, reader, time.perf_counter() - t0
+
+
+def optimality(
+    spec: Spec, writer: AccessSpec, reader: AccessSpec, rep: VerifyResult, timeout_s: float
+) -> Optimality:
+    """Z3 over every linear layout: no layout is cheaper than the synthesized one (UNSAT), and an
+    independent SMT synthesis, cross-checked by enumeration."""
+    from bankproof.models.access import build_access
+    from bankproof.models.hardware import evaluate
+    from bankproof.proofs.optimality import prove_optimal
+    from bankproof.proofs.optimality import synthesize as smt_synthesize
+
+    w, r = rep.access(writer.name), rep.access(reader.name)
+    cost = w.wavefronts + r.wavefronts
+    phases = (w.ideal_wavefronts // w.instructions, r.ideal_wavefronts // r.instructions)
+    ms = int(timeout_s * 1000)
+    proof = prove_optimal(
+        writer.layout,
+        reader.layout,
+        spec.elem_bits,
+        cost,
+        (w.instructions, r.instructions),
+        phases,
+        writer.kind,
+        reader.kind,
+        ms,
+    )
+    found = smt_synthesize(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, ms)
+    enumerated = agrees = offset = None
+    if found.layout is not None:
+        enumerated = 0
+        for a, width in ((writer, w), (reader, r)):
+            found_access = build_access(
+                a.layout,
+                found.layout,
+                spec.elem_bits,
+                a.kind,
+                _vector_instr(a, width.vector * spec.elem_bits),
+            )
+            counts, _, _ = evaluate(found_access.instr, found_access.addresses)
+            enumerated += int(counts.sum())
+        agrees = enumerated == cost
+        offset = found.layout.as_dict()["offset"]
+    return Optimality(
+        cost=cost,
+        proof=StatusTime(proof.status, round(proof.seconds, 4), proof.reason or None),
+        smt_synthesis=SmtSynthesis(
+            found.status, round(found.seconds, 4), found.reason or None, enumerated, agrees, offset
+        ),
+    )
+
+
+def _vector_instr(a: AccessSpec, bits: int) -> str:
+    """The ld/st instruction moving ``bits`` per lane for access ``a`` (one place for the rule)."""
+    return instruction(f"{'st' if a.kind == 'store' else 'ld'}{bits}").short
+
+
+def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> SynthResult:
+    """The §5.4 layout for ``spec``'s writer and reader, verified, with its optimality proof
+    (``z3`` among ``engines``) and the Lemma 9.5 bound it meets."""
+    if not spec.accesses:
+        raise InputError("spec", "access", "must list the layouts to synthesize for")
+    s, writer, reader, seconds = synthesize(spec)
+    memory = s.layout
+    notations = memory_notations(memory, spec.dims)
+    opt_w, opt_r = optimum_per_instruction(s)
+    # Verify with the vector width the construction optimized for (``auto`` could differ).
+    width = (1 << len(s.vec)) * spec.elem_bits
+    accesses = [
+        replace(a, instr=_vector_instr(a, width))
+        if a.instr == "auto" and a.name in (writer.name, reader.name)
+        else a
+        for a in spec.accesses
+    ]
+    synth_spec = replace(
+        spec,
+        memory=memory,
+        memory_notation="synthesized",
+        memory_text=notations.get("formula", notations["bases"]),
+        accesses=accesses,
+    )
+    rep = verify(synth_spec, engines, timeout_s)
+    bounds = {writer.name: opt_w, reader.name: opt_r}
+    checked = tuple(
+        replace(a, lower_bound_wavefronts=bounds[a.name] * a.instructions) if a.name in bounds else a
+        for a in rep.accesses
+    )
+    met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
+    verdict = rep.verdict
+    opt = None
+    if "z3" in engines and verdict != "disagree":
+        opt = optimality(spec, writer, reader, rep, timeout_s)
+        if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
+            verdict = "disagree"
+    info = SynthInfo(
+        writer=writer.name,
+        reader=reader.name,
+        seconds=round(seconds, 4),
+        vector_elements=1 << len(s.vec),
+        memory={"offset": memory.as_dict()["offset"], "notations": notations},
+        lower_bound_per_instruction=bounds,
+        conflict_free=s.conflict_free,
+        meets_lower_bound=met,
+        optimality=opt,
+    )
+    fields = {k: getattr(rep, k) for k in ("schema", "spec", "arch", "dtype", "shape", "dims", "memory")}
+    return SynthResult(**fields, verdict=verdict, accesses=checked, synth=info, layout=memory)
+
+
+def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
+    """The §5.4 construction's sets for ``spec``'s writer and reader, bits named after the dims
+    (``synthesized``: what :func:`synthesize` returned for this spec, when the caller has it)."""
+    if not spec.accesses:
+        raise InputError("spec", "access", "must list the layouts to explain")
+    s, writer, reader, _ = synthesized or synthesize(spec)
+    sp = s.space
+
+    def names(vs) -> tuple[str, ...]:
+        return tuple(sp.name(v) for v in vs)
+
+    lay_w = writer.layout.transpose_outs(s.layout.out_dim_names)
+    lay_r = reader.layout.transpose_outs(s.layout.out_dim_names)
+
+    def regs(lay: LinearLayout) -> tuple[str, ...]:
+        return names(sp.pack(x) for x in lay.in_bases("register") if any(x))
+
+    lo, hi = optimum_per_instruction(s)
+    v = len(s.vec)
+    roles = [("vector", v), ("bank", len(s.bank)), ("segment", len(s.idx))]
+    return ExplainResult(
+        schema=1,
+        spec=spec.path,
+        writer=writer.name,
+        reader=reader.name,
+        bits=tuple(sp.names),
+        vectorization=names(s.vec),
+        bank_bits=s.b,
+        segment_bits=s.ell,
+        sets={
+            "A_Reg": regs(lay_w),
+            "A_Thr": names(s.a_thr),
+            "B_Reg": regs(lay_r),
+            "B_Thr": names(s.b_thr),
+            "split_A": names(s.split_a),
+            "split_B": names(s.split_b),
+            "A_Bank": names(s.a_bank),
+            "B_Bank": names(s.b_bank),
+            "sub_word": names(s.sub),
+            "I": names(s.inter),
+            "E": names(s.e),
+            "F": names(s.f),
+            "H": names(s.h),
+            "C": names(s.c),
+            "padding": names(s.padding),
+            "S_Idx": names(s.idx),
+            "S_Bank": names(s.bank),
+        },  # fmt: skip
+        conflict_free=s.conflict_free,
+        wavefronts_per_instruction={"A": lo, "B": hi},
+        formula=memory_notations(s.layout, spec.dims).get("formula"),
+        swizzle=s,
+        problem=spec,
+        writer_kind=writer.kind,
+        reader_kind=reader.kind,
+        matrix=memory_matrix(s.layout, spec.dims, spec.elem_bits, roles),
+    )
