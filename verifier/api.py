@@ -377,9 +377,15 @@ def scan_ttgir(text: str | Sequence[str], path: str | Sequence[str] = "<ttgir>")
     >>> [(b["wavefronts"], b["optimal_wavefronts"]) for b in r.reports[0]["buffers"]], r.worse
     ([(272, 32)], True)
     """
-    texts = [text] if isinstance(text, str) else list(text)
-    paths = [path] * len(texts) if isinstance(path, str) else list(path)
-    if len(paths) != len(texts) or not all(isinstance(t, str) for t in texts):
+    texts = [text] if isinstance(text, str) else list(text) if isinstance(text, (list, tuple)) else [None]
+    paths = (
+        [path] * len(texts)
+        if isinstance(path, str)
+        else list(path)
+        if isinstance(path, (list, tuple))
+        else []
+    )
+    if len(paths) != len(texts) or not all(isinstance(t, str) for t in texts + paths):
         raise InputError("scan_ttgir", "text", "must be TTGIR text or a list of texts (one path each)")
     return ScanResult(1, tuple(scan_text(t, p) for t, p in zip(texts, paths)))
 
