@@ -112,6 +112,104 @@ def test_build_requirement_supports_the_license_field():
     assert m and int(m.group(1)) >= 77
 
 
-def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+# --- the import graph -------------------------------------------------------------------------
+# Layers, lowest first: each module may import its own layer and the layers below, never above.
+LAYERS = [
+    ("models", lambda m: m.startswith("bankproof.models")),
+    ("proofs", lambda m: m.startswith("bankproof.proofs")),
+    ("gpu_checks", lambda m: m.startswith("bankproof.gpu_checks")),
+    ("api", lambda m: m.startswith("bankproof.verifier") and not m.startswith(("bankproof.verifier.render",
+                                                                                "bankproof.verifier.cli"))),
+    ("renderers", lambda m: m.startswith("bankproof.verifier.render")),
+    ("cli", lambda m: m == "bankproof.verifier.cli"),
+    ("package", lambda m: m in ("bankproof", "bankproof.testing")),
+]  # fmt: skip
+# proofs and gpu_checks are side by side: neither imports the other.
+SIDE_BY_SIDE = {("proofs", "gpu_checks"), ("gpu_checks", "proofs")}
+
+
+def _layer(module: str) -> int:
+    return next(i for i, (_, test) in enumerate(LAYERS) if test(module))
+
+
+def _module_file(name: str) -> Path | None:
+    if name == "bankproof":
+        return ROOT / "bankproof" / "__init__.py"
+    parts = name.split(".")[1:]
+    base = ROOT / ("bankproof" if parts[0] not in FOLDERS else parts[0])
+    rest = parts[1:] if parts[0] in FOLDERS else parts
+    for cand in (base.joinpath(*rest).with_suffix(".py"), base.joinpath(*rest, "__init__.py")):
+        if cand.exists():
+            return cand
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module -> the package modules it imports (anywhere in it, lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    names = set(all_modules())
+    for name in names:
+        tree = ast.parse(_module_file(name).read_text(encoding="utf-8"))
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    sub = f"{node.module}.{a.name}"
+                    targets.add(sub if sub in names else node.module)
+        graph[name] = {t for t in targets if t in names and t != name}
+    return graph
+
+
+def test_imports_go_one_way():
+    """CLI -> renderers -> API -> proofs, gpu_checks -> models: nothing imports upward."""
+    bad = []
+    for mod, targets in import_graph().items():
+        for t in targets:
+            low, high = _layer(t), _layer(mod)
+            pair = (LAYERS[high][0], LAYERS[low][0])
+            if low > high or pair in SIDE_BY_SIDE:
+                bad.append(f"{mod} ({LAYERS[high][0]}) imports {t} ({LAYERS[low][0]})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_cycle():
+    graph = import_graph()
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, path: list[str]) -> bool:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycle.extend(path[path.index(t) :] + [t] if t in path else [m, t])
+                return True
+            if t not in state and visit(t, path + [t]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(graph):
+        if m not in state and visit(m, [m]):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_the_graph_test_sees_an_upward_import(monkeypatch):
+    """The layer test can fail: an injected models -> verifier edge is reported."""
+    graph = import_graph()
+    graph["bankproof.models.layout"] = graph["bankproof.models.layout"] | {"bankproof.verifier.spec"}
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
+    with pytest.raises(
+        AssertionError, match="bankproof.models.layout \\(models\\) imports bankproof.verifier.spec"
+    ):
+        test_imports_go_one_way()
+
+
+def test_the_cycle_test_sees_a_cycle(monkeypatch):
+    graph = import_graph()
+    graph["bankproof.verifier.results"] = graph["bankproof.verifier.results"] | {"bankproof.verifier.check"}
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
+    with pytest.raises(AssertionError, match="bankproof.verifier.results"):
+        test_no_import_cycle()
