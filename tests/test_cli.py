@@ -130,7 +130,15 @@ def test_bad_input_exit_2_with_message(capsys, argv, message):
 
 def test_console_script_has_no_traceback():
     proc = subprocess.run(
-        [sys.executable, "-m", "bankproof.verifier.cli", "layout", "#ttg.swizzled_shared<{vec = 3}>", "--shape", "4x4"],
+        [
+            sys.executable,
+            "-m",
+            "bankproof.verifier.cli",
+            "layout",
+            "#ttg.swizzled_shared<{vec = 3}>",
+            "--shape",
+            "4x4",
+        ],
         capture_output=True,
         text=True,
         timeout=60,

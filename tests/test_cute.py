@@ -32,7 +32,7 @@ def seed_bank_table(title: str) -> np.ndarray:
     ],
 )
 def test_seed_002_bank_tables(notation, title):
-    got = bank_table(parse_cute(notation).memory_layout(), elem_bytes=4)
+    got = bank_table(parse_cute(notation).memory_layout(), elem_bits=32)
     want = seed_bank_table(title)
     assert want.shape == (8, 8)
     assert np.array_equal(got, want)

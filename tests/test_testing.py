@@ -10,7 +10,9 @@ import pytest
 import bankproof
 from bankproof.testing import assert_conflict_free, assert_wavefronts
 
-ROWS = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+ROWS = (
+    "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+)
 COLS = {"register": [[0, 2], [0, 4], [0, 8], [0, 16]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}
 KW = {"store": ROWS, "load": COLS, "shape": (16, 32), "dtype": "f32"}
 

@@ -276,9 +276,50 @@ def test_swizzled_shared_for_finds_every_swizzled_shared_layout():
 @pytest.mark.parametrize("tpw", [[2, 8], [4, 16], [2, 32], [1, 64]])
 def test_warps_of_other_sizes_parse_as_triton_does(tpw):
     """Triton 3.9.0 parses any power-of-two warp (AMD uses 64 lanes): lane bases = log2(product)."""
-    text = (
-        f"#ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = {tpw}, warpsPerCTA = [1, 1], order = [1, 0]}}>"
-    )
+    text = f"#ttg.blocked<{{sizePerThread = [1, 1], threadsPerWarp = {tpw}, warpsPerCTA = [1, 1], order = [1, 0]}}>"
     lay = parse_layout(text, [64, 64]).layout
     assert len(lay.in_bases("lane")) == (tpw[0] * tpw[1]).bit_length() - 1
     assert lay.in_bases("lane")[0] == ((0, 1) if tpw[1] > 1 else (1, 0))
+
+
+def test_nvmma_rank_field_as_triton_writes_it():
+    """Triton 3.9.0 writes ``rank = 3`` for a 3-D nvmma_shared without a CGALayout (read from its
+    printer's output); it parses, prints back the same, and lays out a 3-D buffer."""
+    text = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 3}>"
+    attr = parse_triton(text)
+    assert attr.rank == 3 and attr.text() == text
+    lay = parse_layout(text, [2, 64, 64], dtype="f16").layout
+    assert lay.in_bases("offset")[-1] == (1, 0, 0) and lay.is_invertible()
+    two = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 2}>"
+    assert parse_triton(two).text() == two.replace(", rank = 2", "")
+    with pytest.raises(InputError, match="nvmma_shared: rank must equal the CGALayout's rank \\(2\\), got 3"):
+        parse_triton(text.replace("rank = 3", "rank = 3, CGALayout = [[0, 1]]"))
+    with pytest.raises(InputError, match="shape must have 3 dims"):
+        parse_layout(text, [64, 64])
+
+
+@pytest.mark.parametrize(
+    ("swizzle", "alignment"), [(128, 1024), (64, 512), (32, 256), (0, 128)]
+)  # fmt: skip
+def test_shared_linear_keeps_nvmma_alignment(swizzle, alignment):
+    """Re-printed as shared_linear, an nvmma_shared buffer keeps Triton's getAlignment (128 x
+    maxPhase): TMA and wgmma depend on it. swizzled_shared cannot say more than 16 bytes, so it
+    is not offered as an equivalent."""
+    from bankproof.verifier.describe import describe_layout
+
+    text = f"#ttg.nvmma_shared<{{swizzlingByteWidth = {swizzle}, transposed = false, elementBitWidth = 16}}>"
+    notations = describe_layout(text, [64, 64], "f16").notations
+    assert notations["triton"].endswith(f"alignment = {alignment}>")
+    assert "swizzled_shared" not in notations
+    again = describe_layout(notations["triton"], [64, 64], "f16").notations
+    assert again["triton"] == notations["triton"]  # a shared_linear keeps its own alignment
+
+
+@pytest.mark.parametrize("dtype", ["f4E2M1FN", "f4e2m1", "e2m1", "i4"])
+def test_four_bit_elements_parse(dtype):
+    """4-bit element types (Triton packs fp4 two per byte) parse; banks are per byte address."""
+    from bankproof.verifier.describe import describe_layout
+
+    r = describe_layout("32*m + n", [2, 32], dtype, banks=True)
+    assert r.banks[0][:10] == [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]  # 8 nibbles per 4-byte word
+    assert r.banks[1][0] == 4

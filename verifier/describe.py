@@ -16,6 +16,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import ParsedLayout, memory_notations, parse_layout
+from bankproof.models.notation.triton import shared_alignment
 from bankproof.verifier.results import LayoutResult
 
 
@@ -41,7 +42,7 @@ def describe_layout(
         if parsed.kind != "memory":
             raise InputError("layout", banks_flag, "needs a memory layout")
         fields["dtype"] = dtype or "f32"
-        fields["banks"] = bank_table(parsed.layout, max(1, dtypes.bits(fields["dtype"]) // 8)).tolist()
+        fields["banks"] = bank_table(parsed.layout, dtypes.bits(fields["dtype"])).tolist()
     return LayoutResult(**fields, layout=parsed.layout)
 
 
@@ -70,7 +71,7 @@ def describe(parsed: ParsedLayout) -> dict:
         report["broadcast"] = {d: lin.zero_bases(d) for d in lin.in_dim_names if lin.zero_bases(d)}
         report["contiguous_registers"] = lin.contiguous_registers()
     elif not isinstance(lay, PaddedLayout):
-        report["notations"] = memory_notations(lin, parsed.names)
+        report["notations"] = memory_notations(lin, parsed.names, shared_alignment(parsed.source))
     return report
 
 
@@ -81,8 +82,9 @@ def _in_dims(lin: LinearLayout, kind: str) -> dict:
     return {k: v for k, v in d.items() if k == "offset" or v}
 
 
-def bank_table(layout: LinearLayout | PaddedLayout, elem_bytes: int) -> np.ndarray:
-    """Bank of every element, as an array of the tensor's shape (dim0 first)."""
+def bank_table(layout: LinearLayout | PaddedLayout, elem_bits: int) -> np.ndarray:
+    """Bank of every element (of ``elem_bits`` bits; 4-bit elements share bytes), as an array of
+    the tensor's shape (dim0 first)."""
     if isinstance(layout, PaddedLayout):
         lin = layout.linear
         phys = layout.physical_offsets()
@@ -95,4 +97,4 @@ def bank_table(layout: LinearLayout | PaddedLayout, elem_bytes: int) -> np.ndarr
         coords = lin.table()
         off = np.zeros([s for _, s in lin.out_dims], dtype=np.int64)
         off[tuple(coords.T)] = np.arange(len(coords))
-    return hardware.bank(off * elem_bytes)
+    return hardware.bank(off * elem_bits // 8)

@@ -152,13 +152,14 @@ def parse_layout(
     return ParsedLayout(notation, kind, lay, nm, src)
 
 
-def memory_notations(layout: LinearLayout, names: Sequence[str]) -> dict[str, str]:
+def memory_notations(layout: LinearLayout, names: Sequence[str], alignment: int = 16) -> dict[str, str]:
     """Every notation that can express a linear memory layout, by name: explicit bases,
-    Triton's ``shared_linear`` (``triton``), and (one CTA) ``swizzled_shared``, the formula and
-    the CuTe form when they can."""
-    out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout)}
+    Triton's ``shared_linear`` (``triton``, with the buffer's byte ``alignment``), and (one CTA)
+    ``swizzled_shared`` (only when 16-byte alignment is all the buffer needs: it cannot say
+    more), the formula and the CuTe form when they can."""
+    out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout, alignment)}
     offsets = _offset_only(layout)
-    swz = _swizzled_shared(layout)
+    swz = _swizzled_shared(layout) if alignment <= 16 else None
     if swz is not None:
         out["swizzled_shared"] = swz
     if not layout.in_bases("block") and offsets.is_invertible():

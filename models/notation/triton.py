@@ -499,6 +499,7 @@ class NVMMAShared(TritonLayout):
     element_bits: int
     fp4_padded: bool = False
     cga_bases: tuple[tuple[int, ...], ...] = ()
+    rank_field: int = 2  # Triton 3.9's ``rank = N`` (written when N != 2 and no CGALayout fixes it)
     kind = "nvmma_shared"
     memory = True
 
@@ -517,21 +518,25 @@ class NVMMAShared(TritonLayout):
                 f.kind, "fp4Padded", "needs swizzlingByteWidth = 128 and elementBitWidth = 8", "true"
             )
         cga = f.bases("CGALayout", [])
-        return NVMMAShared(swizzle, transposed, bits, fp4, _t(_cga(f, len(cga[0]) if cga else 2)))
+        rank = f.int("rank", len(cga[0]) if cga else 2, minimum=1)
+        if cga and rank != len(cga[0]):
+            raise InputError(f.kind, "rank", f"must equal the CGALayout's rank ({len(cga[0])})", rank)
+        return NVMMAShared(swizzle, transposed, bits, fp4, _t(_cga(f, rank)), rank)
 
     @property
     def rank(self) -> int:
-        """2 unless a CGALayout fixes it; the shape decides otherwise."""
-        return len(self.cga_bases[0]) if self.cga_bases else 2
+        """``rank`` as written (2 when absent), or the CGALayout's."""
+        return len(self.cga_bases[0]) if self.cga_bases else self.rank_field
 
     def cga(self) -> list[list[int]]:
         return [list(b) for b in self.cga_bases]
 
     def text(self) -> str:
         fp4 = ", fp4Padded = true" if self.fp4_padded else ""
+        rank = f", rank = {self.rank_field}" if not self.cga_bases and self.rank_field != 2 else ""
         return (
             f"#ttg.nvmma_shared<{{swizzlingByteWidth = {self.swizzle}, transposed = "
-            f"{_fmt(self.transposed)}, elementBitWidth = {self.element_bits}{fp4}"
+            f"{_fmt(self.transposed)}, elementBitWidth = {self.element_bits}{fp4}{rank}"
             f"{_cga_text(self.cga_bases)}}}>"
         )
 
@@ -580,7 +585,8 @@ class NVMMAShared(TritonLayout):
             raise InputError(
                 self.kind,
                 "shape",
-                f"must have {self.rank} dims (the layout's rank: 2 unless a CGALayout sets it)",
+                f"must have {self.rank} dims (the layout's rank: its rank field, or its CGALayout's; 2 when "
+                "neither is written)",
                 "x".join(map(str, shape)),
             )
         _check_shape(self.kind, shape, rank)
@@ -748,7 +754,7 @@ _FIELDS = {
     "dot_op": ["opIdx", "parent", "kWidth"],
     "slice": ["dim", "parent"],
     "swizzled_shared": ["vec", "perPhase", "maxPhase", "order", "CGALayout"],
-    "nvmma_shared": ["swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "CGALayout"],
+    "nvmma_shared": ["swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank", "CGALayout"],
     "shared_linear": ["offset", "block"],
     "padded_shared": ["order", "shape", "offset", "block"],
 }
@@ -795,6 +801,22 @@ def linear_text(layout: LinearLayout) -> str:
     """A distributed :class:`LinearLayout` as ``#ttg.linear<...>``."""
     b = layout.as_dict()
     return Linear(*(_t(b.get(d, [])) for d in ("register", "lane", "warp", "block"))).text()
+
+
+def shared_alignment(attr: object) -> int:
+    """The byte alignment Triton 3.9.0 requires of a shared buffer with this attribute
+    (``getAlignment``): 16 for ``swizzled_shared``; ``128 * maxPhase`` for ``nvmma_shared``
+    (1024 for a 128-byte swizzle: TMA and wgmma rely on it); a ``shared_linear``'s own.
+
+    >>> shared_alignment(parse_triton("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...                               "elementBitWidth = 16}>"))
+    1024
+    """
+    if isinstance(attr, NVMMAShared):
+        return 128 * (attr.swizzle // 16 if attr.swizzle else 1)
+    if isinstance(attr, SharedLinear):
+        return attr.alignment
+    return 16
 
 
 def shared_linear_text(layout: LinearLayout, alignment: int = 16) -> str:

@@ -197,7 +197,10 @@ def nvmma_shared(rng: random.Random):
     if rank == 3 and swizzle == 0:
         transposed = False  # refused: Triton 3.9 builds a non-injective layout there
     cga, ctas = _cga(rng, rank)
-    while rank == 3 and not cga:  # only a CGALayout can give nvmma_shared a rank other than 2
+    by_field = rank == 3 and rng.random() < 0.5  # Triton 3.9 writes ``rank = 3`` when no CGALayout says it
+    if by_field:
+        cga, ctas = [], 1
+    while rank == 3 and not cga and not by_field:
         cga, ctas = _cga(rng, rank)
     row = 8 * max(swizzle, 16) // bits // (2 if fp4 else 1)
     tile = [rng.choice([8, 16, 64, 128, 256, 512]) for _ in range(rank)]
@@ -213,7 +216,7 @@ def nvmma_shared(rng: random.Random):
     fp4s = ", fp4Padded = true" if fp4 else ""
     text = (
         f"#ttg.nvmma_shared<{{swizzlingByteWidth = {swizzle}, transposed = {_fmt(transposed)}, "
-        f"elementBitWidth = {bits}{fp4s}{_cga_text(cga)}}}>"
+        f"elementBitWidth = {bits}{fp4s}{', rank = 3' if by_field else ''}{_cga_text(cga)}}}>"
     )
     return text, tile, ctas, ELEMS[bits]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bankproof.models import dtypes
 from bankproof.models.errors import InputError
 
 SHARED_OPS = (
@@ -30,11 +31,6 @@ SHARED_OPS = (
     "ttg.memdesc_reshape",
     "ttg.convert_layout",
 )
-ELEM_BITS = {
-    "i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
-    "f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64,
-    "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "f8E4M3B11FNUZ": 8,
-}  # fmt: skip
 MAX_TEXT = 64 * 1024 * 1024
 
 _ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
@@ -56,7 +52,10 @@ class Type:
 
     @property
     def elem_bits(self) -> int | None:
-        return ELEM_BITS.get(self.elem)
+        try:
+            return dtypes.bits(self.elem)
+        except InputError:
+            return None
 
 
 @dataclass
