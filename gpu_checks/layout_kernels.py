@@ -102,65 +102,6 @@ extern "C" __global__ void {kernel_name(st, ld)}(
 """
 
 
-def _st(width: int) -> str:
-    if width in (1, 2):
-        t = "u8" if width == 1 else "u16"
-        return (
-            f'{{ unsigned short h = (unsigned short)v[0]; asm volatile("st.volatile.shared.{t} [%0], %1;" '
-            f':: "r"(a), "h"(h) : "memory"); }}'
-        )
-    if width == 4:
-        return 'asm volatile("st.volatile.shared.b32 [%0], %1;" :: "r"(a), "r"(v[0]) : "memory");'
-    if width == 8:
-        return (
-            'asm volatile("st.volatile.shared.v2.b32 [%0], {%1, %2};" '
-            ':: "r"(a), "r"(v[0]), "r"(v[1]) : "memory");'
-        )
-    return (
-        'asm volatile("st.volatile.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(a), "r"(v[0]), "r"(v[1]), '
-        '"r"(v[2]), "r"(v[3]) : "memory");'
-    )
-
-
-def _ld(width: int) -> str:
-    if width in (1, 2):
-        t = "u8" if width == 1 else "u16"
-        return (
-            f'{{ unsigned short h; asm volatile("ld.volatile.shared.{t} %0, [%1];" : "=h"(h) : "r"(a) : "memory"); '
-            f"r[0] = h; }}"
-        )
-    if width == 4:
-        return 'asm volatile("ld.volatile.shared.b32 %0, [%1];" : "=r"(r[0]) : "r"(a) : "memory");'
-    if width == 8:
-        return (
-            'asm volatile("ld.volatile.shared.v2.b32 {%0, %1}, [%2];" '
-            ': "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");'
-        )
-    return (
-        'asm volatile("ld.volatile.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), '
-        '"=r"(r[3]) : "r"(a) : "memory");'
-    )
-
-
-def _stsm(ins) -> str:
-    m, t = ins.matrices, ".trans" if ins.trans else ""
-    regs = ", ".join(f"%{k + 1}" for k in range(m))
-    vals = ", ".join(f'"r"(v[{k}])' for k in range(m))
-    return f'asm volatile("stmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 [%0], {{{regs}}};" :: "r"(a), {vals} : "memory");'
-
-
-def _ldsm(ins) -> str:
-    m, t = ins.matrices, ".trans" if ins.trans else ""
-    regs = ", ".join(f"%{k}" for k in range(m))
-    outs = ", ".join(f'"=r"(r[{k}])' for k in range(m))
-    return f'asm volatile("ldmatrix.sync.aligned.m8n8.x{m}{t}.shared.b16 {{{regs}}}, [%{m}];" : {outs} : "r"(a) : "memory");'
-
-
-def words_per_lane(ins) -> int:
-    """32-bit words of data one lane moves per instruction."""
-    return ins.matrices if ins.is_matrix else max(1, ins.width // 4)
-
-
 def case_kernel(case: dict) -> tuple[str, str, int]:
     """The kernel one planned case runs: (name, CUDA source, 32-bit words each lane loads)."""
     st, ld = instruction(case["store"]["instr"]), instruction(case["load"]["instr"])

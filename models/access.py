@@ -23,7 +23,7 @@ MAX_ACCESS_BITS = 24  # (warps x lanes x registers) points enumerated per access
 
 
 @dataclass(frozen=True)
-class Access:
+class WarpInstructions:
     """The warp instructions of one access. ``addresses[i, lane]`` is the byte address of
     instruction i; ``warp[i]`` and ``register[i]`` say which warp issues it and its first
     register; ``coords[i, lane]`` the tensor element at that address (the first of the vector);
@@ -40,7 +40,7 @@ class Access:
     elements: np.ndarray  # (instructions, 32, vector, rank): every element each lane moves
 
 
-def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, eb: int) -> Access:
+def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, eb: int) -> WarpInstructions:
     """An ldmatrix/stmatrix access: per instruction, the ``.xN`` matrices' 16-byte row addresses
     (lanes 8j .. 8j+7 address matrix j's rows) such that lane ``l`` gets bytes ``4 * (l % 4)`` to
     ``4 * (l % 4) + 3`` of row ``l // 4`` of matrix j: with ``k = 4 / element bytes`` elements per
@@ -101,7 +101,7 @@ def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, 
     rank = coords.shape[-1]
     elements = coords.reshape(nblock, nwarp, LANES, n_chunks, per, rank).transpose(0, 1, 3, 2, 4, 5)
     blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
-    return Access(
+    return WarpInstructions(
         kind,
         ins,
         per,
@@ -182,7 +182,7 @@ def build_access(
     elem_bits: int,
     kind: str,
     instr: str = "auto",
-) -> Access:
+) -> WarpInstructions:
     """Enumerate an access. ``instr = "auto"`` picks the widest ``ld``/``st`` vector that is
     legal for the pair (at most 128 bits), as Triton does."""
     if kind not in ("load", "store"):
@@ -258,6 +258,6 @@ def build_access(
     elements = coords.reshape(nblock, nwarp, LANES, n_chunks, v, rank).transpose(0, 1, 3, 2, 4, 5)
     elements = elements.reshape(-1, LANES, v, rank)
     blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
-    return Access(
+    return WarpInstructions(
         kind, ins, v, addresses, wrp.reshape(-1), chunk.reshape(-1) * v, c, blk.reshape(-1), elements
     )

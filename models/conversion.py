@@ -52,7 +52,7 @@ class ShufflePlan:
 
 
 def _unit_lists(lay: LinearLayout, sp: Space, dim: str) -> list[int]:
-    return [sp.pack(b) for b in lay.in_bases(dim)]
+    return [sp.pack_row_major(b) for b in lay.in_bases(dim)]
 
 
 def shuffle_plan(a: LinearLayout, b: LinearLayout, elem_bits: int, dim_names=None) -> ShufflePlan:

@@ -153,22 +153,22 @@ class LinearLayout:
             s += log2(size)
         return shifts
 
-    def pack(self, coords: Sequence[int]) -> int:
+    def pack_dim0_lowest(self, coords: Sequence[int]) -> int:
         """Output coordinates -> one int, first out dim in the lowest bits.
 
-        >>> LinearLayout.from_bases({}, {"a": 4, "b": 2}).pack([3, 1])
+        >>> LinearLayout.from_bases({}, {"a": 4, "b": 2}).pack_dim0_lowest([3, 1])
         7
         """
         return sum(int(c) << s for c, s in zip(coords, self._shifts))
 
-    def unpack(self, v: int) -> tuple[int, ...]:
-        """Inverse of :meth:`pack`."""
+    def unpack_dim0_lowest(self, v: int) -> tuple[int, ...]:
+        """Inverse of :meth:`pack_dim0_lowest`."""
         return tuple((v >> s) & (size - 1) for s, (_, size) in zip(self._shifts, self.out_dims))
 
     @cached_property
     def columns(self) -> list[int]:
         """The matrix columns: packed image of every input bit, in-dims in order."""
-        return [self.pack(b) for _, bs in self.bases for b in bs]
+        return [self.pack_dim0_lowest(b) for _, bs in self.bases for b in bs]
 
     def in_offset(self, in_dim: str) -> int:
         """Position of ``in_dim``'s bit 0 among all input bits."""
@@ -319,7 +319,7 @@ class LinearLayout:
         ((1,), (2,))
         """
         name = name or (self.out_dim_names[0] if self.out_dims else "dim0")
-        bases = tuple((d, tuple((self.pack(b),) for b in bs)) for d, bs in self.bases)
+        bases = tuple((d, tuple((self.pack_dim0_lowest(b),) for b in bs)) for d, bs in self.bases)
         return LinearLayout(bases, ((name, 1 << self.out_bits),))
 
     def reshape_outs(self, new_dims: Sequence[tuple[str, int]]) -> LinearLayout:
@@ -338,7 +338,7 @@ class LinearLayout:
         if total != 1 << self.out_bits:
             raise InputError("reshape_outs", "sizes", f"must multiply to {1 << self.out_bits}", total)
         tmpl = LinearLayout((), tuple((n, s) for n, s in new_dims))
-        bases = tuple((d, tuple(tmpl.unpack(b[0]) for b in bs)) for d, bs in flat.bases)
+        bases = tuple((d, tuple(tmpl.unpack_dim0_lowest(b[0]) for b in bs)) for d, bs in flat.bases)
         return LinearLayout(bases, tmpl.out_dims)
 
     def reshape_row_major(self, shape: Sequence[int]) -> LinearLayout:
@@ -414,8 +414,8 @@ class LinearLayout:
             for i in range(log2(size)):
                 coords = [0] * len(self.out_dims)
                 coords[self.out_dim_names.index(name)] = 1 << i
-                x = f2.solve(cols, self.pack(coords))
-                row.append(tmpl.unpack(x))
+                x = f2.solve(cols, self.pack_dim0_lowest(coords))
+                row.append(tmpl.unpack_dim0_lowest(x))
             bases.append((name, tuple(row)))
         return LinearLayout(tuple(bases), tuple(in_sizes))
 
@@ -448,8 +448,8 @@ class LinearLayout:
             for i, b in enumerate(bs):
                 ob = outer.in_bases(d)
                 same = i < len(ob) and ob[i] == b
-                x = 1 << (outer.in_offset(d) + i) if same else f2.solve(cols, outer.pack(b))
-                row.append(tmpl.unpack(x))
+                x = 1 << (outer.in_offset(d) + i) if same else f2.solve(cols, outer.pack_dim0_lowest(b))
+                row.append(tmpl.unpack_dim0_lowest(x))
             bases.append((d, tuple(row)))
         return LinearLayout(tuple(bases), tmpl.out_dims)
 
@@ -499,7 +499,7 @@ class LinearLayout:
         seen: dict[int, str] = {}
         for d, bs in self.bases:
             for i, b in enumerate(bs):
-                v = self.pack(b)
+                v = self.pack_dim0_lowest(b)
                 if v & (v - 1):
                     out.append(f"{d}[{i}] = {list(b)} has more than one nonzero bit")
                 elif v:
@@ -516,7 +516,7 @@ class LinearLayout:
             out.append(f"not invertible (rank {self.rank}, {self.in_bits} in bits, {self.out_bits} out bits)")
         for d, bs in self.bases:
             for i, b in enumerate(bs):
-                n = bin(self.pack(b)).count("1")
+                n = bin(self.pack_dim0_lowest(b)).count("1")
                 if n not in (1, 2):
                     out.append(f"{d}[{i}] = {list(b)} has {n} nonzero bits (Def 4.14 allows 1 or 2)")
         return out

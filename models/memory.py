@@ -74,7 +74,7 @@ def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
             f"the XOR of its bits' offsets is {int(acc[where_bad])}",
         )
     coords = LinearLayout((), tuple(zip(dims, shape)))
-    bases = [coords.unpack(f2.solve(images, 1 << b)) for b in range(log2(n))]
+    bases = [coords.unpack_dim0_lowest(f2.solve(images, 1 << b)) for b in range(log2(n))]
     return LinearLayout.from_bases({"offset": bases}, dict(zip(dims, shape)))
 
 

@@ -46,14 +46,22 @@ class Space:
     def bits(self) -> int:
         return len(self.names)
 
-    def pack(self, coords: Sequence[int]) -> int:
+    def pack_row_major(self, coords: Sequence[int]) -> int:
+        """Coordinates -> one int, the last dim in the lowest bits (row-major, the algebra's
+        order; :meth:`LinearLayout.pack_dim0_lowest` is Triton's, first dim lowest).
+
+        >>> lay = LinearLayout.from_bases({}, {"a": 4, "b": 2})
+        >>> Space.of(lay).pack_row_major([1, 1]), lay.pack_dim0_lowest([1, 1])
+        (3, 5)
+        """
         v, shift = 0, 0
         for c, (_, size) in reversed(list(zip(coords, self.dims))):
             v |= int(c) << shift
             shift += log2(size)
         return v
 
-    def unpack(self, v: int) -> tuple[int, ...]:
+    def unpack_row_major(self, v: int) -> tuple[int, ...]:
+        """Inverse of :meth:`pack_row_major`."""
         out = []
         for _, size in reversed(self.dims):
             out.append(v & (size - 1))
@@ -66,8 +74,8 @@ class Space:
         return "⊕".join(parts) if parts else "0"
 
 
-@dataclass(frozen=True)
-class Swizzle:
+@dataclass(frozen=True, kw_only=True)
+class Construction:
     """The result of the §5.4 construction, with every intermediate set (packed vectors).
 
     ``layout`` is the memory layout ``offset -> dims``: offset bits are ``vec`` then ``bank``
@@ -114,7 +122,7 @@ def _thread_sets(
     Phases follow the measured model (``models/hardware.py``): an access of 8 or 16 bytes per
     lane splits the warp into 2 or 4 phases by its top lane bits, except loads whose lane bit 0
     or 1 is broadcast (zero), which use phases twice as wide."""
-    lanes = [space.pack(b) for b in layout.in_bases("lane")]
+    lanes = [space.pack_row_major(b) for b in layout.in_bases("lane")]
     phases = max(1, vec_bytes // 4)
     if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
         phases //= 2
@@ -126,8 +134,8 @@ def _thread_sets(
 
 def vectorization(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[int]:
     """V: register vectors both layouts hold (A's register order), at most 128 bits per lane."""
-    a_reg = [space.pack(x) for x in a.in_bases("register") if any(x)]
-    b_reg = {space.pack(x) for x in b.in_bases("register") if any(x)}
+    a_reg = [space.pack_row_major(x) for x in a.in_bases("register") if any(x)]
+    b_reg = {space.pack_row_major(x) for x in b.in_bases("register") if any(x)}
     limit = log2(max(1, 128 // elem_bits))
     out: list[int] = []
     for v in a_reg:
@@ -143,7 +151,7 @@ def optimal_swizzle(
     kind_a: str = "store",
     kind_b: str = "load",
     dim_names: Sequence[str] | None = None,
-) -> Swizzle:
+) -> Construction:
     """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor)."""
     if sorted(a.out_dims) != sorted(b.out_dims):
         raise InputError(
@@ -205,36 +213,38 @@ def optimal_swizzle(
     columns = vec + bank + idx
     if f2.rank(columns) != d or len(columns) != d:
         raise AssertionError("the construction must give an invertible layout")
-    layout = LinearLayout.from_bases({"offset": [space.unpack(x) for x in columns]}, dict(space.dims))
+    layout = LinearLayout.from_bases(
+        {"offset": [space.unpack_row_major(x) for x in columns]}, dict(space.dims)
+    )
     a_dim = conflict_dim(vec + sub, idx, a_bank)
     b_dim = conflict_dim(vec + sub, idx, b_bank)
-    return Swizzle(
-        space,
-        elem_bits,
-        vec,
-        bank,
-        idx,
-        nb,
-        ell,
-        a_thr,
-        b_thr,
-        a_bank,
-        b_bank,
-        split_a,
-        split_b,
-        phases_a,
-        phases_b,
-        inter,
-        e_sorted,
-        f_sorted,
-        h,
-        c,
-        padding,
-        sub,
-        layout,
-        a_dim,
-        b_dim,
-        notes,
+    return Construction(
+        space=space,
+        elem_bits=elem_bits,
+        vec=vec,
+        bank=bank,
+        idx=idx,
+        b=nb,
+        ell=ell,
+        a_thr=a_thr,
+        b_thr=b_thr,
+        a_bank=a_bank,
+        b_bank=b_bank,
+        split_a=split_a,
+        split_b=split_b,
+        phases_a=phases_a,
+        phases_b=phases_b,
+        inter=inter,
+        e=e_sorted,
+        f=f_sorted,
+        h=h,
+        c=c,
+        padding=padding,
+        sub=sub,
+        layout=layout,
+        a_conflict_dim=a_dim,
+        b_conflict_dim=b_dim,
+        notes=notes,
     )
 
 
@@ -314,12 +324,12 @@ def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: st
     offs = memory.in_bases("offset")
     if not LinearLayout((("offset", offs),), memory.out_dims).is_invertible():
         return Lemma94(False, None, False, "the memory layout is not invertible")
-    cols = [space.pack(x) for x in offs]
+    cols = [space.pack_row_major(x) for x in offs]
     vec_bytes = (1 << vec_bits) * elem_bits // 8
-    regs = [space.pack(x) for x in dist.in_bases("register") if any(x)]
+    regs = [space.pack_row_major(x) for x in dist.in_bases("register") if any(x)]
     if any(x not in regs for x in cols[:vec_bits]):
         return Lemma94(False, None, False, "the memory layout's vector bits are not registers of the access")
-    lanes = [space.pack(x) for x in dist.in_bases("lane")]
+    lanes = [space.pack_row_major(x) for x in dist.in_bases("lane")]
     reasons = []
     if vec_bytes < 4:
         reasons.append(f"each lane moves {vec_bytes} bytes, less than one bank")
@@ -344,7 +354,7 @@ def lemma_9_5_bound(d: int, dim_u: int, dim_v: int) -> int:
     return d - max(dim_u, dim_v)
 
 
-def optimum_per_instruction(s: Swizzle) -> tuple[int, int]:
+def optimum_per_instruction(s: Construction) -> tuple[int, int]:
     """The fewest wavefronts per instruction a memory layout with the same vectorization (and,
     for narrow accesses, the same sub-word bits) can give the writer and the reader, by Lemma
     9.5's dimension count in the quotient by the word bits: ``phases * 2^max(0, ℓ - room)`` with

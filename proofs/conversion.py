@@ -23,7 +23,7 @@ DIMS = ("register", "lane", "warp", "block")
 
 
 def _flat_cols(lay: LinearLayout) -> list[int]:
-    return [lay.pack(b) for d in DIMS for b in lay.in_bases(d)]
+    return [lay.pack_dim0_lowest(b) for d in DIMS for b in lay.in_bases(d)]
 
 
 def _offset_fn(memory: LinearLayout | PaddedLayout, lay: LinearLayout):
@@ -34,7 +34,7 @@ def _offset_fn(memory: LinearLayout | PaddedLayout, lay: LinearLayout):
         inv = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims).invert()
         cols = []
         for k in range(lay.out_bits):
-            coords = dict(zip(lay.out_dim_names, lay.unpack(1 << k)))
+            coords = dict(zip(lay.out_dim_names, lay.unpack_dim0_lowest(1 << k)))
             cols.append(inv.apply(**coords)["offset"])
 
         def fn(t: z3.BitVecRef) -> z3.BitVecRef:
@@ -45,7 +45,7 @@ def _offset_fn(memory: LinearLayout | PaddedLayout, lay: LinearLayout):
             return off
 
         return fn
-    cols = [int(offsets[lay.unpack(1 << k)]) for k in range(lay.out_bits)]
+    cols = [int(offsets[lay.unpack_dim0_lowest(1 << k)]) for k in range(lay.out_bits)]
     return lambda t: linear_term(cols, t, ADDR)
 
 
@@ -86,7 +86,7 @@ def shared_roundtrip(
             m = s.model()
             if name == "read":
                 xv = m.eval(x, model_completion=True).as_long()
-                expected = b.unpack(m.eval(coords_b, model_completion=True).as_long())
+                expected = b.unpack_dim0_lowest(m.eval(coords_b, model_completion=True).as_long())
                 stored = _element_at(
                     a, store_memory, m.eval(load_at(coords_b), model_completion=True).as_long()
                 )
@@ -97,8 +97,8 @@ def shared_roundtrip(
                     "a destination thread reads the wrong element",
                     detail,
                 )
-            e1 = a.unpack(m.eval(c1, model_completion=True).as_long())
-            e2 = a.unpack(m.eval(c2, model_completion=True).as_long())
+            e1 = a.unpack_dim0_lowest(m.eval(c1, model_completion=True).as_long())
+            e2 = a.unpack_dim0_lowest(m.eval(c2, model_completion=True).as_long())
             return Proof(
                 "refuted",
                 time.perf_counter() - t0,
@@ -146,11 +146,11 @@ def shuffle_plan_correct(
     t0 = time.perf_counter()
     sp = plan.space
     b = b.transpose_outs(a.out_dim_names)
-    a_reg = [sp.pack(x) for x in a.in_bases("register")]
-    b_reg = [sp.pack(x) for x in b.in_bases("register")]
-    a_lane = [sp.pack(x) for x in a.in_bases("lane")]
-    b_lane = [sp.pack(x) for x in b.in_bases("lane")]
-    warp = [sp.pack(x) for x in a.in_bases("warp")]
+    a_reg = [sp.pack_row_major(x) for x in a.in_bases("register")]
+    b_reg = [sp.pack_row_major(x) for x in b.in_bases("register")]
+    a_lane = [sp.pack_row_major(x) for x in a.in_bases("lane")]
+    b_lane = [sp.pack_row_major(x) for x in b.in_bases("lane")]
+    warp = [sp.pack_row_major(x) for x in a.in_bases("warp")]
     t = z3.BitVec("t", 5)
     w = z3.BitVec("w", max(1, len(warp)))
     d = max(1, sp.bits)
@@ -190,8 +190,8 @@ def shuffle_plan_correct(
                         "round": i,
                         "lane": lane,
                         "from_lane": rnd.src[lane],
-                        "receives": list(sp.unpack(m.eval(sent, model_completion=True).as_long())),
-                        "expects": list(sp.unpack(m.eval(want, model_completion=True).as_long())),
+                        "receives": list(sp.unpack_row_major(m.eval(sent, model_completion=True).as_long())),
+                        "expects": list(sp.unpack_row_major(m.eval(want, model_completion=True).as_long())),
                     },
                 )
     # No lane receives into one register in two rounds.

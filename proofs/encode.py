@@ -198,7 +198,7 @@ def symbolic_access(
         reg_chunk = reg[log2(per) :]
     else:
         reg_chunk = reg[log2(vector) :]
-    lanes = [lay.pack(b) for b in lay.in_bases("lane")]
+    lanes = [lay.pack_dim0_lowest(b) for b in lay.in_bases("lane")]
     paired = ins.op == "ld" and ins.width >= 8 and (lanes[0] == 0 or lanes[1] == 0)
 
     def var(name: str, n: int) -> z3.BitVecRef | None:

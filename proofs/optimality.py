@@ -149,7 +149,9 @@ def synthesize(
     inverse = LinearLayout.from_bases({"tensor": [[c] for c in cols]}, {"offset": 1 << p.d})
     offset_to_tensor = [inverse.invert().in_bases("offset")[k][0] for k in range(p.d)]
     sp = p.s.space
-    layout = LinearLayout.from_bases({"offset": [sp.unpack(x) for x in offset_to_tensor]}, dict(sp.dims))
+    layout = LinearLayout.from_bases(
+        {"offset": [sp.unpack_row_major(x) for x in offset_to_tensor]}, dict(sp.dims)
+    )
     return Outcome("found", time.perf_counter() - t0, "", layout)
 
 

@@ -222,3 +222,17 @@ def test_the_cycle_test_sees_a_cycle(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
     with pytest.raises(AssertionError, match="bankproof.verifier.results"):
         test_no_import_cycle()
+
+
+def test_the_gpu_side_loads_without_z3():
+    """The device image has no z3: the CLI, the GPU runner and the package import without it."""
+    code = (
+        "import sys, importlib\n"
+        "sys.modules['z3'] = None  # any import of z3 now fails\n"
+        "for m in ('bankproof', 'bankproof.verifier.cli', 'bankproof.verifier.gpu',\n"
+        "          'bankproof.gpu_checks.layout_runs', 'bankproof.gpu_checks.measure'):\n"
+        "    importlib.import_module(m)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

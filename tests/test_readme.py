@@ -52,3 +52,19 @@ def test_readme_output_is_real(command, shown, capsys, monkeypatch, tmp_path):
         assert at is not None, f"README line not in the output of {command!r} (in order): {want!r}"
         assert skipping or at == pos, f"README skips output lines before {want!r} without '...'"
         pos, skipping = at + 1, False
+
+
+PYCON = re.compile(r"```pycon\n(.*?)```", re.S)
+
+
+def test_readme_python_examples_run(monkeypatch):
+    """The README's Python session runs as a doctest, from the repository root."""
+    import doctest
+
+    monkeypatch.chdir(ROOT)
+    blocks = PYCON.findall((ROOT / "README.md").read_text())
+    assert blocks and "import bankproof" in blocks[0]
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"README[{i}]", "README.md", 0))
+    assert runner.failures == 0 and runner.tries >= 10

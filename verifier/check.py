@@ -19,7 +19,7 @@ import json
 import time
 
 import numpy as np
-from bankproof.models.access import Access, build_access
+from bankproof.models.access import WarpInstructions, build_access
 from bankproof.models.errors import InputError, log2
 from bankproof.models.hardware import (
     BANKS,
@@ -44,7 +44,7 @@ from bankproof.verifier.results import (
 from bankproof.verifier.spec import AccessSpec, Spec
 
 
-def find_conflict(access: Access, i: int) -> dict:
+def find_conflict(access: WarpInstructions, i: int) -> dict:
     """Two lanes of one phase of instruction ``i`` that hit one bank at different words (the
     lowest such lanes)."""
     ins = access.instr
@@ -75,7 +75,7 @@ ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
 
 
 def _counterexample(
-    spec: Spec, a: Access, i: int, lanes: list[int], count: int, ideal: int
+    spec: Spec, a: WarpInstructions, i: int, lanes: list[int], count: int, ideal: int
 ) -> Counterexample:
     ins = a.instr
     offs = a.addresses[i]
@@ -99,7 +99,9 @@ def _counterexample(
     )
 
 
-def _enumeration(spec: Spec, a: Access) -> tuple[EngineResult, Counterexample | None, np.ndarray, np.ndarray]:
+def _enumeration(
+    spec: Spec, a: WarpInstructions
+) -> tuple[EngineResult, Counterexample | None, np.ndarray, np.ndarray]:
     t0 = time.perf_counter()
     counts, ideals, _ = evaluate(a.instr, a.addresses)
     unknown = bool(unmodeled(a.instr, a.addresses, np.ones(a.addresses.shape, dtype=bool), spec.arch).any())
@@ -118,7 +120,9 @@ def _enumeration(spec: Spec, a: Access) -> tuple[EngineResult, Counterexample | 
     return result, cx, counts, ideals
 
 
-def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: int) -> EngineResult:
+def _algebra(
+    spec: Spec, acc: AccessSpec, a: WarpInstructions, instructions: int, phases: int
+) -> EngineResult:
     t0 = time.perf_counter()
     if not isinstance(spec.memory, LinearLayout):
         return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
@@ -142,7 +146,7 @@ def _algebra(spec: Spec, acc: AccessSpec, a: Access, instructions: int, phases: 
 
 
 def _z3(
-    spec: Spec, acc: AccessSpec, a: Access, k: int | None, phases: int, timeout_s: float
+    spec: Spec, acc: AccessSpec, a: WarpInstructions, k: int | None, phases: int, timeout_s: float
 ) -> tuple[EngineResult, tuple[int, list[int]] | None]:
     from bankproof.proofs.conflicts import conflict_free, exact_degree
     from bankproof.proofs.encode import symbolic_access

@@ -37,7 +37,7 @@ class Matrix:
 
 
 def _columns(layout: LinearLayout, space: Space, in_dim: str) -> list[int]:
-    return [space.pack(b) for b in layout.in_bases(in_dim)]
+    return [space.pack_row_major(b) for b in layout.in_bases(in_dim)]
 
 
 def memory_matrix(

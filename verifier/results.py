@@ -260,7 +260,7 @@ class ExplainResult(Result):
     conflict_free: bool
     wavefronts_per_instruction: dict[str, int]
     formula: str | None
-    swizzle: Any = hidden()  # the models.swizzle.Swizzle with every set as packed vectors
+    swizzle: Any = hidden()  # the models.swizzle.Construction with every set as packed vectors
     problem: Any = hidden()  # the spec it was built for
     writer_kind: str = hidden("store")
     reader_kind: str = hidden("load")

@@ -80,7 +80,7 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
 def page_data(spec: Spec, result) -> PageData:
     """Everything the HTML page of ``result`` (``spec``'s verify result) draws beyond the result."""
     from bankproof.models.notation import memory_notations
-    from bankproof.verifier.synthesis import explain, synthesize
+    from bankproof.verifier.synthesis import construct, explain
 
     scopes: dict = {}
     for a in result.accesses:
@@ -90,7 +90,7 @@ def page_data(spec: Spec, result) -> PageData:
         except InputError as e:
             scopes[a.name] = str(e)
     try:
-        synthesized = synthesize(spec)
+        synthesized = construct(spec)
         explanation: ExplainResult | str = explain(spec, synthesized)
         notations = memory_notations(synthesized[0].layout, spec.dims)
     except InputError as e:

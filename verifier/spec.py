@@ -233,7 +233,7 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
         from bankproof.models.swizzle import Space
 
         space = Space.of(layout, dims)
-        images = [space.pack(b) for d in layout.in_dim_names for b in layout.in_bases(d)]
+        images = [space.pack_row_major(b) for d in layout.in_dim_names for b in layout.in_bases(d)]
         missing = [space.names[k] for k in range(space.bits) if not f2.in_span(1 << k, images)]
         if missing:
             redundant = _redundant_bases(layout, space)
@@ -250,7 +250,7 @@ def _redundant_bases(layout: LinearLayout, space) -> str:
     seen: list[int] = []
     for d in layout.in_dim_names:
         for i, b in enumerate(layout.in_bases(d)):
-            v = space.pack(b)
+            v = space.pack_row_major(b)
             if f2.in_span(v, seen) and d != "register":
                 return f"{d} {i}"
             seen.append(v)

@@ -22,7 +22,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
-from bankproof.models.swizzle import Swizzle, optimal_swizzle, optimum_per_instruction
+from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
 from bankproof.verifier.check import ENGINES, verify
 from bankproof.verifier.matrices import memory_matrix
 from bankproof.verifier.results import (
@@ -46,7 +46,7 @@ def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
     return writer, reader
 
 
-def synthesize(spec: Spec) -> tuple[Swizzle, AccessSpec, AccessSpec, float]:
+def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
     writer, reader = pick_pair(spec)
     t0 = time.perf_counter()
     s = optimal_swizzle(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, spec.dims)
@@ -113,7 +113,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     (``z3`` among ``engines``) and the Lemma 9.5 bound it meets."""
     if not spec.accesses:
         raise InputError("spec", "access", "must list the layouts to synthesize for")
-    s, writer, reader, seconds = synthesize(spec)
+    s, writer, reader, seconds = construct(spec)
     memory = s.layout
     notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)
@@ -162,10 +162,10 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
 
 def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
     """The §5.4 construction's sets for ``spec``'s writer and reader, bits named after the dims
-    (``synthesized``: what :func:`synthesize` returned for this spec, when the caller has it)."""
+    (``synthesized``: what :func:`construct` returned for this spec, when the caller has it)."""
     if not spec.accesses:
         raise InputError("spec", "access", "must list the layouts to explain")
-    s, writer, reader, _ = synthesized or synthesize(spec)
+    s, writer, reader, _ = synthesized or construct(spec)
     sp = s.space
 
     def names(vs) -> tuple[str, ...]:
@@ -175,7 +175,7 @@ def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
     lay_r = reader.layout.transpose_outs(s.layout.out_dim_names)
 
     def regs(lay: LinearLayout) -> tuple[str, ...]:
-        return names(sp.pack(x) for x in lay.in_bases("register") if any(x))
+        return names(sp.pack_row_major(x) for x in lay.in_bases("register") if any(x))
 
     lo, hi = optimum_per_instruction(s)
     v = len(s.vec)

@@ -39,7 +39,7 @@ VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "t
 
 
 @dataclass
-class Access:
+class BufferAccess:
     op: Op
     kind: str  # store / load
     tensor: Type
@@ -47,10 +47,10 @@ class Access:
     buffer: str = ""  # the root allocation's SSA name
 
 
-def _accesses(mod: Module) -> list[Access]:
+def _accesses(mod: Module) -> list[BufferAccess]:
     """Every access, with the buffer (root allocation's SSA name) it touches, in program order."""
     root: dict[str, str] = {}
-    out: list[tuple[str, Access]] = []
+    out: list[tuple[str, BufferAccess]] = []
 
     def find(v: str) -> str:
         seen = set()
@@ -68,17 +68,17 @@ def _accesses(mod: Module) -> list[Access]:
         if op.name == "ttg.local_alloc" and op.result:
             root[op.result] = op.result
             if op.operands and tensors and mems:
-                out.append((op.result, Access(op, "store", tensors[0], mems[-1])))
+                out.append((op.result, BufferAccess(op, "store", tensors[0], mems[-1])))
         elif op.name in VIEW_OPS and op.result and op.operands:
             root[op.result] = op.operands[0]
         elif op.name in WRITE_OPS and len(op.operands) >= 2 and tensors and mems:
-            out.append((op.operands[1], Access(op, "store", tensors[0], mems[0])))
+            out.append((op.operands[1], BufferAccess(op, "store", tensors[0], mems[0])))
         elif op.name == "ttg.local_load" and op.operands and tensors and mems:
-            out.append((op.operands[0], Access(op, "load", tensors[0], mems[0])))
+            out.append((op.operands[0], BufferAccess(op, "load", tensors[0], mems[0])))
     return [replace(acc, buffer=find(buf)) for buf, acc in out]
 
 
-def _instr_candidates(acc: Access, bits: int) -> list[str]:
+def _instr_candidates(acc: BufferAccess, bits: int) -> list[str]:
     enc = acc.tensor.encoding
     if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
         if bits != 16:
@@ -130,7 +130,7 @@ def _parse(text: str, shape: tuple[int, ...]):
     return parse_layout(text, list(shape)).layout
 
 
-def _layouts(mod: Module, acc: Access):
+def _layouts(mod: Module, acc: BufferAccess):
     """The access's distributed layout and the memory layout it goes through. A subslice view
     (``alloc_shape`` written) is placed at the origin of its allocation: a linear memory layout maps
     a shifted block to the same offsets XOR a constant, which keeps every bank-conflict count."""
@@ -247,11 +247,11 @@ def whole_buffer(dist: LinearLayout) -> LinearLayout:
         if not f2.in_span(1 << bit, image + missing):
             missing.append(1 << bit)
     bases = dist.as_dict()
-    bases["register"] = bases.get("register", []) + [list(dist.unpack(v)) for v in missing]
+    bases["register"] = bases.get("register", []) + [list(dist.unpack_dim0_lowest(v)) for v in missing]
     return LinearLayout.from_bases(bases, dict(dist.out_dims))
 
 
-def _nvmma_family(mod: Module, accs: list[Access], rows: list[dict]) -> dict | None:
+def _nvmma_family(mod: Module, accs: list[BufferAccess], rows: list[dict]) -> dict | None:
     """A write-only buffer in ``nvmma_shared`` (read by wgmma/tcgen05, which bankproof does not
     model) can only change within that family: the cheapest ``swizzlingByteWidth`` (0/32/64/128,
     same transposition and element width) for its writers, with the same instructions."""
