@@ -9,6 +9,8 @@ import jsonschema
 import pytest
 from bankproof.verifier.cli import main
 
+import bankproof
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 REPORT_SCHEMA = json.loads(
     (EXAMPLES.parent / "verifier" / "schema" / "verify-report.schema.json").read_text()
@@ -40,41 +42,40 @@ def test_report_schema_is_valid_and_strict(capsys):
     ("name", "read_wavefronts", "code"),
     [("plain", 256, 1), ("xor_m", 32, 1), ("xor_2m", 16, 0)],
 )
-def test_seed_transpose_examples(capsys, name, read_wavefronts, code):
-    """seeds/001: store 16 wavefronts for each swizzle; read 256 / 32 / 16."""
-    assert main(["verify", str(EXAMPLES / f"transpose_16x32_{name}.toml"), "--json"]) == code
-    rep = json.loads(capsys.readouterr().out)
-    store, read = rep["accesses"]
-    assert (store["instructions"], store["wavefronts"], store["conflict_free"]) == (16, 16, True)
-    assert (read["instructions"], read["wavefronts"], read["ideal_wavefronts"]) == (16, read_wavefronts, 16)
-    assert read["instr"] == "ld.shared.b32" and store["instr"] == "st.shared.b32"
-    assert rep["verdict"] == ("proved" if code == 0 else "refuted")
+def test_seed_transpose_examples(name, read_wavefronts, code):
+    """seeds/001: store 16 wavefronts for each swizzle; read 256 / 32 / 16 (through the API)."""
+    rep = bankproof.verify(spec=EXAMPLES / f"transpose_16x32_{name}.toml")
+    assert rep.exit_code == code
+    store, read = rep.accesses
+    assert (store.instructions, store.wavefronts, store.conflict_free) == (16, 16, True)
+    assert (read.instructions, read.wavefronts, read.ideal_wavefronts) == (16, read_wavefronts, 16)
+    assert read.instr == "ld.shared.b32" and store.instr == "st.shared.b32"
+    assert rep.verdict == ("proved" if code == 0 else "refuted")
 
 
-def test_xor_m_counterexample_is_the_bad_direction(capsys):
+def test_xor_m_counterexample_is_the_bad_direction():
     """seeds/000: the classic swizzle's read conflicts along m0 xor n0."""
-    main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--json"])
-    cx = json.loads(capsys.readouterr().out)["accesses"][1]["counterexample"]
-    a, b = cx["coords"]
+    cx = bankproof.verify(spec=EXAMPLES / "transpose_16x32_xor_m.toml").accesses[1].counterexample
+    a, b = cx.coords
     assert (a["m"] ^ b["m"], a["n"] ^ b["n"]) == (1, 1)
-    assert cx["byte_addresses"][0] // 4 % 32 == cx["byte_addresses"][1] // 4 % 32 == cx["bank"]
-    assert cx["byte_addresses"][0] != cx["byte_addresses"][1]
-    replay = json.loads(cx["reproducer"])
-    assert replay["byte_offsets"][cx["lanes"][0]] == cx["byte_addresses"][0]
+    assert cx.byte_addresses[0] // 4 % 32 == cx.byte_addresses[1] // 4 % 32 == cx.bank
+    assert cx.byte_addresses[0] != cx.byte_addresses[1]
+    replay = json.loads(cx.reproducer)
+    assert replay["byte_offsets"][cx.lanes[0]] == cx.byte_addresses[0]
 
 
 @pytest.mark.parametrize(
     ("name", "directions"),
     [("plain", ["m0", "m1", "m2", "m3"]), ("xor_m", ["n0⊕m0"]), ("xor_2m", [])],
 )
-def test_seed_000_table_conflict_directions(capsys, name, directions):
+def test_seed_000_table_conflict_directions(name, directions):
     """seeds/000's table: span(M_Seg) ∩ span(B_Thr) is m0..m3 unswizzled, {m0 ⊕ n0} for XOR m,
     trivial for XOR 2m; the store's is always trivial."""
-    main(["verify", str(EXAMPLES / f"transpose_16x32_{name}.toml"), "--json", "--engine", "algebra"])
-    store, read = json.loads(capsys.readouterr().out)["accesses"]
-    assert store["engines"]["algebra"]["conflict_directions"] == []
-    assert read["engines"]["algebra"]["conflict_directions"] == directions
-    assert read["engines"]["algebra"]["wavefronts"] == 16 * 2 ** len(directions)
+    rep = bankproof.verify(spec=EXAMPLES / f"transpose_16x32_{name}.toml", engines="algebra")
+    store, read = rep.accesses
+    assert store.engines["algebra"].conflict_directions == ()
+    assert list(read.engines["algebra"].conflict_directions) == directions
+    assert read.engines["algebra"].wavefronts == 16 * 2 ** len(directions)
 
 
 def test_text_report(capsys):
@@ -186,9 +187,8 @@ EXPECTED_VERDICTS = {
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.toml")))
-def test_every_example_has_its_expected_verdict(capsys, name):
-    main(["verify", str(EXAMPLES / f"{name}.toml"), "--json"])
-    rep = json.loads(capsys.readouterr().out)
+def test_every_example_has_its_expected_verdict(name):
+    rep = json.loads(bankproof.verify(spec=EXAMPLES / f"{name}.toml").to_json())
     jsonschema.validate(rep, REPORT_SCHEMA)
     assert rep["verdict"] == EXPECTED_VERDICTS[name]
     for a in rep["accesses"]:
