@@ -99,6 +99,14 @@ SPECS = [
         + "threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0], CGALayout = [[8, 0]]}>'\n",
         "spec: access[0].layout: block bases are given (a multi-CTA layout): shared memory is per CTA",
     ),
+    # ... and a memory layout split over CTAs (it used to read as "not invertible").
+    (
+        HEAD
+        + "[memory]\ntriton = '#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+        + "elementBitWidth = 32, CGALayout = [[1, 0]]}>'\n"
+        + ACCESS,
+        "spec: memory.triton: block bases are given (a multi-CTA layout): shared memory is per CTA",
+    ),
     (
         HEAD + MEM + f"[[access]]\nkind = 'load'\nlayout.bases = {{register = [[0, 64]], {LANES}}}\n",
         "register basis [0, 64] coordinate for dim1 must be in [0, 32), got 64",

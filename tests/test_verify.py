@@ -196,3 +196,18 @@ def test_every_example_has_its_expected_verdict(name):
             e: r["wavefronts"] for e, r in a["engines"].items() if r["verdict"] in ("proved", "refuted")
         }
         assert len(set(answered.values())) == 1 and len(answered) >= 2
+
+
+def test_broadcast_cga_is_checked_per_cta():
+    """CGALayout = [[0, 0]]: every CTA holds the whole tensor, so one CTA's answer is each CTA's
+    (the zero block bases are dropped); a split over CTAs is refused naming the block dim."""
+    nvmma = "#ttg.nvmma_shared<{{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16{cga}}}>"
+    blocked = "#ttg.blocked<{{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]{cga}}}>"
+    kw = {"shape": (64, 64), "dtype": "f16"}
+    one = bankproof.verify(nvmma.format(cga=""), store=blocked.format(cga=""), **kw)
+    both = bankproof.verify(
+        nvmma.format(cga=", CGALayout = [[0, 0]]"), store=blocked.format(cga=", CGALayout = [[0, 0]]"), **kw
+    )
+    assert [a.wavefronts for a in one.accesses] == [a.wavefronts for a in both.accesses] == [64]
+    with pytest.raises(bankproof.InputError, match="access\\[0\\]: block bases are given"):
+        bankproof.verify(nvmma.format(cga=""), store=blocked.format(cga=", CGALayout = [[32, 0]]"), **kw)

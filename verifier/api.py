@@ -38,7 +38,14 @@ from bankproof.verifier.results import (
     VerifyResult,
     WavefrontsResult,
 )
-from bankproof.verifier.spec import AccessSpec, Spec, check_access_layout, load_spec, parse_spec
+from bankproof.verifier.spec import (
+    AccessSpec,
+    Spec,
+    check_access_layout,
+    check_memory_layout,
+    load_spec,
+    parse_spec,
+)
 from bankproof.verifier.triton.scan import scan_text
 
 LayoutLike = str | LinearLayout | Mapping[str, Any]
@@ -188,7 +195,7 @@ def problem(
         if name in {b.name for b in built}:
             raise InputError(where, "name", "repeats another access's name", name)
         lay, text = _distributed(a.layout, size, dtype, names, where)
-        check_access_layout(lay, a.kind, where, names)
+        lay = check_access_layout(lay, a.kind, where, names)
         built.append(AccessSpec(name, a.kind, a.instr, lay, text))
     if memory is None:
         if require_memory:
@@ -198,6 +205,7 @@ def problem(
         mem, notation, text = None, "memory", ""
     else:
         mem, notation, text = _memory(memory, size, dtype, names, units, base_align)
+        mem = check_memory_layout(mem, "memory")
     return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built)
 
 

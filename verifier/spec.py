@@ -144,6 +144,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
         memory, kind = parsed.layout, parsed.kind
     if kind != "memory":
         raise _err(f"memory.{note}", "must be a memory (shared) layout, not a distributed one")
+    memory = check_memory_layout(memory, f"spec: memory.{note}")
 
     accesses_raw = data.get("access", [])
     if not isinstance(accesses_raw, list) or not accesses_raw:
@@ -200,11 +201,47 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
             raise _err(f"{where}.layout.bases", "must be a table of register, lane, warp (and block) bases")
         layout = _field(f"{where}.layout.bases", lambda: parse_bases(value, shape))
         text = str(value)
-    check_access_layout(layout, kind, f"spec: {where}.layout", dims)
+    layout = check_access_layout(layout, kind, f"spec: {where}.layout", dims)
     return AccessSpec(name, kind, instr, layout, text)
 
 
-def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[str]) -> None:
+def _per_cta(lin: LinearLayout, where: str) -> LinearLayout:
+    """``lin`` without its block bases when they are all zero (every CTA holds the whole tensor,
+    so one CTA's answer is every CTA's); refused naming the block dimension otherwise."""
+    if "block" not in lin.in_dim_names or not lin.in_bases("block"):
+        return lin
+    if any(any(b) for b in lin.in_bases("block")):
+        raise InputError(
+            where,
+            "block",
+            "bases are given (a multi-CTA layout): shared memory is per CTA; check one CTA's layout "
+            "(its per-CTA shape, without CGALayout or block bases)",
+        )
+    return lin.with_in_bases("block", [])
+
+
+def check_memory_layout(
+    memory: LinearLayout | PaddedLayout | None, where: str
+) -> LinearLayout | PaddedLayout | None:
+    """Shared memory is per CTA: a memory layout that splits the tensor over CTAs (nonzero block
+    bases: ``CGALayout``, ``block = ...``) is refused naming the block dimension, rather than
+    answered for a tensor no CTA holds; broadcast (zero) block bases are dropped.
+
+    >>> lay = LinearLayout.from_bases({"offset": [[1]], "block": [[2]]}, {"dim0": 4})
+    >>> try:
+    ...     check_memory_layout(lay, "memory")
+    ... except InputError as e:
+    ...     print(e.field, e.problem[:60])
+    block bases are given (a multi-CTA layout): shared memory is pe
+    """
+    if memory is None or isinstance(memory, PaddedLayout):
+        if isinstance(memory, PaddedLayout):
+            _per_cta(memory.linear, where)
+        return memory
+    return _per_cta(memory, where)
+
+
+def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[str]) -> LinearLayout:
     """What the bank model needs of an access's layout, refused with the field named: a warp of
     32 lanes; one CTA (block bases, i.e. multi-CTA layouts, are not modeled); and, for a store,
     every tensor element written (a layout that never reaches a tensor bit leaves elements
@@ -222,13 +259,7 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
         raise InputError(
             where, "", f"has a {lanes}-lane warp; the bank model covers {LANES}-lane warps (NVIDIA) only"
         )
-    if layout.in_bases("block") if "block" in layout.in_dim_names else ():
-        raise InputError(
-            where,
-            "block",
-            "bases are given (a multi-CTA layout): shared memory is per CTA; check one CTA's layout "
-            "(drop the block bases, or CGALayout)",
-        )
+    layout = _per_cta(layout, where)
     if kind == "store":
         from bankproof.models.swizzle import Space
 
@@ -243,6 +274,7 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
                 f"never writes tensor bit(s) {', '.join(missing)}: the store does not cover the tensor"
                 + (f" ({redundant} repeats another basis or is zero)" if redundant else ""),
             )
+    return layout
 
 
 def _redundant_bases(layout: LinearLayout, space) -> str:
