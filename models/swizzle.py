@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
+from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
 
 LANE_BITS = 5
-ROW_BYTES = 128  # 32 banks x 4 bytes
+ROW_BYTES = BANKS * BANK_BYTES  # one 128-byte segment: every bank once
 
 
 @dataclass(frozen=True)

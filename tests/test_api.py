@@ -58,6 +58,7 @@ CALLS = {
     "synth": lambda rel: bankproof.synth(spec=rel),
     "explain": lambda rel: bankproof.explain(spec=rel),
     "show": lambda rel: bankproof.show(spec=rel),
+    "convert": lambda rel: bankproof.convert(spec=rel),
 }
 
 
@@ -77,12 +78,19 @@ def test_cli_json_is_the_api_result(command, example, capsys, monkeypatch):
         assert code == result.exit_code
 
 
-def test_convert_json_is_the_api_result(capsys, monkeypatch):
-    rel = "examples/convert_blocked_transpose.toml"
-    code, out, _ = _cli(capsys, monkeypatch, "convert", rel, "--json")
-    result = bankproof.convert(spec=rel)
-    _same(out, result.to_json())
-    assert code == result.exit_code == 0
+def test_gpu_without_a_device_is_refused_alike(capsys, monkeypatch):
+    """``gpu`` needs CuPy and a GPU: without them the command and the API refuse alike."""
+    import importlib.util
+
+    from bankproof.verifier import gpu, spec
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here; this checks the refusal without it")
+    rel = "examples/transpose_16x32_xor_2m.toml"
+    code, _, err = _cli(capsys, monkeypatch, "gpu", rel, "--json")
+    with pytest.raises(bankproof.InputError) as e:
+        gpu.gpu_check(spec.load_spec(ROOT / rel))
+    assert code == 2 and err == f"bankproof: {e.value}\n" and "needs CuPy and an NVIDIA GPU" in err
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from html import escape
 
+from bankproof.models.hardware import BANK_BYTES
 from bankproof.verifier.render import explain as explain_text
 from bankproof.verifier.render import scope as scope_render
 from bankproof.verifier.render import text as text_report
@@ -72,7 +73,7 @@ def _summary(rep: dict, states: dict[str, str]) -> str:
 def _counterexample(cx: dict) -> str:
     rows = "".join(
         f"<tr><td>{lane}</td><td>{escape(', '.join(f'{k}={v}' for k, v in coords.items()))}</td>"
-        f"<td>{addr}</td><td>{addr // 4}</td><td>{cx['bank']}</td></tr>"
+        f"<td>{addr}</td><td>{addr // BANK_BYTES}</td><td>{cx['bank']}</td></tr>"
         for lane, coords, addr in zip(cx["lanes"], cx["coords"], cx["byte_addresses"])
     )
     where = (

@@ -4,6 +4,7 @@ own ``to_json()``).
 
 from __future__ import annotations
 
+from bankproof.models.hardware import BANK_BYTES
 from bankproof.verifier.results import EXIT, ConvertResult, GpuResult, SynthResult, VerifyResult
 
 
@@ -47,9 +48,8 @@ def to_text(result: VerifyResult) -> str:
             )
             for lane, coords, addr in zip(cx["lanes"], cx["coords"], cx["byte_addresses"]):
                 where = ", ".join(f"{k}={v}" for k, v in coords.items())
-                lines.append(
-                    f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {addr // 4}"
-                )
+                word = addr // BANK_BYTES
+                lines.append(f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {word}")
             lines.append(f"    reproduce: echo '{cx['reproducer']}' | bankproof wavefronts --input -")
         why = a["engines"].get("algebra", {}).get("conflict_directions")
         if why:
