@@ -7,3 +7,6 @@ mkdir -p "$_BP_SHIM/bankproof"
 for f in "$_BP_ROOT"/bankproof/*.py; do ln -s "$f" "$_BP_SHIM/bankproof/"; done
 for d in models proofs gpu_checks verifier; do ln -s "$_BP_ROOT/$d" "$_BP_SHIM/bankproof/$d"; done
 export PYTHONPATH="$_BP_SHIM${PYTHONPATH:+:$PYTHONPATH}"
+# Run from the repository root, Python would put it first on sys.path, and its bankproof/ folder
+# (without the other four) would shadow the shim: keep the current folder off sys.path (3.11+).
+export PYTHONSAFEPATH=1

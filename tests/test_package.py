@@ -236,3 +236,20 @@ def test_the_gpu_side_loads_without_z3():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/", timeout=120)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_device_shim_imports_from_the_repository_root():
+    """The device scripts import the package through ``gpu_checks/device_env.sh`` (no pip there),
+    run from the repository root, whose ``bankproof/`` folder must not shadow the shim."""
+    code = (
+        "import sys; sys.meta_path = [f for f in sys.meta_path if 'ditable' not in repr(f)]\n"
+        "import bankproof.gpu_checks.layout_runs as m, bankproof.verifier.gpu\n"
+        "print(m.__file__)\n"
+    )
+    out = subprocess.run(
+        ["bash", "-c", f'source gpu_checks/device_env.sh && "{sys.executable}" -c "$0"', code],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("/bankproof/gpu_checks/layout_runs.py")
+    assert not out.stdout.strip().startswith(str(ROOT))
