@@ -232,7 +232,7 @@ def check_memory_layout(
     ...     check_memory_layout(lay, "memory")
     ... except InputError as e:
     ...     print(e.field, e.problem[:60])
-    block bases are given (a multi-CTA layout): shared memory is pe
+    block bases are given (a multi-CTA layout): shared memory is per C
     """
     if memory is None or isinstance(memory, PaddedLayout):
         if isinstance(memory, PaddedLayout):
