@@ -134,3 +134,27 @@ def test_findings_document_is_current(entries):
     doc = (ROOT / "docs" / "triton-findings.md").read_text()
     assert doc == corpus.findings_markdown(entries)
     assert "Buffers above the optimum bankproof can reach by changing only the shared layout: 0." in doc
+
+
+def test_the_builtin_corpus_checks_everything(entries):
+    """Every configuration compiles for the arches it is written for (fp8 dots: sm90 and sm100
+    only), every access is analysed and every optimum known: nothing unchecked."""
+    assert corpus.unchecked(entries) == []
+    fp8 = {e["arch"] for e in entries if e["config"].startswith("matmul_fp8")}
+    assert fp8 == {"sm90", "sm100"}
+
+
+def test_corpus_gate_exit_3_on_what_it_could_not_check(tmp_path, capsys):
+    """A configuration that does not compile is named and exits 3 unless --allow-unknown."""
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(
+        USER_KERNELS.replace(
+            "CONFIGS = [",
+            'CONFIGS = [\n    {"name": "broken", "kernel": "mm", "signature": {"a_ptr": "*fp16"}, "num_warps": 4},',
+        )
+    )
+    args = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels)]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert "not checked: broken@sm80: not compiled (" in err
+    assert main([*args, "--allow-unknown"]) == 0

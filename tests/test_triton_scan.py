@@ -10,6 +10,8 @@ from bankproof.verifier.cli import main
 from bankproof.verifier.triton.scan import scan_text
 from bankproof.verifier.triton.ttgir import read_ttgir
 
+import bankproof
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "verifier" / "triton" / "sample.ttgir"
 PIPELINED = ROOT / "tests" / "data" / "matmul_pipelined_sm80.ttgir"
@@ -121,3 +123,23 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(tmp_path, capsys):
     sarif["runs"][0]["results"][0]["level"] = "severe"  # not a SARIF level: the schema must say so
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(schema).validate(sarif)
+
+
+def test_a_gate_cannot_pass_on_nothing(tmp_path, capsys):
+    """An access bankproof could not analyse (or an optimum it could not compute) exits 3, in text,
+    JSON and SARIF alike, unless --allow-unknown; each one is named on stderr."""
+    bad = tmp_path / "unparsed.ttgir"
+    text = SAMPLE.read_text().replace("16x32xf32, #col>", "16x32xf32, #ttg.blocked<{bogus}>>")
+    # only the unanalysable load: the store alone is at its optimum, so nothing is "worse"
+    bad.write_text(text)
+    for fmt in ([], ["--json"], ["--sarif"]):
+        code = main(["triton", "scan", str(bad), *fmt])
+        err = capsys.readouterr().err
+        assert code == 3
+        assert "not checked: " in err and "not analysed" in err and "optimum unknown" in err
+    result = bankproof.scan_ttgir(text, "unparsed.ttgir")
+    assert not result.worse and len(result.unchecked) == 2
+    assert main(["triton", "scan", str(bad), "--allow-unknown"]) == 0
+    capsys.readouterr()
+    assert main(["triton", "scan", str(PIPELINED)]) == 0  # fully checked, at the optimum
+    assert capsys.readouterr().err == ""

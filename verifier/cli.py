@@ -188,6 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
         "the best shared-memory plan of each convert_layout. Exit 1 when a buffer is above its optimum.",
     )
     scan.add_argument("files", nargs="+", metavar="FILE.ttgir")
+    scan.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",
+    )
     fmt = scan.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
@@ -210,7 +215,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--require-optimal", action="store_true", help="exit 1 when any buffer is above its optimum"
     )
     cor.add_argument("--kernels", metavar="FILE.py", help="a Python file with kernels and CONFIGS")
+    cor.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="exit 0 even when a configuration did not compile, an access was not analysed or an optimum "
+        "is unknown (default: exit 3)",
+    )
     cor.add_argument("--workers", type=int, default=0, help="compile processes (default: CPU count)")
+    cor.add_argument(
+        "--compile-timeout",
+        type=float,
+        default=300.0,
+        help="seconds per compile; one past it is reported as not compiled (default 300)",
+    )
     cor.add_argument("--json", action="store_true", help="machine-readable report")
     cor.set_defaults(run=_corpus)
     return p
@@ -339,16 +356,31 @@ def _scan(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(scan_render.to_sarif(result), indent=1) + "\n")
     else:
         sys.stdout.write(result.to_json() if args.json else scan_render.to_text(result))
-    return 1 if result.worse else 0
+    return _gate(result.worse, result.unchecked, args.allow_unknown)
+
+
+def _gate(worse: bool, unchecked: list[str] | tuple[str, ...], allow: bool) -> int:
+    """1 when something costs more than it should; else 3 when something was not checked (a CI
+    gate must not pass on nothing) unless allowed; else 0. What was not checked goes to stderr."""
+    for u in unchecked:
+        sys.stderr.write(f"not checked: {u}\n")
+    if worse:
+        return 1
+    return EXIT["unknown"] if unchecked and not allow else 0
 
 
 def _corpus(args: argparse.Namespace) -> int:
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
     if args.update_baseline and not args.baseline:
         raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
+    if not 0 < args.compile_timeout <= 86400:
+        raise InputError(
+            "triton corpus", "--compile-timeout", "must be between 0 and 86400 seconds", args.compile_timeout
+        )
     result = corpus.check_corpus(
-        archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline
-    )
+        archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
+        limit_s=args.compile_timeout,
+    )  # fmt: skip
     sys.stdout.write(result.to_json() if args.json else scan_render.corpus_text(result, archs))
     if args.update_baseline:
         flat = corpus.flat_accesses(list(result.entries))
@@ -364,7 +396,9 @@ def _corpus(args: argparse.Namespace) -> int:
         sys.stderr.write(f"instructions differ from Triton's PTX: {d}\n")
     if result.lowering:
         return EXIT["disagree"]
-    return 1 if result.worse or (args.require_optimal and result.gaps) else 0
+    return _gate(
+        bool(result.worse or (args.require_optimal and result.gaps)), result.unchecked, args.allow_unknown
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

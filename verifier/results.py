@@ -416,6 +416,13 @@ class ScanResult(Result):
         """Whether some buffer costs more than its optimum."""
         return any(b["gap"] for rep in self.reports for b in rep["buffers"])
 
+    @property
+    def unchecked(self) -> list[str]:
+        """What the scan could not check: accesses not analysed, optima unknown (by file)."""
+        from bankproof.verifier.triton.scan import scan_unchecked
+
+        return [f"{rep['file']}: {u}" for rep in self.reports for u in scan_unchecked(rep)]
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
@@ -428,6 +435,7 @@ class CorpusResult(Result):
     entries: tuple[dict, ...]
     worse: tuple[str, ...]
     gaps: tuple[str, ...]
+    unchecked: tuple[str, ...] = ()
 
     @property
     def lowering(self) -> list[str]:

@@ -9,7 +9,7 @@ from bankproof.verifier.results import CorpusResult, ScanResult
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
     "BP001": "shared-memory access costs more wavefronts than the optimal layout allows",
-    "BP002": "shared-memory access could not be analysed",
+    "BP002": "shared-memory access could not be analysed, or its buffer's optimum is unknown",
 }
 
 
@@ -71,6 +71,9 @@ def to_sarif(result: ScanResult) -> dict:
             for a in b["accesses"]:
                 if "error" in a:
                     rule, level, text = "BP002", "warning", f"not analysed: {a['error']}"
+                elif b["gap"] is None and a is b["accesses"][0]:
+                    rule, level = "BP002", "warning"
+                    text = f"buffer {b['buffer']} ({b['shared']}): optimum unknown ({b.get('reason', '')})"
                 elif b["gap"]:
                     rule, level = "BP001", "warning"
                     text = (
@@ -89,6 +92,11 @@ def to_sarif(result: ScanResult) -> dict:
                         "locations": [_sarif_location(a["location"])],
                     }
                 )
+        for c in rep.get("conversions", []):
+            if "error" in c:
+                results.append({"ruleId": "BP002", "level": "warning",
+                                "message": {"text": f"convert_layout not analysed: {c['error']}"},
+                                "locations": [_sarif_location(c["location"])]})  # fmt: skip
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

@@ -1,7 +1,9 @@
 """The built-in Triton corpus: kernel configurations compiled to TTGIR on the CPU (Triton needed,
 no GPU), scanned, and compared access by access with a committed baseline.
 
-A configuration is ``{"name", "kernel", "signature", "constexprs", "num_warps", "num_stages"}``;
+A configuration is ``{"name", "kernel", "signature", "constexprs", "num_warps", "num_stages"}``
+and optionally ``"archs"`` (the targets it is written for, e.g. fp8 needs sm89+: others are not
+compiled, rather than reported as failures);
 ``kernel`` names a function in :mod:`verifier.triton.corpus_kernels` or, for ``--kernels FILE.py``,
 in that file, which also defines ``CONFIGS`` (a list of such dicts). Every pointer and integer
 argument gets ``tt.divisibility = 16`` as a typical launch would.
@@ -17,14 +19,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import ARCHS
 from bankproof.verifier.results import CorpusResult
 from bankproof.verifier.triton import lowering
-from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.triton.compile_pool import run_jobs
+from bankproof.verifier.triton.scan import scan_text, scan_unchecked
 
 PTR = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32", "fp8": "*fp8e4nv", "i8": "*i8"}
 
@@ -37,7 +39,7 @@ def _mm(name, dtype, bm, bn, bk, warps, stages, kernel="matmul", b_dtype=None, o
         "c_ptr": PTR[out or ("fp16" if dtype == "fp8" else dtype)],
     }
     sig.update({"M": "i32", "N": "i32", "K": "i32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"})
-    return {
+    config = {
         "name": name,
         "kernel": kernel,
         "signature": sig,
@@ -45,6 +47,9 @@ def _mm(name, dtype, bm, bn, bk, warps, stages, kernel="matmul", b_dtype=None, o
         "num_warps": warps,
         "num_stages": stages,
     }
+    if "fp8" in (dtype, b_dtype):  # fp8 tensor-core dots need sm89 or newer
+        config["archs"] = ["sm90", "sm100"]
+    return config
 
 
 def builtin_configs() -> list[dict]:
@@ -208,15 +213,28 @@ def access_key(entry: dict, buffer: dict, index: int, access: dict) -> str:
     return f"{entry['config']}@{entry['arch']} {buffer['buffer']} #{index} {access['op']}"
 
 
+COMPILE_LIMIT_S = 300.0  # per (configuration, arch): a compile past it is reported, not waited for
+
+
 def run_corpus(
-    configs: list[dict], archs: list[str], kernels_file: str | None = None, workers: int = 0
+    configs: list[dict],
+    archs: list[str],
+    kernels_file: str | None = None,
+    workers: int = 0,
+    limit_s: float = COMPILE_LIMIT_S,
 ) -> list[dict]:
-    """Compile every (configuration, arch) in parallel workers, scan each TTGIR, and compare the
-    scan's instructions with the PTX Triton emitted (``lowering``: the disagreements)."""
-    jobs = [(c, a, kernels_file) for a in archs for c in configs]
+    """Compile every (configuration, arch) in parallel workers (each compile at most ``limit_s``
+    seconds), scan each TTGIR, and compare the scan's instructions with the PTX Triton emitted
+    (``lowering``: the disagreements)."""
+    jobs = [(c, a, kernels_file) for a in archs for c in configs if a in c.get("archs", ARCHS)]
     workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(_job, jobs, chunksize=1))
+    results = run_jobs(
+        jobs,
+        "bankproof.verifier.triton.corpus._job",
+        workers,
+        limit_s,
+        on_lost=lambda job, why: (job[0]["name"], job[1], None, f"compile {why}"),
+    )
     out = []
     for name, arch, compiled, error in results:
         entry = {"config": name, "arch": arch}
@@ -377,6 +395,7 @@ def check_corpus(
     baseline: str | None = None,
     workers: int = 0,
     compare_baseline: bool = True,
+    limit_s: float = COMPILE_LIMIT_S,
 ) -> CorpusResult:
     """Compile the corpus (the built-in configurations, or ``kernels_file``'s ``CONFIGS``) for
     ``archs``, scan it, and compare each access with ``baseline`` (a file written by
@@ -394,7 +413,7 @@ def check_corpus(
     else:
         configs = builtin_configs()
     base = load_baseline(baseline) if baseline and compare_baseline else None
-    entries = run_corpus(configs, archs, kernels_file, workers)
+    entries = run_corpus(configs, archs, kernels_file, workers, limit_s)
     worse = compare(entries, base) if base is not None else []
     gaps = [
         f"{access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"
@@ -403,4 +422,17 @@ def check_corpus(
         for i, a in enumerate(b["accesses"])
         if b["gap"]
     ]
-    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps))
+    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)))
+
+
+def unchecked(entries: list[dict]) -> list[str]:
+    """What the corpus could not check: configurations that did not compile, accesses not
+    analysed, buffers whose optimum is unknown (a gate must not pass on them silently)."""
+    out = []
+    for e in entries:
+        where = f"{e['config']}@{e['arch']}"
+        if "report" not in e:
+            out.append(f"{where}: not compiled ({e.get('error')})")
+            continue
+        out += [f"{where} {u}" for u in scan_unchecked(e["report"])]
+    return out

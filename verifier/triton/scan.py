@@ -308,5 +308,22 @@ def _conversion(mod: Module, op: Op, path: str) -> dict:
     return row
 
 
+def scan_unchecked(report: dict) -> list[str]:
+    """Accesses of a scan report that were not analysed, and buffers whose optimum is unknown.
+
+    >>> scan_unchecked({"buffers": [{"buffer": "%a", "gap": None, "reason": "why",
+    ...                              "accesses": [{"op": "ttg.local_load", "error": "bad"}]}]})
+    ['%a ttg.local_load not analysed: bad', '%a optimum unknown: why']
+    """
+    out = []
+    for b in report["buffers"]:
+        out += [f"{b['buffer']} {a['op']} not analysed: {a['error']}" for a in b["accesses"] if "error" in a]
+        if b["gap"] is None:
+            out.append(f"{b['buffer']} optimum unknown: {b.get('reason', 'no reason given')}")
+    out += [f"convert_layout at line {c['location']['ttgir_line']}: {c['error']}" for c in report.get(
+        "conversions", []) if "error" in c]  # fmt: skip
+    return out
+
+
 def scan_text(text: str, path: str = "<ttgir>") -> dict:
     return scan_module(read_ttgir(text), path)

@@ -1,0 +1,124 @@
+"""Compile corpus jobs in worker processes with a time limit on each job.
+
+``concurrent.futures`` cannot stop a job that hangs (a compile stuck in Triton's C++ passes never
+returns to Python), so each worker is a subprocess running :func:`serve`: it imports Triton once,
+then compiles job after job read from its stdin. The parent gives each job ``limit_s`` seconds;
+a worker past its limit is killed, its job reported (``on_lost(job, why)``), and a fresh worker
+takes its place; so is a worker that dies (a crash in Triton aborts the process).
+
+>>> run_jobs([], lambda job: job, workers=2, limit_s=1.0)
+[]
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import pickle
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+
+def _send(stream, obj: object) -> None:
+    stream.write(base64.b64encode(pickle.dumps(obj)) + b"\n")
+    stream.flush()
+
+
+def _receive(line: bytes) -> object:
+    return pickle.loads(base64.b64decode(line))
+
+
+def serve(function: Callable) -> None:
+    """Worker loop: each stdin line is a pickled job; each stdout line ``function(job)`` pickled."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # whatever the job prints must not corrupt the protocol
+    for line in stdin:
+        _send(stdout, function(_receive(line)))
+
+
+class _Worker:
+    def __init__(self, target: str):
+        code = f"from {target.rsplit('.', 1)[0]} import {target.rsplit('.', 1)[1]} as f; " \
+               "from bankproof.verifier.triton.compile_pool import serve; serve(f)"  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONSAFEPATH": "1"},
+        )  # fmt: skip
+        self.job: int | None = None
+        self.started = 0.0
+
+    def give(self, index: int, job: object) -> None:
+        self.job, self.started = index, time.monotonic()
+        _send(self.proc.stdin, job)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def run_jobs(
+    jobs: list,
+    function: Callable | str,
+    workers: int,
+    limit_s: float,
+    on_lost: Callable[[object, str], object] = lambda job, why: why,
+) -> list:
+    """``[function(job) for job in jobs]`` across ``workers`` processes; a job past ``limit_s``
+    (or whose worker dies) gives ``on_lost(job, why)``. ``function`` is called in-process when it
+    is a callable (tests, tiny runs), or named ``"module.function"`` to run in workers."""
+    if callable(function):
+        return [function(j) for j in jobs]
+    results: list = [None] * len(jobs)
+    pending = list(range(len(jobs)))[::-1]
+    sel = selectors.DefaultSelector()
+    pool: list[_Worker] = []
+
+    def start() -> None:
+        if not pending:
+            return
+        w = _Worker(function)
+        pool.append(w)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        i = pending.pop()
+        w.give(i, jobs[i])
+
+    def lose(w: _Worker, why: str) -> None:
+        results[w.job] = on_lost(jobs[w.job], why)
+        w.job = None
+        sel.unregister(w.proc.stdout)
+        pool.remove(w)
+        w.kill()
+        start()
+
+    for _ in range(min(workers, len(jobs))):
+        start()
+    try:
+        while any(w.job is not None for w in pool):
+            now = time.monotonic()
+            busy = [w for w in pool if w.job is not None]
+            wait = max(0.05, min(w.started + limit_s - now for w in busy))
+            for key, _ in sel.select(timeout=wait):
+                w = key.data
+                line = w.proc.stdout.readline()
+                if not line:  # the worker died: report its job, start another
+                    lose(w, "crashed the worker process")
+                    continue
+                results[w.job] = _receive(line)
+                w.job = None
+                if pending:
+                    i = pending.pop()
+                    w.give(i, jobs[i])
+                else:  # nothing left for it
+                    sel.unregister(w.proc.stdout)
+                    pool.remove(w)
+                    w.kill()
+            now = time.monotonic()
+            for w in [w for w in pool if w.job is not None and now - w.started > limit_s]:
+                lose(w, f"did not finish within {limit_s:g} s")
+    finally:
+        for w in pool:
+            w.kill()
+    return results
