@@ -158,3 +158,18 @@ def test_corpus_gate_exit_3_on_what_it_could_not_check(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "not checked: broken@sm80: not compiled (" in err
     assert main([*args, "--allow-unknown"]) == 0
+
+
+def test_tma_store_epilogue_is_stmatrix_on_sm90(entries):
+    """A TMA matmul's epilogue tile goes through shared memory: Triton 3.9.0 writes it with
+    ``stmatrix.x4`` on sm90 (its PTX, checked by the lowering comparison) and ``st.shared.v4`` on
+    sm100; the scan counts it with the same instruction."""
+    stores = {
+        (e["config"], e["arch"]): [a["instr"] for b in e["report"]["buffers"] for a in b["accesses"]]
+        for e in entries
+        if e["config"].startswith("matmul_tma_") and "report" in e
+    }
+    assert len(stores) == 10
+    for (config, arch), instrs in stores.items():
+        assert instrs[-1] == ("stsm.x4" if arch == "sm90" else "st128"), (config, arch, instrs)
+    assert all(not e.get("lowering") for e in entries if e["config"].startswith("matmul_tma_"))

@@ -53,8 +53,8 @@ def _mm(name, dtype, bm, bn, bk, warps, stages, kernel="matmul", b_dtype=None, o
 
 
 def builtin_configs() -> list[dict]:
-    """>= 40 configurations: matmuls, transposes, attention, layer norm, softmax, a reduction,
-    gather/scatter and a mixed-precision matmul."""
+    """>= 40 configurations: matmuls (pointer and TMA-descriptor), transposes, attention, layer
+    norm, softmax, a reduction, gather/scatter and a mixed-precision matmul."""
     out = []
     for dtype in ("fp16", "bf16", "fp32", "fp8"):
         for bm, bn, bk, warps, stages in (
@@ -163,6 +163,18 @@ def builtin_configs() -> list[dict]:
             "num_stages": 1,
         }
     )
+    # TMA-descriptor matmuls (sm90/sm100): TMA fills the operand tiles, the epilogue tile goes
+    # through shared memory to the TMA store (stmatrix on sm90).
+    for dtype, bm, bn, bk, warps in (
+        ("fp16", 128, 128, 64, 4),
+        ("fp16", 64, 64, 32, 4),
+        ("fp16", 128, 256, 64, 8),
+        ("bf16", 128, 128, 64, 4),
+        ("fp8", 128, 128, 128, 4),
+    ):
+        config = _mm(f"matmul_tma_{dtype}_{bm}x{bn}x{bk}_w{warps}", dtype, bm, bn, bk, warps, 3, "matmul_tma")
+        config["archs"] = ["sm90", "sm100"]
+        out.append(config)
     return out
 
 

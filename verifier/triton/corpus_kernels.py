@@ -104,3 +104,20 @@ def gather_scatter(x_ptr, idx_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr):
     idx = tl.load(idx_ptr + r)
     x = tl.load(x_ptr + idx[:, None] * N + c[None, :])
     tl.store(y_ptr + c[None, :] * M + idx[:, None], x)
+
+
+@triton.jit
+def matmul_tma(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Hopper/Blackwell style: tiles in and out through tensor descriptors (TMA); the epilogue
+    tile is written to shared memory for the TMA store."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([pid_m * BM, k])
+        b = b_desc.load([k, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))

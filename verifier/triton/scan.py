@@ -78,8 +78,32 @@ def _accesses(mod: Module) -> list[BufferAccess]:
     return [replace(acc, buffer=find(buf)) for buf, acc in out]
 
 
-def _instr_candidates(acc: BufferAccess, bits: int) -> list[str]:
-    enc = acc.tensor.encoding
+def _sm(target: str | None) -> int:
+    """The compute capability of a TTGIR ``ttg.target`` (``cuda:90`` -> 90; 0 when unknown)."""
+    if target and target.startswith("cuda:") and target[5:].isdigit():
+        return int(target[5:])
+    return 0
+
+
+def _resolved(mod: Module, enc: str) -> str:
+    """An encoding's own attribute text, through aliases (``#mma`` -> ``#ttg.nvidia_mma<...>``)."""
+    for _ in range(8):
+        name = enc.strip()[1:]
+        if not enc.strip().startswith("#") or name not in mod.aliases:
+            break
+        enc = mod.aliases[name]
+    return enc
+
+
+def _instr_candidates(acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None) -> list[str]:
+    """The instructions Triton 3.9.0 may lower an access with, in the order it prefers them; the
+    first one the layout pair can deliver is counted (and checked against Triton's PTX).
+
+    Stores of 16-bit mma tiles on sm90+ (a TMA store's epilogue tile, say) use ``stmatrix.x4``,
+    as Triton's PTX shows (the corpus's lowering check holds it to that)."""
+    enc = enc or acc.tensor.encoding
+    if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith("#ttg.nvidia_mma"):
+        return ["stsm.x4", "stsm.x4.trans", "auto"]
     if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
         if bits != 16:
             return ["ldsm.x4", "auto"]
@@ -174,7 +198,15 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                 if bits is None:
                     raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
                 dist, memory = _layouts(mod, a)
-                row.update(_count(dist, memory, bits, a.kind, _instr_candidates(a, bits)))
+                row.update(
+                    _count(
+                        dist,
+                        memory,
+                        bits,
+                        a.kind,
+                        _instr_candidates(a, bits, _sm(mod.target), _resolved(mod, a.tensor.encoding)),
+                    )
+                )
                 row["hardware"] = _provenance(a.op.name, row["instr"])
                 parsed.append((a, dist, bits))
             except (InputError, ValueError) as e:
