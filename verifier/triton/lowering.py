@@ -109,13 +109,30 @@ def compare(report: dict, ptx: str) -> list[str]:
     analysed (then the scan's counts must fit within the PTX's). Instructions LLVM attributed to
     another line (a location with none of the scan's accesses or conversions) may make up what a
     location lacks, never what it has too much of."""
+    return _match(report, ptx)[0]
+
+
+def unattributed(report: dict, ptx: str) -> list[str]:
+    r"""The PTX's shared-memory instructions that no access of the scan and no layout conversion
+    accounts for, per source location (scratch of reductions, scans, histograms...; TMA and
+    wgmma traffic is not in these instruction counts): ``"norm.py:12:5: {'st32': 2}"``.
+
+    >>> ptx = '.loc 1 7 3\n st.shared.b32 [%r1], %r2;\n.loc 1 9 1\n ld.shared.b32 %r3, [%r4];\n.file 1 "k.py"'
+    >>> unattributed({"buffers": [], "conversions": [], "num_warps": 1}, ptx)
+    ["k.py:7:3: {'st32': 1}", "k.py:9:1: {'ld32': 1}"]
+    """
+    return _match(report, ptx)[1]
+
+
+def _match(report: dict, ptx: str) -> tuple[list[str], list[str]]:
     mine, partial = scan_counts_by_location(report)
     theirs = ptx_counts_by_location(ptx)
     conversions = {_where(c.get("location")) for c in report.get("conversions", [])}
-    loose: Counter = Counter()  # PTX instructions at locations the scan knows nothing about
-    for where, counts in theirs.items():
-        if where not in mine and where not in conversions:
-            loose.update(counts)
+    # PTX instructions at locations the scan knows nothing about, by location
+    loose = {w: Counter(c) for w, c in theirs.items() if w not in mine and w not in conversions}
+    total: Counter = Counter()
+    for c in loose.values():
+        total.update(c)
     problems = []
     for where, counts in sorted(mine.items()):
         ptx_here = theirs.get(where, {})
@@ -127,8 +144,18 @@ def compare(report: dict, ptx: str) -> list[str]:
             continue
         missing = Counter({k: v - ptx_here.get(k, 0) for k, v in counts.items() if v > ptx_here.get(k, 0)})
         extra = any(v > counts.get(k, 0) for k, v in ptx_here.items())
-        if missing and not extra and all(loose[k] >= v for k, v in missing.items()):
-            loose.subtract(missing)  # emitted under another line by the compiler
+        if missing and not extra and all(total[k] >= v for k, v in missing.items()):
+            total.subtract(missing)  # emitted under another line by the compiler
+            for k, v in missing.items():  # take them from the loose locations, in order
+                for w in sorted(loose):
+                    take = min(v, loose[w][k])
+                    loose[w][k] -= take
+                    v -= take
         elif missing or extra:
             problems.append(f"{at}: scan {counts}, PTX {ptx_here}")
-    return problems
+    left = []
+    for w in sorted(loose):
+        rest = {k: v for k, v in sorted(loose[w].items()) if v > 0}
+        if rest:
+            left.append(f"{w[0]}:{w[1]}:{w[2]}: {rest}")
+    return problems, left
