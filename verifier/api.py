@@ -21,6 +21,7 @@ from typing import Any
 
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout, parse_shape
@@ -171,8 +172,6 @@ def problem(
     if not isinstance(dtype, str):
         raise InputError("problem", "dtype", 'is missing or not a string (e.g. dtype="f16")', dtype)
     elem_bits = dtypes.bits(dtype)
-    from bankproof.models.hardware import check_arch
-
     check_arch(arch, "problem")
     names = list(dims) if dims is not None else default_names(len(size))
     if len(names) != len(size) or not all(isinstance(d, str) and d.isidentifier() for d in names):
@@ -406,7 +405,6 @@ def wavefronts(
     >>> wavefronts("ld.shared.v4.b32", [0] * 32)
     WavefrontsResult(wavefronts=2, ideal=2, groups=[[0, 1, ..., 15], [16, 17, ..., 31]], status='measured')
     """
-    import json
     import numbers
 
     def plain(x: Any) -> Any:
@@ -416,10 +414,6 @@ def wavefronts(
     if active is not None:
         case["active"] = [bool(x) if type(x).__name__ == "bool_" else x for x in active]
     try:
-        line = json.dumps(case)
-    except (TypeError, ValueError):
-        raise InputError("wavefronts", "byte_offsets", "must be integers (and active booleans)") from None
-    try:
-        return batch.run_lines([line], arch)[0]
+        return batch.run_cases([(1, case)], arch)[0]
     except InputError as e:  # name the argument, not a JSONL line
         raise InputError("wavefronts", e.field, e.problem, e.value) from None

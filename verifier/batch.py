@@ -87,10 +87,14 @@ def check_case(case: object, n: int) -> tuple[str, list[int], list[bool]]:
 
 def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult]:
     """Model every case; results in input order."""
-    check_arch(arch, "wavefronts", "--arch")
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
-    data = load_all(numbered)
-    cases = [(n, *check_case(case, n)) for (n, _), case in zip(numbered, data)]
+    return run_cases(zip((n for n, _ in numbered), load_all(numbered)), arch)
+
+
+def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> list[WavefrontsResult]:
+    """Model parsed cases ``(line number, case object)``; results in input order."""
+    check_arch(arch, "wavefronts", "--arch")
+    cases = [(n, *check_case(case, n)) for n, case in numbered]
     known: dict[str, Instr] = {}
     by_instr: dict[str, list[int]] = defaultdict(list)
     for i, (n, name, _, _) in enumerate(cases):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import check_arch
 from bankproof.verifier import api, batch, describe, gpu, scope
 from bankproof.verifier.check import ENGINE_NAMES
 from bankproof.verifier.render import explain as explain_render
@@ -310,8 +311,7 @@ def _layout(args: argparse.Namespace) -> int:
 
 
 def _wavefronts(args: argparse.Namespace) -> int:
-    if args.arch not in batch.ARCHS:
-        raise InputError("wavefronts", "--arch", f"must be one of {', '.join(batch.ARCHS)}", args.arch)
+    check_arch(args.arch, "wavefronts", "--arch")  # before reading the input
     if args.input == "-":
         lines = sys.stdin.read().splitlines()
     else:

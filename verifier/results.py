@@ -265,6 +265,7 @@ class ExplainResult(Result):
     writer_kind: str = hidden("store")
     reader_kind: str = hidden("load")
     matrix: Any = hidden()  # the constructed layout's matrix, columns by role
+    notations: dict = hidden(None)  # the constructed layout in every notation that expresses it
 
 
 # --- convert --------------------------------------------------------------------------------------

@@ -79,8 +79,7 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
 
 def page_data(spec: Spec, result) -> PageData:
     """Everything the HTML page of ``result`` (``spec``'s verify result) draws beyond the result."""
-    from bankproof.models.notation import memory_notations
-    from bankproof.verifier.synthesis import construct, explain
+    from bankproof.verifier.synthesis import explain
 
     scopes: dict = {}
     for a in result.accesses:
@@ -90,9 +89,8 @@ def page_data(spec: Spec, result) -> PageData:
         except InputError as e:
             scopes[a.name] = str(e)
     try:
-        synthesized = construct(spec)
-        explanation: ExplainResult | str = explain(spec, synthesized)
-        notations = memory_notations(synthesized[0].layout, spec.dims)
+        explanation: ExplainResult | str = explain(spec)
+        notations = explanation.notations
     except InputError as e:
         explanation, notations = str(e), {}
     return PageData(

@@ -29,6 +29,7 @@ from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.formula import default_names
+from bankproof.models.swizzle import Space
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -261,8 +262,6 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
         )
     layout = _per_cta(layout, where)
     if kind == "store":
-        from bankproof.models.swizzle import Space
-
         space = Space.of(layout, dims)
         images = [space.pack_row_major(b) for d in layout.in_dim_names for b in layout.in_bases(d)]
         missing = [space.names[k] for k in range(space.bits) if not f2.in_span(1 << k, images)]
@@ -277,7 +276,7 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
     return layout
 
 
-def _redundant_bases(layout: LinearLayout, space) -> str:
+def _redundant_bases(layout: LinearLayout, space: Space) -> str:
     """The first input basis that adds nothing to the span of those before it."""
     seen: list[int] = []
     for d in layout.in_dim_names:

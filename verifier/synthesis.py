@@ -178,6 +178,7 @@ def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
         return names(sp.pack_row_major(x) for x in lay.in_bases("register") if any(x))
 
     lo, hi = optimum_per_instruction(s)
+    notations = memory_notations(s.layout, spec.dims)
     v = len(s.vec)
     roles = [("vector", v), ("bank", len(s.bank)), ("segment", len(s.idx))]
     return ExplainResult(
@@ -210,7 +211,8 @@ def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
         },  # fmt: skip
         conflict_free=s.conflict_free,
         wavefronts_per_instruction={"A": lo, "B": hi},
-        formula=memory_notations(s.layout, spec.dims).get("formula"),
+        formula=notations.get("formula"),
+        notations=notations,
         swizzle=s,
         problem=spec,
         writer_kind=writer.kind,

@@ -16,6 +16,7 @@ def to_text(result: VerifyResult) -> str:
     """The verify report: one line per access, its counterexample and Lemma 9.4's why."""
     report = result.to_dict()
     states = {a.name: a.state for a in result.accesses}
+    commands = {a.name: a.counterexample.command for a in result.accesses if a.counterexample}
     shape = "x".join(map(str, report["shape"]))
     mem = report["memory"]
     where = f"{shape} {report['dtype']} on {report['arch']}"
@@ -50,7 +51,7 @@ def to_text(result: VerifyResult) -> str:
                 where = ", ".join(f"{k}={v}" for k, v in coords.items())
                 word = addr // BANK_BYTES
                 lines.append(f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {word}")
-            lines.append(f"    reproduce: echo '{cx['reproducer']}' | bankproof wavefronts --input -")
+            lines.append(f"    reproduce: {commands[a['name']]}")
         why = a["engines"].get("algebra", {}).get("conflict_directions")
         if why:
             by = why[0] if len(why) == 1 else f"any sum of {', '.join(why)}"

@@ -130,9 +130,6 @@ def _match(report: dict, ptx: str) -> tuple[list[str], list[str]]:
     conversions = {_where(c.get("location")) for c in report.get("conversions", [])}
     # PTX instructions at locations the scan knows nothing about, by location
     loose = {w: Counter(c) for w, c in theirs.items() if w not in mine and w not in conversions}
-    total: Counter = Counter()
-    for c in loose.values():
-        total.update(c)
     problems = []
     for where, counts in sorted(mine.items()):
         ptx_here = theirs.get(where, {})
@@ -144,9 +141,8 @@ def _match(report: dict, ptx: str) -> tuple[list[str], list[str]]:
             continue
         missing = Counter({k: v - ptx_here.get(k, 0) for k, v in counts.items() if v > ptx_here.get(k, 0)})
         extra = any(v > counts.get(k, 0) for k, v in ptx_here.items())
-        if missing and not extra and all(total[k] >= v for k, v in missing.items()):
-            total.subtract(missing)  # emitted under another line by the compiler
-            for k, v in missing.items():  # take them from the loose locations, in order
+        if missing and not extra and all(sum(c[k] for c in loose.values()) >= v for k, v in missing.items()):
+            for k, v in missing.items():  # emitted under another line: take them from there, in order
                 for w in sorted(loose):
                     take = min(v, loose[w][k])
                     loose[w][k] -= take
