@@ -24,7 +24,7 @@ from pathlib import Path
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import ARCHS
 from bankproof.verifier.results import CorpusResult
-from bankproof.verifier.triton import lowering
+from bankproof.verifier.triton import ledger, lowering
 from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.scan import scan_text, scan_unchecked
 
@@ -258,8 +258,17 @@ def run_corpus(
             entry["ttgir"] = ttgir
             entry["ptx_counts"] = lowering.ptx_counts(ptx)
             entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
-            entry["lowering"] = lowering.compare(entry["report"], ptx)
-            entry["unattributed"] = lowering.unattributed(entry["report"], ptx)
+            try:
+                led = ledger.build(entry["report"], ttgir, ptx)
+            except (ValueError, KeyError, IndexError) as e:  # PTX the reader does not understand
+                led = {
+                    "entries": [],
+                    "unattributed": [f"the PTX could not be read: {e}"],
+                    "disagreements": [],
+                }
+            entry["ledger"] = led
+            # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
+            entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
         out.append(entry)
     return out
 
@@ -469,8 +478,6 @@ def unchecked(entries: list[dict]) -> list[str]:
             out.append(f"{where}: not compiled ({e.get('error')})")
             continue
         out += [f"{where} {u}" for u in scan_unchecked(e["report"])]
-        out += [
-            f"{where} shared-memory instructions no access accounts for (scratch?) at {u}"
-            for u in e.get("unattributed", [])
-        ]
+        if "ledger" in e:
+            out += [f"{where} {u}" for u in ledger.unchecked(e["ledger"])]
     return out

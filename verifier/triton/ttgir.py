@@ -15,7 +15,7 @@ touch shared memory, with their tensor and memdesc types.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError
@@ -217,3 +217,179 @@ def read_ttgir(text: str) -> Module:
             )
         )
     return mod
+
+
+# ----- every op, with its loop nest (the whole-kernel ledger) ----------------------------------
+_ANY_OP = re.compile(r'^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
+_SCALAR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.(\w+)\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
+_INT_OPS = {
+    "addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+    "divsi": lambda a, b: int(a / b) if b else None, "divui": lambda a, b: a // b if b else None,
+    "ceildivsi": lambda a, b: -(-a // b) if b else None,
+    "remsi": lambda a, b: a - int(a / b) * b if b else None,
+    "maxsi": max, "minsi": min, "andi": lambda a, b: a & b, "ori": lambda a, b: a | b,
+    "shli": lambda a, b: a << b, "shrsi": lambda a, b: a >> b,
+}  # fmt: skip
+_FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\S+)")
+_CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d+)\s*:\s*i\d+")
+_PARTITION = re.compile(r"partition(\d+)\s*\(.*?\)\s*num_warps\((\d+)\)")
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An ``scf.for`` with its bounds: integers where the TTGIR has constants, else SSA names
+    (kernel arguments such as ``%K`` can be given values later).
+
+    >>> Loop(3, "0", "%K", "32").trips({"K": 100}), Loop(3, "0", "128", "32").trips()
+    (4, 4)
+    """
+
+    line: int
+    lower: str
+    upper: str
+    step: str
+    defs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # scalar arith
+
+    def _value(self, v: str, args: dict[str, int] | None, depth: int = 0) -> int | None:
+        if v.lstrip("-").isdigit():
+            return int(v)
+        if args and v.lstrip("%") in args:
+            return int(args[v.lstrip("%")])
+        if v in self.defs and depth < 32:
+            op, a, b = self.defs[v]
+            x, y = self._value(a, args, depth + 1), self._value(b, args, depth + 1)
+            return None if x is None or y is None else _INT_OPS[op](x, y)
+        return None
+
+    def trips(self, args: dict[str, int] | None = None) -> int | None:
+        vals = [self._value(v, args) for v in (self.lower, self.upper, self.step)]
+        if any(v is None for v in vals):
+            return None
+        lo, hi, st = vals
+        return max(0, -(-(hi - lo) // st)) if st > 0 else None
+
+    def text(self) -> str:
+        return f"for {self.lower} to {self.upper} step {self.step} (TTGIR line {self.line})"
+
+
+@dataclass(frozen=True)
+class Site:
+    """One TTGIR op: its name, the kernel source location it comes from (the outermost caller of
+    an inlined chain, as the PTX's ``inlined_at`` names it), its loops and warp partition."""
+
+    line: int
+    name: str
+    site: tuple[str, int, int] | None
+    loops: tuple[Loop, ...]
+    partition: tuple[int, int] | None = None  # (index, num_warps) inside ttg.warp_specialize
+    text: str = ""
+
+
+def _outer_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int, int] | None:
+    """The outermost ``file:line:col`` of a location: the caller of ``callsite(callee at caller)``."""
+    if depth > 32:
+        return None
+    ref = ref.strip()
+    if ref.startswith("loc("):
+        ref = ref[4:-1] if ref.endswith(")") else ref[4:]
+    if ref.startswith("callsite("):
+        inner = ref[len("callsite(") :].rstrip(")")
+        depth_, cut = 0, -1
+        for i, c in enumerate(inner):
+            depth_ += c in "(["
+            depth_ -= c in ")]"
+            if depth_ == 0 and inner.startswith(" at ", i):
+                cut = i
+        if cut >= 0:
+            return _outer_loc(inner[cut + 4 :], locs, depth + 1)
+    m = _LOC_FILE.match(ref) or _LOC_FILE.match(f"loc({ref}")
+    if m:
+        return (m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3)))
+    for r in _LOC_REF.findall(ref):
+        if r in locs:
+            return _outer_loc(locs[r], locs, depth + 1)
+    m = _LOC_FILE.search(ref)
+    return (m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))) if m else None
+
+
+def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
+    """Every op of a TTGIR module with its loop nest; the integer constants; the kernel's
+    argument names (``tt.func`` parameters, in order).
+
+    >>> sites, consts, args = read_sites('''module {
+    ...   tt.func public @k(%K: i32 loc("K"(#loc))) {
+    ...     %c0 = arith.constant 0 : i32 loc(#loc1)
+    ...     %c32 = arith.constant 32 : i32 loc(#loc1)
+    ...     %r = scf.for %i = %c0 to %K step %c32 iter_args(%a = %c0) -> (i32) : i32 {
+    ...       %s = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+    ...       ^bb0(%p: f32, %q: f32):
+    ...         tt.reduce.return %p : f32 loc(#loc1)
+    ...       }) : (tensor<4xf32>) -> f32 loc(#loc2)
+    ...       scf.yield %a : i32 loc(#loc1)
+    ...     } loc(#loc1)
+    ...   } loc(#loc)
+    ... } loc(#loc)
+    ... #loc = loc("k.py":1:0)
+    ... #loc1 = loc(unknown)
+    ... #loc2 = loc(callsite(#loc3 at #loc4))
+    ... #loc3 = loc("standard.py":9:1)
+    ... #loc4 = loc("k.py":7:5)''')
+    >>> red = next(s for s in sites if s.name == "tt.reduce")
+    >>> red.site, [lp.trips({"K": 64}) for lp in red.loops], args
+    (('k.py', 7, 5), [2], ['K'])
+    """
+    locs: dict[str, str] = {}
+    lines = text.splitlines()
+    for line in lines:
+        a = _ALIAS.match(line)
+        if a and a.group(2).startswith("loc("):
+            locs[a.group(1)] = a.group(2)
+    consts: dict[str, int] = {}
+    scalar: dict[str, tuple[str, str, str]] = {}
+    args: list[str] = []
+    sites: list[Site] = []
+    stack: list[tuple[str, object, int | None]] = []  # (kind, Loop | partition | None, open site)
+    for no, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s or s.startswith(("#", "^", "//")):
+            continue
+        c = _CONST.match(line)
+        if c:
+            consts[c.group(1)] = int(c.group(2))
+        d = _SCALAR.match(line)
+        if d and d.group(2) in _INT_OPS:
+            scalar[d.group(1)] = (d.group(2), str(consts.get(d.group(3), d.group(3))),
+                                  str(consts.get(d.group(4), d.group(4))))  # fmt: skip
+        if s.startswith("tt.func"):
+            args = re.findall(r"%([\w$.-]+):", s.split("(", 1)[1]) if "(" in s else []
+        if s.startswith("}"):
+            kind, _, opened = stack.pop() if stack else ("", None, None)
+            if opened is not None:  # a region op's location is written after its regions
+                body, loc_text = _trailing_loc(s)
+                old = sites[opened]
+                sites[opened] = replace(old, site=_outer_loc(loc_text, locs) if loc_text else old.site)
+            if s.rstrip().endswith("{"):
+                p = _PARTITION.search(s)
+                stack.append(
+                    ("partition" if p else "block", (int(p.group(1)), int(p.group(2))) if p else None, None)
+                )
+            continue
+        m = _ANY_OP.match(line)
+        loops = tuple(v for k, v, _ in stack if k == "loop")
+        parts = [v for k, v, _ in stack if k == "partition"]
+        added = bool(m and m.group(2) not in ("tt.func", "module"))
+        if added:
+            body, loc_text = _trailing_loc(s)
+            sites.append(Site(no, m.group(2), _outer_loc(loc_text, locs) if loc_text else None, loops,
+                              parts[-1] if parts else None, s[:200]))  # fmt: skip
+        if s.rstrip().endswith("{"):
+            f = _FOR.search(s)
+            if f:
+                lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
+                stack.append(("loop", Loop(no, lo, hi, st, scalar), len(sites) - 1 if added else None))
+            else:
+                p = _PARTITION.search(s)
+                kind = "partition" if p else "block"
+                part = (int(p.group(1)), int(p.group(2))) if p else None
+                stack.append((kind, part, len(sites) - 1 if added else None))
+    return sites, consts, args

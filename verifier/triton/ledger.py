@@ -1,0 +1,316 @@
+"""The whole-kernel ledger: every shared-memory instruction of Triton's PTX, attributed to the
+TTGIR op it comes from, with its executions per CTA and its wavefronts.
+
+Sources, per instruction group (one source location, instruction and loop nest):
+
+- explicit buffers (``local_alloc/local_store/local_load/async_copy_global_to_local``): the
+  scan's layout count (``scan.py``); where the PTX fixes every thread's address too (outside a
+  pipelined loop), the PTX's own addresses are counted as well and the two must agree.
+- scratch of ``tt.reduce``, ``tt.scan``, ``tt.histogram``, ``tt.gather``, ``ttg.convert_layout``
+  and any other op Triton's allocator gives scratch: the addresses Triton's lowering computes,
+  read from the PTX (``ptx.py``) for every thread of the CTA, counted by the hardware model.
+- TMA copies, wgmma/tcgen05 operand reads, mbarrier, tensor-map and tensor-memory-address
+  instructions: listed with their op, not counted in LSU shared wavefronts (``counted: false``).
+
+Executions: the PTX loops around an instruction are matched in order with the TTGIR's ``scf.for``
+nest; a loop's trip count is resolved where its bounds are constants (or, given the kernel's
+arguments, from them), else the entry costs "per iteration".
+
+>>> ptx = '''.visible .entry k()
+... .reqntid 64
+... {
+... .loc 1 7 3
+...   mov.u32 %r1, %tid.x;
+...   shl.b32 %r2, %r1, 2;
+...   st.shared.b32 [%r2], %r1;
+... }
+... .file 1 "k.py"'''
+>>> ttgir = '''module {
+...   tt.func public @k() {
+...     %s = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+...     }) : (tensor<64xf32>) -> f32 loc(#loc2)
+...   } loc(#loc)
+... } loc(#loc)
+... #loc = loc("k.py":1:0)
+... #loc2 = loc("k.py":7:3)'''
+>>> led = build({"buffers": [], "num_warps": 2}, ttgir, ptx)
+>>> e = led["entries"][0]
+>>> e["op"], e["kind"], e["instr"], e["instructions"], e["executions"], e["wavefronts"], e["ideal"]
+('tt.reduce', 'scratch', 'st32', 2, 1, 2, 2)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from bankproof.models.hardware import evaluate, instruction
+from bankproof.verifier.triton.ptx import SharedOp, _loops, parse_kernel, shared_ops
+from bankproof.verifier.triton.ttgir import Loop, Site, read_sites
+
+BUFFER_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load", "ttg.async_copy_global_to_local")
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "tt.sort",
+               "tt.topk", "tt.atomic_rmw", "tt.atomic_cas", "ttg.warp_specialize")  # fmt: skip
+FAMILY_OPS = {
+    "tma": ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
+            "ttng.async_tma_gather", "ttng.async_tma_scatter", "ttng.async_tma_reduce",
+            "ttng.async_copy_global_to_local", "ttng.async_tma_prefetch"),
+    "mma": ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"),
+    "mbarrier": ("ttng.init_barrier", "ttng.inval_barrier", "ttng.barrier_expect", "ttng.wait_barrier",
+                 "ttng.arrive_barrier", "ttng.tc_gen5_commit", "ttng.async_tma_copy_global_to_local",
+                 "ttng.tc_gen5_mma", "ttng.async_copy_mbarrier_arrive"),
+    "tensormap": ("ttng.tensormap_create",),
+    "tmem": ("ttng.tmem_alloc", "ttng.tc_gen5_commit", "ttng.tc_gen5_mma"),
+}  # fmt: skip
+NOT_COUNTED = {
+    "tma": "TMA copy: the tensor-memory accelerator moves it, not LSU shared wavefronts",
+    "mma": "tensor-core operand read through a shared-memory descriptor (ncu: op_gmma for wgmma)",
+    "mbarrier": "mbarrier operation on an 8-byte barrier word",
+    "tensormap": "tensor-map field update in shared memory before the descriptor is copied out",
+    "tmem": "tensor-memory allocation writes the tensor-memory address to shared memory",
+}
+# ops whose scratch the descriptor-creation code writes with plain stores (zeroing the 128-byte map)
+DESCRIPTOR_OPS = ("ttng.tensormap_create",)
+TMEM_OPS = ("ttng.tmem_alloc",)
+
+
+def _where(site: tuple[str, int, int] | None) -> str:
+    return f"{site[0]}:{site[1]}:{site[2]}" if site else "?"
+
+
+def _loop_map(ptx_loops: list[tuple[int, int]], sites: list[Site]) -> dict[int, Loop] | None:
+    """PTX loop (start index) -> TTGIR loop, matched in program order with the same nesting."""
+    ttgir: list[Loop] = []
+    depth: dict[Loop, int] = {}
+    for s in sites:
+        for d, lp in enumerate(s.loops):
+            if lp not in depth:
+                ttgir.append(lp)
+                depth[lp] = d
+    ttgir.sort(key=lambda lp: lp.line)
+    pdepth = [sum(1 for a, b in ptx_loops if a <= s and e <= b and (a, b) != (s, e)) for s, e in ptx_loops]
+    if len(ttgir) != len(ptx_loops) or [depth[lp] for lp in ttgir] != pdepth:
+        return None
+    return {s: lp for (s, _), lp in zip(ptx_loops, ttgir, strict=True)}
+
+
+def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dict]]:
+    """The scan's accesses by (site, instruction name, TTGIR loop nest)."""
+    out: dict[tuple, list[dict]] = defaultdict(list)
+    for b in report.get("buffers", []):
+        for a in b["accesses"]:
+            if "instr" not in a:
+                continue
+            s = by_line.get(a["location"].get("ttgir_line", -1))
+            if s is None:
+                continue
+            name = a["instr"].replace("64b", "64")
+            if a["op"] == "ttg.async_copy_global_to_local":
+                name = f"cp{int(name[2:]) // 8}"
+            out[(s.site, name, s.loops)].append({**a, "buffer": b["buffer"]})
+    return out
+
+
+def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
+    if any(o.offsets is None for o in ops):
+        return None
+    wf = ideal = 0
+    for o in ops:
+        name = o.name.split(".")[0] if o.family == "ldgsts" else o.name
+        ins = instruction({"cp4": "st32", "cp8": "st64", "cp16": "st128"}.get(name, name))
+        c, i, _ = evaluate(ins, o.offsets, o.active)
+        wf, ideal = wf + int(c.sum()), ideal + int(i.sum())
+    return wf, ideal
+
+
+def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None) -> dict:
+    """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
+    PTX instructions (no TTGIR op at their source location can account for them),
+    ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``."""
+    kernel = parse_kernel(ptx)
+    sites, _, arg_names = read_sites(ttgir)
+    by_line = {s.line: s for s in sites}
+    by_site: dict[tuple, list[Site]] = defaultdict(list)
+    for s in sites:
+        by_site[s.site].append(s)
+    ptx_loops = _loops(kernel)
+    lmap = _loop_map(ptx_loops, sites)
+    ops = shared_ops(kernel)
+    scan = _scan_counts(report, by_line)
+    warps = max(1, kernel.threads // 32)
+
+    def nest(o: SharedOp) -> tuple[Loop, ...] | None:
+        if not o.loops:
+            return ()
+        if lmap is None:
+            return None
+        return tuple(lmap[i] for i in o.loops)
+
+    groups: dict[tuple, list[SharedOp]] = defaultdict(list)
+    for o in ops:
+        base = o.name.split(".")[0] if o.family == "ldgsts" else o.name
+        groups[(o.ins.loc, o.family, base, o.loops)].append(o)
+    entries, unattributed, disagreements, loose = [], [], [], []
+    all_names = {s.name for s in sites}
+    func_loc = next((s.site for s in sites if s.name == "tt.return"), None)
+    for (loc, fam, name, _), grp in groups.items():
+        lp = nest(grp[0])
+        here = by_site.get(loc, [])
+        names = {s.name for s in here}
+        entry = {
+            "location": _where(loc),
+            "family": fam,
+            "instr": name,
+            "ptx_lines": [o.ins.line for o in grp],
+        }
+        if fam == "ldgsts":
+            entry["cache"] = sorted({o.name.split(".")[1] for o in grp})
+        per_warp = len(grp)
+        reach = sum(int(o.reach.any(axis=1).sum()) if o.reach is not None else warps for o in grp)
+        entry["instructions_per_warp"] = per_warp
+        entry["instructions"] = reach
+        if lp is None:
+            entry["loops"], entry["executions"] = None, None
+            entry["executions_reason"] = "the PTX's loops do not match the TTGIR's scf.for nest"
+        else:
+            entry["loops"] = [{"ttgir_line": x.line, "bounds": x.text(), "trips": x.trips(args)} for x in lp]
+            trips = [x.trips(args) for x in lp]
+            entry["executions"] = int(np.prod(trips)) if all(t is not None for t in trips) else None
+            if entry["executions"] is None:
+                entry["executions_reason"] = "per iteration: a loop's bounds are run-time values"
+        if any(o.conditional for o in grp):
+            entry["conditional"] = True
+        if fam not in ("lsu", "ldgsts", "atomic"):
+            owners = [n for n in FAMILY_OPS.get(fam, ()) if n in names]
+            if not owners:  # Triton hoists some (tensor-memory allocation) or LLVM moves the line
+                owners = [n for n in FAMILY_OPS.get(fam, ()) if n in all_names]
+                entry["note"] = "the PTX gives another source line than the op's"
+            if not owners:
+                unattributed.append(f"{_where(loc)}: {per_warp} {name} ({fam}) with no TTGIR op to own it")
+                continue
+            entry.update({"op": owners[0], "kind": fam, "counted": False, "reason": NOT_COUNTED[fam]})
+            entries.append(entry)
+            continue
+        key = (loc, name, lp if lp is not None else ())
+        accesses = scan.pop(key, []) if lp is not None else []
+        ptx_wf = _ptx_wavefronts(grp)
+        if accesses:
+            scan_per_warp = sum(a["instructions"] for a in accesses) // max(
+                1, report.get("num_warps") or warps
+            )
+            entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
+            entry["kind"] = "buffer"
+            entry["buffers"] = sorted({a["buffer"] for a in accesses})
+            if scan_per_warp != per_warp:
+                others = [n for n in names if n in SCRATCH_OPS]
+                if scan_per_warp > per_warp or not others:
+                    disagreements.append(
+                        f"{_where(loc)}: scan counts {scan_per_warp} {name} per warp, the PTX has {per_warp}"
+                    )
+                    entries.append({**entry, "wavefronts": None, "counted": False})
+                    continue
+                entry["op"] += " + " + ", ".join(others)  # a conversion shares the line
+                entry["kind"] = "buffer+scratch"
+            scan_wf = sum(a["wavefronts"] for a in accesses) * per_warp // max(1, scan_per_warp)
+            scan_ideal = sum(a["ideal"] for a in accesses) * per_warp // max(1, scan_per_warp)
+            if ptx_wf is not None:
+                if entry["kind"] == "buffer" and ptx_wf[0] != scan_wf:
+                    disagreements.append(
+                        f"{_where(loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {ptx_wf[0]}"
+                    )
+                entry["wavefronts"], entry["ideal"], entry["source"] = ptx_wf[0], ptx_wf[1], "ptx+scan"
+            else:
+                entry["wavefronts"], entry["ideal"], entry["source"] = scan_wf, scan_ideal, "scan"
+                if entry["kind"] != "buffer":
+                    entry["wavefronts"] = None
+                    entry["reason"] = "a conversion shares the line and the PTX addresses are not known"
+        else:
+            owners = [n for n in names if n in SCRATCH_OPS] or [n for n in names if n in DESCRIPTOR_OPS]
+            if not owners and loc == func_loc and any(n in all_names for n in TMEM_OPS):
+                owners = list(TMEM_OPS)  # the tensor-memory base address, read back at kernel entry
+            if not owners:
+                loose.append((loc, name, lp, per_warp, entry, grp, ptx_wf))
+                continue
+            entry["op"] = ", ".join(sorted(set(owners)))
+            entry["kind"] = ("descriptor" if owners[0] in DESCRIPTOR_OPS else
+                             "tmem" if owners[0] in TMEM_OPS else "scratch")  # fmt: skip
+            if ptx_wf is None:
+                why = next(o.unknown for o in grp if o.unknown)
+                entry.update({"wavefronts": None, "reason": why})
+            else:
+                entry["wavefronts"], entry["ideal"], entry["source"] = ptx_wf[0], ptx_wf[1], "ptx"
+        entry.setdefault("counted", entry.get("wavefronts") is not None)
+        entries.append(entry)
+    for loc, name, lp, per_warp, entry, _grp, ptx_wf in loose:
+        # LLVM gave the instructions another source line: claim them for a scan access of the same
+        # instruction, loop nest and count whose own line has none
+        key = next((k for k, acc in scan.items() if k[1] == name and k[2] == (lp or ()) and
+                    sum(a["instructions"] for a in acc) // warps == per_warp), None)  # fmt: skip
+        if key is None:
+            unattributed.append(f"{_where(loc)}: {per_warp} {name} with no TTGIR op to own it")
+            continue
+        accesses = scan.pop(key)
+        scan_wf = sum(a["wavefronts"] for a in accesses)
+        entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
+        entry["kind"] = "buffer"
+        entry["buffers"] = sorted({a["buffer"] for a in accesses})
+        entry["note"] = f"the PTX gives line {_where(loc)}; the op is at {_where(key[0])}"
+        if ptx_wf is not None and ptx_wf[0] != scan_wf:
+            disagreements.append(
+                f"{_where(loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {ptx_wf[0]}"
+            )
+        wf = ptx_wf or (scan_wf, sum(a["ideal"] for a in accesses))
+        entry.update(
+            {"wavefronts": wf[0], "ideal": wf[1], "source": "ptx+scan" if ptx_wf else "scan", "counted": True}
+        )
+        entries.append(entry)
+    for (loc, name, _), accesses in scan.items():  # counted by the scan, absent from the PTX
+        disagreements.append(
+            f"{_where(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
+        )
+    for e in entries:
+        if e.get("wavefronts") is not None and e.get("executions") is not None:
+            e["total_wavefronts"] = e["wavefronts"] * e["executions"]
+            e["total_instructions"] = e["instructions"] * e["executions"]
+    return {
+        "kernel": kernel.name,
+        "threads": kernel.threads,
+        "arguments": arg_names,
+        "entries": entries,
+        "unattributed": unattributed,
+        "disagreements": disagreements,
+        "totals": totals(entries),
+    }
+
+
+def op_class(entry: dict) -> str:
+    """The Nsight Compute op class an entry's wavefronts are counted under."""
+    name = entry["instr"]
+    if entry["family"] == "ldgsts":
+        return "ldgsts_bypass" if entry.get("cache") == ["cg"] else "ldgsts"
+    return name.split(".")[0].rstrip("0123456789") if not name.startswith(("ldsm", "stsm")) else name[:4]
+
+
+def totals(entries: list[dict]) -> dict:
+    """Per CTA: wavefronts and instructions by op class (``ld``, ``st``, ``ldsm``, ``stsm``,
+    ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown."""
+    out: dict[str, dict] = {}
+    for e in entries:
+        if not e.get("counted"):
+            continue
+        c = out.setdefault(op_class(e), {"wavefronts": 0, "instructions": 0})
+        if c["wavefronts"] is None or "total_wavefronts" not in e:
+            c["wavefronts"] = c["instructions"] = None
+            continue
+        c["wavefronts"] += e["total_wavefronts"]
+        c["instructions"] += e["total_instructions"]
+    return dict(sorted(out.items()))
+
+
+def unchecked(ledger: dict) -> list[str]:
+    """Ledger entries whose wavefronts are not known (a gate must not pass on them)."""
+    return [
+        f"{e['location']} {e['op']} {e['instr']}: wavefronts unknown ({e.get('reason', '')})"
+        for e in ledger["entries"]
+        if e["family"] in ("lsu", "ldgsts", "atomic") and e.get("wavefronts") is None
+    ]
