@@ -106,8 +106,8 @@ def parse_kernel(ptx: str) -> Kernel:
     params = []
     for p in m.group(2).split(","):
         words = p.split()
-        if len(words) >= 3:
-            params.append((words[-2].lstrip("."), words[-1]))
+        if len(words) >= 3 and words[0] == ".param":
+            params.append((words[1].lstrip("."), words[-1]))
     rest = ptx[m.end() :]
     threads = 1
     for key in (".reqntid", ".maxntid"):
