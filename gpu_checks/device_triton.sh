@@ -7,11 +7,11 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 PLAN=${1:?plan.json}; OUT=${2:?outdir}
 export PYTHONUNBUFFERED=1
-python3 -m bankproof.gpu_checks.triton_kernels run "$PLAN" > "$OUT/triton_run.log" 2>&1
+python3 -m bankproof.gpu_checks.triton_kernels run "$PLAN" "$OUT/launched.json" > "$OUT/triton_run.log" 2>&1
 echo "plain run rc=$? ($(grep -c '^ran ' "$OUT/triton_run.log") kernels)"
 METRICS="$(python3 -m bankproof.gpu_checks.triton_kernels metrics)"
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
-    python3 -m bankproof.gpu_checks.triton_kernels run "$PLAN" > /tmp/tk_ncu.csv 2> "$OUT/triton_ncu.err"
+    python3 -m bankproof.gpu_checks.triton_kernels run "$PLAN" /tmp/launched.json > /tmp/tk_ncu.csv 2> "$OUT/triton_ncu.err"
 echo "ncu rc=$?"
 cp /tmp/tk_ncu.csv "$OUT/triton_ncu.csv"
-python3 -m bankproof.gpu_checks.triton_kernels collect "$PLAN" /tmp/tk_ncu.csv "$OUT/triton_kernels.json"
+python3 -m bankproof.gpu_checks.triton_kernels collect "$PLAN" /tmp/tk_ncu.csv "$OUT/triton_kernels.json" /tmp/launched.json

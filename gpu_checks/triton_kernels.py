@@ -30,13 +30,61 @@ METRICS = [
 ]  # fmt: skip
 
 
-def run(plan_path: str) -> None:
+def _w(op: str) -> str:
+    return f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"
+
+
+def _g(suffix: str) -> str:
+    return f"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts{suffix}.sum"
+
+
+def compare(measured: dict[str, int | None], totals: dict[str, dict]) -> dict[str, tuple]:
+    """Ledger totals (per op class, one CTA) against Nsight Compute's counters, as
+    ``{quantity: (ledger, measured)}`` for every quantity that differs. LDSM/STSM wavefronts count
+    under the l1tex ``op_ld``/``op_st`` metrics with the plain loads and stores; cp.async under
+    ``ldgsts`` (``cache_access`` for ``.ca``, ``cache_bypass`` for ``.cg``).
+
+    >>> compare({_w("ld"): 12, METRICS[4]: 3}, {"ld": {"wavefronts": 4, "instructions": 3},
+    ...                                        "ldsm": {"wavefronts": 8, "instructions": 2}})["ldsm_instructions"]
+    (2, None)
+    """
+
+    def led(cls: str, key: str) -> int | None:
+        v = totals.get(cls, {}).get(key, 0)
+        return v
+
+    def add(*vals):
+        return None if any(v is None for v in vals) else sum(vals)
+
+    pairs = {
+        "ld_wavefronts": (add(led("ld", "wavefronts"), led("ldsm", "wavefronts")), measured.get(_w("ld"))),
+        "st_wavefronts": (add(led("st", "wavefronts"), led("stsm", "wavefronts")), measured.get(_w("st"))),
+        "ldgsts_instructions": (
+            add(led("ldgsts", "instructions"), led("ldgsts_bypass", "instructions")),
+            measured.get("sm__sass_inst_executed_op_ldgsts.sum"),
+        ),
+        "ldgsts_ca_wavefronts": (led("ldgsts", "wavefronts"), measured.get(_g("_cache_access"))),
+        "ldgsts_cg_wavefronts": (led("ldgsts_bypass", "wavefronts"), measured.get(_g("_cache_bypass"))),
+    }
+    for cls in ("ld", "st", "ldsm", "stsm"):
+        pairs[f"{cls}_instructions"] = (led(cls, "instructions"), measured.get(metrics.INSTRUCTIONS[cls]))
+    return {k: v for k, v in pairs.items() if v[0] != v[1]}
+
+
+def run(plan_path: str, launched_path: str | None = None) -> None:
+    """Launch every kernel of the plan once (one CTA), skipping those that ask for more shared
+    memory than the device allows a block; ``launched_path`` lists the names launched, in order."""
     import cupy as cp
     import numpy as np
 
     plan = json.loads(Path(plan_path).read_text())
     base = Path(plan_path).parent
+    limit = cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+    launched = []
     for kp in plan["kernels"]:
+        if kp["shared"] > limit:
+            print(f"skip {kp['name']}: needs {kp['shared']} bytes of shared memory, the device allows {limit}")
+            continue
         mod = cp.RawModule(path=str(base / kp["cubin"]))
         fn = mod.get_function(kp["kernel"])
         if kp["shared"] > 48 * 1024:
@@ -44,22 +92,24 @@ def run(plan_path: str) -> None:
         args = []
         for p in kp["params"]:
             if "buffer" in p:
-                args.append(
-                    cp.zeros(max(p["buffer"], 256) // 4, dtype=cp.int32) if p["buffer"] else np.uint64(0)
-                )
+                args.append(cp.zeros(max(p["buffer"], 256) // 4, dtype=cp.int32) if p["buffer"] else np.uint64(0))
             else:
-                args.append(
-                    {"u32": np.int32, "s32": np.int32, "u64": np.int64, "s64": np.int64}.get(
-                        p["type"], np.int32
-                    )(p["value"])
-                )
+                width = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64}
+                args.append(width.get(p["type"], np.int32)(p["value"]))
         fn((1, 1, 1), (kp["threads"], 1, 1), tuple(args), shared_mem=kp["shared"])
         cp.cuda.Device().synchronize()
+        launched.append(kp["name"])
         print(f"ran {kp['name']}", flush=True)
+    if launched_path:
+        Path(launched_path).write_text(json.dumps(launched))
 
 
-def collect(plan_path: str, csv_path: str, out_path: str) -> None:
+def collect(plan_path: str, csv_path: str, out_path: str, launched_path: str | None = None) -> None:
+    """Pair the profiled launches (in order) with the kernels launched, and write the record."""
     plan = json.loads(Path(plan_path).read_text())
+    if launched_path:
+        names = set(json.loads(Path(launched_path).read_text()))
+        plan["kernels"] = [k for k in plan["kernels"] if k["name"] in names]
     rows = list(
         csv.DictReader(line for line in Path(csv_path).read_text().splitlines() if line.startswith('"'))
     )
@@ -83,9 +133,9 @@ def collect(plan_path: str, csv_path: str, out_path: str) -> None:
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "run":
-        run(sys.argv[2])
+        run(*sys.argv[2:4])
     elif cmd == "collect":
-        collect(*sys.argv[2:5])
+        collect(*sys.argv[2:6])
     elif cmd == "metrics":
         print(",".join(METRICS))
     else:

@@ -137,4 +137,29 @@ def corpus_text(result: CorpusResult, archs: list[str]) -> str:
                     for a in b["accesses"]
                 )
                 lines.append(f"    {b['buffer']} {b['shared']}: {b['wavefronts']} ({verdict}) [{costs}]")
+            lines += ledger_lines(e.get("ledger"))
     return "\n".join(lines) + "\n"
+
+
+def ledger_lines(led: dict | None, indent: str = "    ") -> list[str]:
+    """The whole-kernel ledger, one line per entry: where, op, kind, instruction, instructions per
+    CTA execution x executions, wavefronts (ideal) per execution, or why it is not counted.
+
+    >>> ledger_lines({"entries": [{"location": "k.py:7:3", "op": "tt.reduce", "kind": "scratch",
+    ...   "instr": "st32", "instructions": 4, "executions": None, "wavefronts": 4, "ideal": 4,
+    ...   "counted": True}], "unattributed": [], "totals": {}})
+    ['    ledger: k.py:7:3 tt.reduce (scratch) st32 x4 per iteration: 4 wavefronts (ideal 4)']
+    """
+    if not led:
+        return []
+    out = []
+    for x in led["entries"]:
+        runs = "per iteration" if x.get("executions") is None else f"x{x['executions']}"
+        what = f"{x.get('op', '?')} ({x.get('kind', '?')}) {x['instr']} x{x['instructions']}"
+        head = f"{indent}ledger: {x['location']} {what} {runs}"
+        if x.get("counted"):
+            out.append(f"{head}: {x['wavefronts']} wavefronts (ideal {x['ideal']})")
+        else:
+            out.append(f"{head}: not counted ({x.get('reason', 'unknown')})")
+    out += [f"{indent}ledger: unattributed {u}" for u in led.get("unattributed", [])]
+    return out

@@ -69,6 +69,10 @@ NOT_COUNTED = {
     "tensormap": "tensor-map field update in shared memory before the descriptor is copied out",
     "tmem": "tensor-memory allocation writes the tensor-memory address to shared memory",
 }
+ATOMIC_REASON = (
+    "shared atomics at data-dependent addresses (a histogram's bins): the cost depends on the input "
+    "values, so there is no static count (Nsight Compute: op_atom)"
+)
 # ops whose scratch the descriptor-creation code writes with plain stores (zeroing the 128-byte map)
 DESCRIPTOR_OPS = ("ttng.tensormap_create",)
 TMEM_OPS = ("ttng.tmem_alloc",)
@@ -109,6 +113,12 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
                 name = f"cp{int(name[2:]) // 8}"
             out[(s.site, name, s.loops)].append({**a, "buffer": b["buffer"]})
     return out
+
+
+def _warps(o: SharedOp, warps: int) -> int:
+    if o.active is not None and o.offsets is not None:
+        return int(o.active.any(axis=1).sum())
+    return int(o.reach.any(axis=1).sum()) if o.reach is not None else warps
 
 
 def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
@@ -166,7 +176,10 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         if fam == "ldgsts":
             entry["cache"] = sorted({o.name.split(".")[1] for o in grp})
         per_warp = len(grp)
-        reach = sum(int(o.reach.any(axis=1).sum()) if o.reach is not None else warps for o in grp)
+        # warps that execute it: those with an active lane where the PTX says which (ptxas branches
+        # around a shared access no lane of a warp makes: measured, descriptor zeroing), else those
+        # whose control flow reaches it
+        reach = sum(_warps(o, warps) for o in grp)
         entry["instructions_per_warp"] = per_warp
         entry["instructions"] = reach
         if lp is None:
@@ -190,9 +203,13 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
                 continue
             entry.update({"op": owners[0], "kind": fam, "counted": False, "reason": NOT_COUNTED[fam]})
             entries.append(entry)
+            if name == "tensormap.replace":
+                entries += _tensormap_rule(entry, reach // max(1, per_warp))
             continue
         key = (loc, name, lp if lp is not None else ())
-        accesses = scan.pop(key, []) if lp is not None else []
+        if lp is None:  # loops not matched (warp-specialized partitions): match by line and instruction
+            key = next((k for k in scan if k[0] == loc and k[1] == name), key)
+        accesses = scan.pop(key, [])
         ptx_wf = _ptx_wavefronts(grp)
         if accesses:
             scan_per_warp = sum(a["instructions"] for a in accesses) // max(
@@ -234,7 +251,9 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
             entry["op"] = ", ".join(sorted(set(owners)))
             entry["kind"] = ("descriptor" if owners[0] in DESCRIPTOR_OPS else
                              "tmem" if owners[0] in TMEM_OPS else "scratch")  # fmt: skip
-            if ptx_wf is None:
+            if ptx_wf is None and fam == "atomic":  # histogram bins: where each lane adds is data
+                entry.update({"wavefronts": None, "counted": False, "reason": ATOMIC_REASON})
+            elif ptx_wf is None:
                 why = next(o.unknown for o in grp if o.unknown)
                 entry.update({"wavefronts": None, "reason": why})
             else:
@@ -283,6 +302,24 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     }
 
 
+# Measured (gpu_checks/results/h100-2026-11-23-triton-kernels.json, 9 kernels, 3-4 descriptors
+# each): filling one tensor map in shared memory (a ``tensormap.replace`` sequence, one warp) costs
+# that warp 7 shared loads and 9 shared stores in SASS, one wavefront each, on top of the PTX's own
+# ld/st. PTX has no ld/st for them, so they are a rule, not a count.
+TENSORMAP_LSU = {"ld32": (7, 7), "st32": (9, 9)}  # instr -> (instructions, wavefronts) per warp
+
+
+def _tensormap_rule(entry: dict, warps: int) -> list[dict]:
+    out = []
+    for instr, (n, wf) in TENSORMAP_LSU.items():
+        row = {**entry, "family": "lsu", "instr": instr, "kind": "descriptor", "counted": True}
+        row.update({"instructions_per_warp": n, "instructions": n * warps, "wavefronts": wf * warps})
+        row.update({"ideal": n * warps, "source": "rule: tensormap.replace in SASS (measured)"})
+        row["reason"] = "tensor-map fill lowered to shared loads and stores (measured rule)"
+        out.append(row)
+    return out
+
+
 def op_class(entry: dict) -> str:
     """The Nsight Compute op class an entry's wavefronts are counted under."""
     name = entry["instr"]
@@ -312,5 +349,5 @@ def unchecked(ledger: dict) -> list[str]:
     return [
         f"{e['location']} {e['op']} {e['instr']}: wavefronts unknown ({e.get('reason', '')})"
         for e in ledger["entries"]
-        if e["family"] in ("lsu", "ldgsts", "atomic") and e.get("wavefronts") is None
+        if e["family"] in ("lsu", "ldgsts") and e.get("wavefronts") is None
     ]
