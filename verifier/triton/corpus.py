@@ -396,6 +396,14 @@ def _unattributed_table(compiled: list[dict]) -> list[tuple[tuple[str, str], lis
     return sorted(table.items())
 
 
+def _kinds(compiled: list[dict]) -> str:
+    kinds: dict[str, int] = {}
+    for e in compiled:
+        for x in e.get("ledger", {}).get("entries", []):
+            kinds[x["kind"]] = kinds.get(x["kind"], 0) + len(x["ptx_lines"])
+    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+
+
 def findings_markdown(entries: list[dict]) -> str:
     """``docs/triton-findings.md``: every corpus buffer whose chosen layout costs more than the
     optimum, and every access above its ideal (with whether the optimum is reachable)."""
@@ -421,12 +429,10 @@ def findings_markdown(entries: list[dict]) -> str:
         f"- Buffers above the optimum bankproof can reach by changing only the shared layout: {len(above)}.",
         f"- Accesses above their ideal (one wavefront per phase): {len(conflicted)}.",
         f"- Buffers whose optimum bankproof cannot yet compute: {len(unknown)}.",
-        f"- Kernels whose PTX (Triton's own lowering) uses exactly the shared-memory instructions the "
-        f"scan counted, at every access's source line: {sum(1 for e in compiled if not e.get('lowering'))} "
-        f"of {len(compiled)} (`verifier/triton/lowering.py`).",
-        f"- Kernels with shared-memory instructions in their PTX that no access of the scan accounts for "
-        f"(so `triton corpus` exits 3 until they are modeled): "
-        f"{sum(1 for e in compiled if e.get('unattributed'))} of {len(compiled)}; by source location below.",
+        f"- Kernels whose every PTX shared-memory instruction is owned by a ledger entry, counted alike "
+        f"by the scan and the PTX's addresses where both count it (`verifier/triton/ledger.py`): "
+        f"{sum(1 for e in compiled if not e.get('lowering'))} of {len(compiled)}.",
+        f"- Ledger, PTX shared-memory instructions by kind over all kernels: {_kinds(compiled)}.",
         "",
         "## Buffers above the optimum",
         "",
