@@ -102,18 +102,25 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
 def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
     """If Triton's PTX moves an access with other instructions than the scan counted (a new
     Triton lowering, say), the counts may be wrong: say so and exit 4, like engines disagreeing."""
-    from bankproof.verifier.triton import lowering
+    from bankproof.verifier.triton import ledger
 
     kernels = tmp_path / "kernels.py"
     kernels.write_text(USER_KERNELS)
     args = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels)]
     assert main(args) == 0
     assert "instructions differ" not in capsys.readouterr().err
-    monkeypatch.setattr(lowering, "compare", lambda report, ptx: ["kernel.py:7:3: scan {'ld32': 4}, PTX {}"])
+    # a PTX shared-memory instruction that no TTGIR op owns is a leftover: the ledger names it
+    ptx = '.visible .entry k()\n.reqntid 32\n{\n.loc 1 9 1\n mov.u32 %r1, %tid.x;\n shl.b32 %r2, %r1, 2;\n st.shared.b32 [%r2], %r1;\n}\n.file 1 "k.py"'
+    ttgir = 'module {\n  tt.func public @k() {\n    tt.return loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n#loc = loc("k.py":1:0)'
+    leftover = ledger.build({"buffers": [], "num_warps": 1}, ttgir, ptx)["unattributed"]
+    assert leftover == ["k.py:9:1: 1 st32 with no TTGIR op to own it"]
+    real = ledger.build
+    monkeypatch.setattr(ledger, "build", lambda *a, **k: {**real(*a, **k), "unattributed": leftover})
     assert main(args) == 4
     err = capsys.readouterr().err
     assert (
-        "instructions differ from Triton's PTX: user_mm@sm80 kernel.py:7:3: scan {'ld32': 4}, PTX {}" in err
+        "instructions differ from Triton's PTX: user_mm@sm80 unattributed: k.py:9:1: 1 st32 with no TTGIR op"
+        in err
     )
 
 

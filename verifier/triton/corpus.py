@@ -318,7 +318,7 @@ def run_corpus(
             entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
             try:
                 led = ledger.build(entry["report"], ttgir, ptx)
-            except (ValueError, KeyError, IndexError) as e:  # PTX the reader does not understand
+            except (InputError, ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
                 led = {
                     "entries": [],
                     "unattributed": [f"the PTX could not be read: {e}"],
