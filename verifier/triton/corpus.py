@@ -255,8 +255,8 @@ def _load_file(path: str):
     return mod
 
 
-def compile_kernel(config: dict, arch: str, kernels_file: str | None = None) -> tuple[str, str]:
-    """TTGIR and PTX of one configuration for one arch (runs in a worker process)."""
+def compile_config(config: dict, arch: str, kernels_file: str | None = None):
+    """Triton's compiled kernel of one configuration for one arch (``asm``, ``metadata``)."""
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
     from triton.backends.compiler import GPUTarget
@@ -267,7 +267,12 @@ def compile_kernel(config: dict, arch: str, kernels_file: str | None = None) -> 
     attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
     src = ASTSource(fn=fn, signature=sig, constexprs=config.get("constexprs", {}), attrs=attrs)
     opts = {"num_warps": config.get("num_warps", 4), "num_stages": config.get("num_stages", 3)}
-    k = triton.compile(src, target=GPUTarget("cuda", ARCHS[arch], 32), options=opts)
+    return triton.compile(src, target=GPUTarget("cuda", ARCHS[arch], 32), options=opts)
+
+
+def compile_kernel(config: dict, arch: str, kernels_file: str | None = None) -> tuple[str, str]:
+    """TTGIR and PTX of one configuration for one arch (runs in a worker process)."""
+    k = compile_config(config, arch, kernels_file)
     return k.asm["ttgir"], k.asm.get("ptx", "")
 
 
@@ -386,16 +391,6 @@ def _gpu_line() -> str:
     return "- No GPU measurement of these rows is recorded."
 
 
-def _unattributed_table(compiled: list[dict]) -> list[tuple[tuple[str, str], list[str]]]:
-    """``((location, instructions), [kernel@arch, ...])`` for every unattributed PTX location."""
-    table: dict[tuple[str, str], list[str]] = {}
-    for e in compiled:
-        for u in e.get("unattributed", []):
-            where, instrs = u.split(": ", 1)
-            table.setdefault((where.rsplit(":", 1)[0], instrs), []).append(f"{e['config']}@{e['arch']}")
-    return sorted(table.items())
-
-
 def _kinds(compiled: list[dict]) -> str:
     kinds: dict[str, int] = {}
     for e in compiled:
@@ -437,7 +432,6 @@ def findings_markdown(entries: list[dict]) -> str:
         "## Buffers above the optimum",
         "",
     ]
-    loose = _unattributed_table(compiled)
     if not above:
         lines.append("None: wherever bankproof can compute the optimum, Triton's layout reaches it.")
     else:
@@ -486,13 +480,6 @@ def findings_markdown(entries: list[dict]) -> str:
         _gpu_line(),
         "",
     ]
-    if loose:
-        lines += ["", "## Shared-memory instructions no access accounts for", "",
-                  "From Triton's PTX, per source location (file:line, the kernels and arches, the "
-                  "instructions per warp); the whole-kernel ledger is to attribute them.", "",
-                  "| location | kernels | instructions |", "|---|---|---|"]  # fmt: skip
-        lines += [f"| {where} | {len(who)} ({', '.join(sorted({k.split('@')[1] for k in who}))}) | {instrs} |"
-                  for (where, instrs), who in loose]  # fmt: skip
     return "\n".join(lines)
 
 

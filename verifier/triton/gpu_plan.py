@@ -46,22 +46,16 @@ def prepare(out_dir: str, arch: str = "sm90") -> None:
     from bankproof.verifier.triton import corpus, ledger
     from bankproof.verifier.triton.ptx import parse_kernel
     from bankproof.verifier.triton.scan import scan_text
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
-    for config in corpus.builtin_configs():
+    for config in corpus.builtin_configs() + corpus.pending_configs():  # the record has both
         if arch not in config.get("archs", ARCHS):
             continue
-        fn = corpus._kernel(config["kernel"], None)
         sig = config["signature"]
-        attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
-        src = ASTSource(fn=fn, signature=sig, constexprs=config.get("constexprs", {}), attrs=attrs)
-        opts = {"num_warps": config.get("num_warps", 4), "num_stages": config.get("num_stages", 3)}
         try:
-            k = triton.compile(src, target=GPUTarget("cuda", ARCHS[arch], 32), options=opts)
+            k = corpus.compile_config(config, arch)
         except Exception as e:  # noqa: BLE001 - reported, not fatal
             print(f"skip {config['name']}: {type(e).__name__}", file=sys.stderr)
             continue

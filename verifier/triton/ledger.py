@@ -45,6 +45,7 @@ from collections import defaultdict
 
 import numpy as np
 from bankproof.models.hardware import evaluate, instruction
+from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.ptx import SharedOp, _loops, parse_kernel, shared_ops
 from bankproof.verifier.triton.ttgir import Loop, Site, read_sites
 
@@ -108,10 +109,7 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
             s = by_line.get(a["location"].get("ttgir_line", -1))
             if s is None:
                 continue
-            name = a["instr"].replace("64b", "64")
-            if a["op"] == "ttg.async_copy_global_to_local":
-                name = f"cp{int(name[2:]) // 8}"
-            out[(s.site, name, s.loops)].append({**a, "buffer": b["buffer"]})
+            out[(s.site, access_instr(a), s.loops)].append({**a, "buffer": b["buffer"]})
     return out
 
 

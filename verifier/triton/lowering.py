@@ -74,7 +74,9 @@ def ptx_counts_by_location(ptx: str) -> dict[Location, dict[str, int]]:
     return {k: dict(v) for k, v in out.items()}
 
 
-def _name(access: dict) -> str:
+def access_instr(access: dict) -> str:
+    """A scan access's instruction as the PTX names it: ``ld64`` for a b64 load, ``cp16`` for a
+    16-byte ``async_copy_global_to_local``."""
     name = access["instr"].replace("64b", "64")
     if access["op"] == "ttg.async_copy_global_to_local":
         name = f"cp{int(name[2:]) // 8}"
@@ -98,7 +100,7 @@ def scan_counts_by_location(report: dict) -> tuple[dict[Location, dict[str, int]
             if "instr" not in a:
                 partial.add(where)
                 continue
-            out.setdefault(where, Counter())[_name(a)] += a["instructions"] // report["num_warps"]
+            out.setdefault(where, Counter())[access_instr(a)] += a["instructions"] // report["num_warps"]
     return {k: dict(v) for k, v in out.items()}, partial
 
 
