@@ -221,19 +221,18 @@ def _today() -> list[dict]:
     for bm, bn, d, warps in ((128, 64, 64, 4), (128, 128, 128, 8)):
         out.append(_one(f"attention_fwd_tma_{bm}x{bn}_d{d}_w{warps}", "attention_fwd_tma", att,
                         {"BM": bm, "BN": bn, "D": d}, warps, 2, ["sm90", "sm100"]))  # fmt: skip
-    return out
-
-
-def pending_configs() -> list[dict]:
-    """Written and measured on the GPU, not yet in the built-in corpus: the persistent
-    warp-specialized TMA matmul, whose ``ttg.warp_specialize`` partitions (their own warp counts
-    and loops) the ledger does not follow yet."""
     mm16 = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
-    return [
+    out += [
         _one(f"matmul_tma_persistent_ws_fp16_{bm}x{bn}x{bk}_w{warps}", "matmul_tma_persistent_ws", mm16,
              {"BM": bm, "BN": bn, "BK": bk}, warps, 3, ["sm90", "sm100"])
         for bm, bn, bk, warps in ((128, 128, 64, 4), (128, 256, 64, 8))
     ]  # fmt: skip
+    out.append(_one("topk_fp32_16x256_k8_w4", "topk_rows", xy, {"M": 16, "N": 256, "K": 8}, 4))
+    mx = {"a_ptr": "*fp8e4nv", "a_scale_ptr": "*u8", "b_ptr": "*fp8e4nv", "b_scale_ptr": "*u8",
+          "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
+    out.append(_one("matmul_mxfp8_128x128x128_w4", "matmul_mxfp8", mx, {"BM": 128, "BN": 128, "BK": 128},
+                    4, 3, ["sm90", "sm100"]))  # fmt: skip
+    return out
 
 
 def _kernel(name: str, kernels_file: str | None):
@@ -399,6 +398,46 @@ def _kinds(compiled: list[dict]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
 
 
+def _whole_kernels(compiled: list[dict], top: int = 25) -> list[str]:
+    """The ledger per kernel, one pass (every counted instruction once, one iteration of each
+    loop): total shared wavefronts against the ideal, and the Triton choices that cost the most
+    over the corpus (excess = wavefronts - ideal, summed by op, instruction and kind)."""
+    rows, choices = [], {}
+    for e in compiled:
+        counted = [x for x in e.get("ledger", {}).get("entries", []) if x.get("wavefronts") is not None]
+        if not counted:
+            continue
+        wf, ideal = sum(x["wavefronts"] for x in counted), sum(x["ideal"] for x in counted)
+        worst = max(counted, key=lambda x: x["wavefronts"] - x["ideal"])
+        rows.append((wf - ideal, e["config"], e["arch"], wf, ideal, worst))
+        for x in counted:
+            if x["wavefronts"] > x["ideal"]:
+                c = choices.setdefault((x["op"], x["instr"], x["kind"]), [0, set()])
+                c[0] += x["wavefronts"] - x["ideal"]
+                c[1].add(e["config"])
+    rows.sort(key=lambda r: (-r[0], r[1], r[2]))
+    lines = [
+        "## Whole kernels (the ledger)",
+        "",
+        "Every PTX shared-memory instruction of each kernel, counted once (one pass: one iteration of "
+        "each loop; the JSON output gives executions and loop trips). Ideal = one wavefront per phase "
+        f"for the instruction Triton emitted. {sum(1 for r in rows if r[0] == 0)} of {len(rows)} kernels "
+        f"are at the ideal everywhere; the others, furthest first (at most {top}):",
+        "",
+        "| kernel | arch | wavefronts | ideal | excess | costliest entry |",
+        "|---|---|---|---|---|---|",
+    ]
+    for gap, config, arch, wf, ideal, w in [r for r in rows if r[0]][:top]:
+        lines.append(f"| {config} | {arch} | {wf} | {ideal} | {gap} | {w['location']} {w['op']} {w['kind']} "
+                     f"{w['instr']}: {w['wavefronts']} ({w['ideal']}) |")  # fmt: skip
+    lines += ["", "Triton choices that cost the most, over the corpus:", "",
+              "| op | instruction | kind | excess wavefronts | kernels |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for (op, instr, kind), (gap, names) in sorted(choices.items(), key=lambda c: (-c[1][0], c[0]))[:top]:
+        lines.append(f"| {op} | {instr} | {kind} | {gap} | {len(names)} |")
+    return lines + [""]
+
+
 def findings_markdown(entries: list[dict]) -> str:
     """``docs/triton-findings.md``: every corpus buffer whose chosen layout costs more than the
     optimum, and every access above its ideal (with whether the optimum is reachable)."""
@@ -458,8 +497,8 @@ def findings_markdown(entries: list[dict]) -> str:
             f"line {a['location']['ttgir_line']} {a['op']} {a['instr']} | {a['wavefronts']} ({a['ideal']}) | "
             f"{opt} (chosen {b['wavefronts']}) | {b.get('reason', '')} |"
         )
+    lines += ["", *_whole_kernels(compiled)]
     lines += [
-        "",
         "## Reading it",
         "",
         "- `wavefronts (ideal)`: the exact count under the measured Hopper model (`models/hardware.py`) "

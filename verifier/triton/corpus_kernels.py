@@ -228,3 +228,31 @@ def attention_fwd_tma(q_ptr, k_ptr, v_ptr, o_ptr, L, BM: tl.constexpr, BN: tl.co
         acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v_desc.load([start, 0]))
         m_i = m_new
     o_desc.store([start_m, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+@triton.jit
+def topk_rows(x_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """The K largest values of each row (``tl.topk``)."""
+    r = tl.arange(0, M)
+    x = tl.load(x_ptr + r[:, None] * N + tl.arange(0, N)[None, :])
+    tl.store(y_ptr + r[:, None] * K + tl.arange(0, K)[None, :], tl.topk(x, K, dim=1))
+
+
+@triton.jit
+def matmul_mxfp8(
+    a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M, N, K,
+    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+):  # fmt: skip
+    """Block-scaled fp8 matmul (``tl.dot_scaled``, e4m3 with one e8m0 scale per 32 values)."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    rs = tl.arange(0, BK // 32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        sa = tl.load(a_scale_ptr + rm[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        sb = tl.load(b_scale_ptr + rn[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        acc = tl.dot_scaled(a, sa, "e4m3", b, sb, "e4m3", acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))

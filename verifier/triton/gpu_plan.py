@@ -50,7 +50,7 @@ def prepare(out_dir: str, arch: str = "sm90") -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
-    for config in corpus.builtin_configs() + corpus.pending_configs():  # the record has both
+    for config in corpus.builtin_configs():
         if arch not in config.get("archs", ARCHS):
             continue
         sig = config["signature"]

@@ -14,7 +14,8 @@ Sources, per instruction group (one source location, instruction and loop nest):
 
 Executions: the PTX loops around an instruction are matched in order with the TTGIR's ``scf.for``
 nest; a loop's trip count is resolved where its bounds are constants (or, given the kernel's
-arguments, from them), else the entry costs "per iteration".
+arguments, from them; ``program_id_x``/``num_programs_x``... for ``tl.program_id`` and
+``tl.num_programs``, e.g. :data:`ONE_CTA`), else the entry costs "per iteration".
 
 >>> ptx = '''.visible .entry k()
 ... .reqntid 64
@@ -41,12 +42,13 @@ arguments, from them), else the entry costs "per iteration".
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 
 import numpy as np
 from bankproof.models.hardware import evaluate, instruction
 from bankproof.verifier.triton.lowering import access_instr
-from bankproof.verifier.triton.ptx import SharedOp, _loops, parse_kernel, shared_ops
+from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
 from bankproof.verifier.triton.ttgir import Loop, Site, read_sites
 
 BUFFER_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load", "ttg.async_copy_global_to_local")
@@ -63,6 +65,9 @@ FAMILY_OPS = {
     "tensormap": ("ttng.tensormap_create",),
     "tmem": ("ttng.tmem_alloc", "ttng.tc_gen5_commit", "ttng.tc_gen5_mma"),
 }  # fmt: skip
+# the launch values of one CTA launched alone (the GPU records' runs): for ``build``'s args
+ONE_CTA = {"program_id_x": 0, "program_id_y": 0, "program_id_z": 0,
+           "num_programs_x": 1, "num_programs_y": 1, "num_programs_z": 1}  # fmt: skip
 NOT_COUNTED = {
     "tma": "TMA copy: the tensor-memory accelerator moves it, not LSU shared wavefronts",
     "mma": "tensor-core operand read through a shared-memory descriptor (ncu: op_gmma for wgmma)",
@@ -74,6 +79,7 @@ ATOMIC_REASON = (
     "shared atomics at data-dependent addresses (a histogram's bins): the cost depends on the input "
     "values, so there is no static count (Nsight Compute: op_atom)"
 )
+WS_STATE = "warp-specialize state word (which partition each worker warp runs, then exit)"
 # ops whose scratch the descriptor-creation code writes with plain stores (zeroing the 128-byte map)
 DESCRIPTOR_OPS = ("ttng.tensormap_create",)
 TMEM_OPS = ("ttng.tmem_alloc",)
@@ -83,20 +89,48 @@ def _where(site: tuple[str, int, int] | None) -> str:
     return f"{site[0]}:{site[1]}:{site[2]}" if site else "?"
 
 
-def _loop_map(ptx_loops: list[tuple[int, int]], sites: list[Site]) -> dict[int, Loop] | None:
-    """PTX loop (start index) -> TTGIR loop, matched in program order with the same nesting."""
-    ttgir: list[Loop] = []
-    depth: dict[Loop, int] = {}
+def _loop_map(kernel: Kernel, ptx_loops: list[PtxLoop], sites: list[Site]) -> dict[int, Loop] | None:
+    """PTX loop (start index) -> TTGIR loop, with the same nesting. LLVM places blocks in its own
+    order (a branch's loop may come after the loop that follows it in the TTGIR), so loops are
+    paired level by level, inside already paired parents, by the source locations their bodies
+    share (then by position among their siblings: warp-specialize partitions repeat code)."""
+    tparent: dict[Loop, Loop | None] = {}
+    where: dict[Loop, set] = defaultdict(set)
     for s in sites:
         for d, lp in enumerate(s.loops):
-            if lp not in depth:
-                ttgir.append(lp)
-                depth[lp] = d
-    ttgir.sort(key=lambda lp: lp.line)
-    pdepth = [sum(1 for a, b in ptx_loops if a <= s and e <= b and (a, b) != (s, e)) for s, e in ptx_loops]
-    if len(ttgir) != len(ptx_loops) or [depth[lp] for lp in ttgir] != pdepth:
+            tparent.setdefault(lp, s.loops[d - 1] if d else None)
+            if s.site:
+                where[lp].add(s.site)
+    ttgir = sorted(tparent, key=lambda lp: lp.line)
+    if len(ttgir) != len(ptx_loops):
         return None
-    return {s: lp for (s, _), lp in zip(ptx_loops, ttgir, strict=True)}
+    pparent: dict[int, int | None] = {}
+    for i, lp in enumerate(ptx_loops):
+        around = [j for j, o in enumerate(ptx_loops) if lp.body < o.body]
+        pparent[i] = min(around, key=lambda j: len(ptx_loops[j].body), default=None)
+    body = [{kernel.body[i].loc for i in lp.body if kernel.body[i].loc} for lp in ptx_loops]
+    out: dict[int, Loop] = {}
+
+    def pair(p_parent: int | None, t_parent: Loop | None) -> bool:
+        pk = [i for i in range(len(ptx_loops)) if pparent[i] == p_parent]
+        tk = [lp for lp in ttgir if tparent[lp] == t_parent]
+        if len(pk) != len(tk):
+            return False
+        ranked = sorted(
+            ((len(body[i] & where[lp]) / max(1, len(body[i] | where[lp])), -abs(a - b), i, lp)
+             for a, i in enumerate(pk) for b, lp in enumerate(tk)),
+            key=lambda r: (r[0], r[1]), reverse=True,
+        )  # fmt: skip
+        here: dict[int, Loop] = {}
+        for _, _, i, lp in ranked:
+            if i not in here and lp not in here.values():
+                here[i] = lp
+        out.update(here)
+        return all(pair(i, lp) for i, lp in here.items())
+
+    if not pair(None, None):
+        return None
+    return {ptx_loops[i].head: lp for i, lp in out.items()}
 
 
 def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dict]]:
@@ -109,7 +143,8 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
             s = by_line.get(a["location"].get("ttgir_line", -1))
             if s is None:
                 continue
-            out[(s.site, access_instr(a), s.loops)].append({**a, "buffer": b["buffer"]})
+            warps = s.partition[1] if s.partition else report.get("num_warps")
+            out[(s.site, access_instr(a), s.loops)].append({**a, "buffer": b["buffer"], "warps": warps})
     return out
 
 
@@ -120,13 +155,22 @@ def _warps(o: SharedOp, warps: int) -> int:
 
 
 def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
+    """Wavefronts and ideal of the instructions' known addresses (rows of the warps that run
+    each; one model evaluation per instruction kind, the rows stacked)."""
     if any(o.offsets is None for o in ops):
         return None
-    wf = ideal = 0
+    rows: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for o in ops:
         name = o.name.split(".")[0] if o.family == "ldgsts" else o.name
-        ins = instruction({"cp4": "st32", "cp8": "st64", "cp16": "st128"}.get(name, name))
-        c, i, _ = evaluate(ins, o.offsets, o.active)
+        run = o.active.any(axis=1)  # warps that execute it (a partition's, a branch's)
+        if run.any():
+            rows[{"cp4": "st32", "cp8": "st64", "cp16": "st128"}.get(name, name)].append(
+                (o.offsets[run], o.active[run])
+            )
+    wf = ideal = 0
+    for name, parts in rows.items():
+        c, i, _ = evaluate(instruction(name), np.concatenate([a for a, _ in parts]),
+                           np.concatenate([b for _, b in parts]))  # fmt: skip
         wf, ideal = wf + int(c.sum()), ideal + int(i.sum())
     return wf, ideal
 
@@ -135,15 +179,24 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
     ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``."""
+    paused = gc.isenabled()  # thousands of small objects and no cycles: collections only cost time
+    gc.disable()
+    try:
+        return _build(report, ttgir, ptx, args)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None) -> dict:
     kernel = parse_kernel(ptx)
     sites, _, arg_names = read_sites(ttgir)
     by_line = {s.line: s for s in sites}
     by_site: dict[tuple, list[Site]] = defaultdict(list)
     for s in sites:
         by_site[s.site].append(s)
-    ptx_loops = _loops(kernel)
-    lmap = _loop_map(ptx_loops, sites)
-    ops = shared_ops(kernel)
+    ops, ptx_loops = analyse(kernel)
+    lmap = _loop_map(kernel, ptx_loops, sites)
     scan = _scan_counts(report, by_line)
     warps = max(1, kernel.threads // 32)
 
@@ -154,14 +207,25 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
             return None
         return tuple(lmap[i] for i in o.loops)
 
+    # the PTX names one caller of an inlined function (``inlined_at``), the TTGIR the whole chain:
+    # a location that only appears inside chains stands for the op's own (outermost) site
+    callers: dict[tuple, set] = defaultdict(set)
+    for s in sites:
+        for e in s.chain[:-1]:
+            callers[e].add(s.site)
+
+    def site_of(loc: tuple) -> tuple:
+        c = callers.get(loc, set())
+        return next(iter(c)) if loc not in by_site and len(c) == 1 else loc
+
     groups: dict[tuple, list[SharedOp]] = defaultdict(list)
     for o in ops:
         base = o.name.split(".")[0] if o.family == "ldgsts" else o.name
-        groups[(o.ins.loc, o.family, base, o.loops)].append(o)
+        groups[(site_of(o.ins.loc), o.family, base, o.loops, o.extra.get("ws_state", 0))].append(o)
     entries, unattributed, disagreements, loose = [], [], [], []
     all_names = {s.name for s in sites}
     func_loc = next((s.site for s in sites if s.name == "tt.return"), None)
-    for (loc, fam, name, _), grp in groups.items():
+    for (loc, fam, name, _, state), grp in groups.items():
         lp = nest(grp[0])
         here = by_site.get(loc, [])
         names = {s.name for s in here}
@@ -204,15 +268,27 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
             if name == "tensormap.replace":
                 entries += _tensormap_rule(entry, reach // max(1, per_warp))
             continue
+        if state and "ttg.warp_specialize" in all_names and fam == "lsu":
+            # the state word: the default warps store which partition each worker warp runs (and
+            # then "exit"); each worker warp loads its byte once per store
+            entry.update({"op": "ttg.warp_specialize", "kind": "scratch", "note": WS_STATE})
+            wf = _ptx_wavefronts(grp)
+            if name.startswith("ld") and entry["executions"] is not None:
+                entry["executions"] *= state
+            if wf is None:
+                entry.update({"wavefronts": None, "reason": next(o.unknown for o in grp if o.unknown)})
+            else:
+                entry.update({"wavefronts": wf[0], "ideal": wf[1], "source": "ptx"})
+            entry["counted"] = entry.get("wavefronts") is not None
+            entries.append(entry)
+            continue
         key = (loc, name, lp if lp is not None else ())
         if lp is None:  # loops not matched (warp-specialized partitions): match by line and instruction
             key = next((k for k in scan if k[0] == loc and k[1] == name), key)
         accesses = scan.pop(key, [])
         ptx_wf = _ptx_wavefronts(grp)
         if accesses:
-            scan_per_warp = sum(a["instructions"] for a in accesses) // max(
-                1, report.get("num_warps") or warps
-            )
+            scan_per_warp = sum(a["instructions"] for a in accesses) // max(1, accesses[0]["warps"] or warps)
             entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
             entry["kind"] = "buffer"
             entry["buffers"] = sorted({a["buffer"] for a in accesses})
@@ -258,13 +334,26 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
                 entry["wavefronts"], entry["ideal"], entry["source"] = ptx_wf[0], ptx_wf[1], "ptx"
         entry.setdefault("counted", entry.get("wavefronts") is not None)
         entries.append(entry)
+    ptx_locs = {site_of(o.ins.loc) for o in ops}
     for loc, name, lp, per_warp, entry, _grp, ptx_wf in loose:
         # LLVM gave the instructions another source line: claim them for a scan access of the same
         # instruction, loop nest and count whose own line has none
         key = next((k for k, acc in scan.items() if k[1] == name and k[2] == (lp or ()) and
-                    sum(a["instructions"] for a in acc) // warps == per_warp), None)  # fmt: skip
+                    sum(a["instructions"] for a in acc) // max(1, acc[0]["warps"] or warps) == per_warp),
+                   None)  # fmt: skip
         if key is None:
-            unattributed.append(f"{_where(loc)}: {per_warp} {name} with no TTGIR op to own it")
+            # or for a scratch op of the same loop nest none of whose PTX kept its own line
+            # (LLVM sinks a conversion into the op that uses it)
+            cands = {s.site: s.name for s in sites if s.name in SCRATCH_OPS and s.loops == (lp or ())
+                     and s.site not in ptx_locs}  # fmt: skip
+            if len(cands) != 1 or ptx_wf is None:
+                unattributed.append(f"{_where(loc)}: {per_warp} {name} with no TTGIR op to own it")
+                continue
+            (site, op), = cands.items()
+            entry.update({"op": op, "kind": "scratch", "wavefronts": ptx_wf[0], "ideal": ptx_wf[1],
+                          "source": "ptx", "counted": True})  # fmt: skip
+            entry["note"] = f"the PTX gives line {_where(loc)}; the op is at {_where(site)}"
+            entries.append(entry)
             continue
         accesses = scan.pop(key)
         scan_wf = sum(a["wavefronts"] for a in accesses)

@@ -7,7 +7,7 @@ Registers defined once whose inputs are known get one value per thread; anything
 parameters, loaded data, values carried around a loop) is unknown, and so is an address or a
 predicate computed from it. Control flow: blocks are active for the threads whose known branch
 conditions lead there (a branch on an unknown value leads both ways, and the instruction is marked
-``conditional``); loops are found from backward branches.
+``conditional``); loops are the natural loops of backward branches.
 
 >>> k = parse_kernel('''
 ... .visible .entry k(.param .u64 k_param_0)
@@ -66,9 +66,18 @@ class Kernel:
     body: list[Instruction]
     labels: dict[str, int]  # label -> index of the next instruction
     shared_bytes: int = 0  # static .shared declarations (Triton uses dynamic global_smem)
+    tables: dict[str, list[str]] = field(default_factory=dict)  # ``.branchtargets`` jump tables
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # per-kernel analysis caches
+
+
+_TOP_COMMA = re.compile(r",(?![^\[{(]*[\]})])")  # a comma outside one level of brackets
 
 
 def _split_operands(text: str) -> list[str]:
+    if not any(c in text for c in "[{("):
+        return [x.strip() for x in text.split(",") if x.strip()]
+    if text.count("[") + text.count("{") + text.count("(") == 1:
+        return [x.strip() for x in _TOP_COMMA.split(text) if x.strip()]
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch in "[{(":
@@ -122,6 +131,9 @@ def parse_kernel(ptx: str) -> Kernel:
     where: Location = ("", 0, 0)
     depth, scope, scopes = 0, 0, [0]
     pending = ""
+    tables: dict[str, list[str]] = {}
+    table: str | None = None  # the jump table being read (``NAME: .branchtargets L1, L2, ...;``)
+    last_label = "?"
     for n, raw in enumerate(body_text.splitlines(), start=start):
         line = raw.split("//", 1)[0].strip()
         if not line:
@@ -140,12 +152,25 @@ def parse_kernel(ptx: str) -> Kernel:
             depth -= 1
             scopes.pop()
             continue
+        if table is not None:
+            tables[table] += [t.strip() for t in line.rstrip(";").split(",") if t.strip()]
+            table = None if line.endswith(";") else table
+            continue
         lab = _LABEL.match(line)
         if lab and not pending:
-            labels[lab.group(1)] = len(body)
+            last_label = lab.group(1) if scopes[-1] == 0 else f"{lab.group(1)}@{scopes[-1]}"
+            labels[last_label] = len(body)  # inline asm's own labels are local to its braces
             line = line[lab.end() :].strip()
             if not line:
                 continue
+        if line.startswith(".branchtargets"):
+            table = last_label
+            tables[table] = []
+            line = line[len(".branchtargets") :].strip()
+            if line:
+                tables[table] += [t.strip() for t in line.rstrip(";").split(",") if t.strip()]
+                table = None if line.endswith(";") else table
+            continue
         if line.startswith("."):
             continue
         pending += " " + line
@@ -169,7 +194,9 @@ def parse_kernel(ptx: str) -> Kernel:
                 scopes[-1],
             )  # fmt: skip
         )
-    return Kernel(m.group(1), params, threads, body, labels)
+    for name in tables:
+        labels.pop(name, None)
+    return Kernel(m.group(1), params, threads, body, labels, tables=tables)
 
 
 # ----- evaluation --------------------------------------------------------------------------------
@@ -178,8 +205,17 @@ _CMP = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal,
 }  # fmt: skip
-_DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "cp", "mbarrier", "fence", "tensormap", "ret",
+_DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier", "fence", "tensormap", "ret",
               "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol")  # fmt: skip
+
+
+_COMPUTED = frozenset(("mov", "cvta", "cvt", "not", "neg", "add", "sub", "and", "or", "xor", "shl", "shr",
+                       "min", "max", "rem", "div", "mul", "mad", "selp", "bfe", "bfi", "lop3", "setp",
+                       "prmt", "shfl"))  # fmt: skip  (the opcodes _compute evaluates)
+
+
+_REGS = re.compile(r"%[\w$]+")
+_FLOAT = re.compile(r"\.(?:b?f\d+(?:x\d)?|e[45]m[23]\w*|tf32)(?:\.|$)")  # a float type: not an address
 
 
 def _width(opcode: str) -> int:
@@ -205,26 +241,38 @@ class _Machine:
         tid = np.arange(kernel.threads, dtype=np.int64)
         self.tid = tid
         self.vals: dict[str, np.ndarray] = {}
-        self.defs: dict[str, int] = {}
         self.local: set[tuple[int, str]] = set()
-        signatures: dict[str, set] = {}
-        for ins in kernel.body:
-            for d in self._dests(ins):
-                signatures.setdefault(d, set()).add((ins.opcode, tuple(ins.operands), ins.guard))
-        # a register written in several places by the same unguarded instruction (LLVM duplicates
-        # blocks) holds one value whichever way control went
-        self.guarded: set[str] = set()
-        for d, sig in signatures.items():
-            self.defs[d] = len({(op, ops) for op, ops, _ in sig})
-            if any(g is not None for _, _, g in sig):
-                self.guarded.add(d)
+        if "defs" not in kernel.memo:  # the same for every machine of a kernel
+            signatures: dict[str, set] = {}
+            writers: dict[str, list[Instruction]] = {}
+            for ins in kernel.body:
+                for d in self._dests(ins):
+                    signatures.setdefault(d, set()).add((ins.opcode, tuple(ins.operands), ins.guard))
+                    writers.setdefault(d, []).append(ins)
+            # a register written in several places by the same unguarded instruction (LLVM
+            # duplicates blocks) holds one value whichever way control went
+            kernel.memo["defs"] = {d: len({(op, ops) for op, ops, _ in sig}) for d, sig in signatures.items()}
+            guarded = {d for d, sig in signatures.items() if any(x[2] is not None for x in sig)}
+            kernel.memo["guarded"] = guarded
+            kernel.memo["writers"] = writers
+        self.defs: dict[str, int] = kernel.memo["defs"]
+        self.guarded: set[str] = kernel.memo["guarded"]
         self.cand: dict[str, dict[tuple, np.ndarray]] = {}
+        self.consts: dict[str, np.ndarray | None] = {}
 
     def _dests(self, ins: Instruction) -> list[str]:
+        cache = self.k.memo.setdefault("dests", {})  # the same for every machine of a kernel
+        if ins.index not in cache:
+            cache[ins.index] = self._find_dests(ins)
+        return cache[ins.index]
+
+    def _find_dests(self, ins: Instruction) -> list[str]:
         base = ins.opcode.split(".")[0]
         if base in _DEST_LESS or not ins.operands:
             return []
         first = ins.operands[0]
+        if first[:1] == "%" and first[1:].replace("_", "").isalnum():  # one plain register
+            return [_reg(first, ins.scope, self.local)] if self.local else [first]
         if base in ("ld", "ldmatrix", "shfl", "tcgen05", "wgmma", "atom"):
             names = re.findall(r"%[\w$]+", first.split("|")[0])
         else:
@@ -243,12 +291,13 @@ class _Machine:
             return np.zeros_like(self.tid)
         if op.startswith("%"):
             return self.vals.get(_reg(op, scope, self.local))
-        try:
-            if op.startswith(("0f", "0d")):
-                return None
-            return np.full_like(self.tid, int(op, 0))
-        except ValueError:
-            return None
+        if op not in self.consts:
+            try:
+                num = None if op.startswith(("0f", "0d")) else int(op[:-1] if op[-1:] in "Uu" else op, 0)
+            except ValueError:  # 0x7701U above; a label, a vector, a float here
+                num = None
+            self.consts[op] = None if num is None else np.full_like(self.tid, num)
+        return self.consts[op]
 
     def address(self, operand: str, scope: int) -> np.ndarray | None:
         m = _MEM.search(operand)
@@ -271,17 +320,61 @@ class _Machine:
         p = v.astype(bool)
         return ~p if ins.guard[0] else p
 
-    def step(self, ins: Instruction) -> None:
-        """Evaluate one instruction. A register written in several places holds one known value
-        only when every write computes the same value for every thread (LLVM duplicates blocks
-        and recomputes thread indices); guarded writes make it unknown."""
+    def run(self, passes: int = 3) -> None:
+        """Evaluate the body; later passes revisit only the instructions whose inputs were not
+        known yet (a rotated loop uses values defined further down the text)."""
+        need = self._slice()
+        todo = [ins for ins in self.k.body if ins.opcode.split(".", 1)[0] in _COMPUTED
+                and not _FLOAT.search(ins.opcode) and any(d in need for d in self._dests(ins))]  # fmt: skip
+        for _ in range(passes):
+            known = len(self.vals)
+            todo = [ins for ins in todo if not self.step(ins)]
+            if len(self.vals) == known:
+                break
+
+    def _slice(self) -> set[str]:
+        """The registers that can matter: those of shared-memory addresses, predicates and branch
+        operands, and (transitively) every register they are computed from."""
+        if "slice" not in self.k.memo:
+            self.k.memo["slice"] = self._find_slice()
+        return self.k.memo["slice"]
+
+    def _find_slice(self) -> set[str]:
+        need: set[str] = set()
+        for ins in self.k.body:
+            if ins.guard is not None:
+                need.add(_reg(ins.guard[1], ins.scope, self.local))
+            base = ins.opcode.split(".", 1)[0]
+            if base in ("bra", "brx") or _classes(self.k)[ins.index] is not None:
+                for o in ins.operands:
+                    if o.lstrip().startswith("[") or base in ("bra", "brx"):
+                        need |= {_reg(r, ins.scope, self.local) for r in _REGS.findall(o)}
+        writers: dict[str, list[Instruction]] = self.k.memo["writers"]
+        todo = list(need)
+        while todo:
+            for ins in writers.get(todo.pop(), []):
+                for o in ins.operands[1:]:
+                    for r in _REGS.findall(o):
+                        r = _reg(r, ins.scope, self.local)
+                        if r not in need:
+                            need.add(r)
+                            todo.append(r)
+        return need
+
+    def step(self, ins: Instruction) -> bool:
+        """Evaluate one instruction; ``False`` if its inputs are not known (yet). A register
+        written in several places holds one known value only when every write computes the same
+        value for every thread (LLVM duplicates blocks and recomputes thread indices); guarded
+        writes make it unknown."""
+        if ins.opcode.split(".", 1)[0] not in _COMPUTED:
+            return True
         dests = self._dests(ins)
         if len(dests) != 1 or dests[0] in self.guarded or dests[0] in self.vals:
-            return
+            return True
         srcs = [self.value(o, ins.scope) for o in ins.operands[1:]]
         out = _compute(ins.opcode, srcs, ins.operands[1:])
         if out is None:
-            return
+            return False
         d = dests[0]
         cands = self.cand.setdefault(d, {})
         cands[(ins.opcode, tuple(ins.operands))] = out
@@ -289,6 +382,7 @@ class _Machine:
             vals = list(cands.values())
             if all(np.array_equal(vals[0], v) for v in vals[1:]):
                 self.vals[d] = vals[0]
+        return True
 
 
 def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarray | None:
@@ -315,7 +409,9 @@ def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndar
         x = s[0] & ((1 << sw) - 1) if sw < 64 else s[0]
         if src[0] == "s" and sw < 64:
             x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
-        return x
+        dst = parts[1] if len(parts) > 2 else ""
+        dw = int(dst[1:]) if dst[:1] in "usb" and dst[1:].isdigit() else 64
+        return x & ((1 << dw) - 1) if dw < sw else x  # narrowing keeps the low bits
     if not known(1):
         return None
     a = s[0]
@@ -359,6 +455,17 @@ def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndar
         if "wide" in parts:
             return s[0] * s[1] + s[2]
         return wrap(a * s[1] + s[2]) if "lo" in parts else None
+    if base == "prmt" and known(3) and len(parts) == 2:  # byte permute of {b, a}, default mode
+        both = (wrap(s[1]) << 32) | (a & 0xFFFFFFFF)
+        out = np.zeros_like(a)
+        for i in range(4):
+            sel = (s[2] >> (4 * i)) & 0xF
+            byte = (both >> (8 * (sel & 7))) & 0xFF
+            byte = np.where(sel & 8, np.where(byte & 0x80, 0xFF, 0), byte)  # replicate the sign bit
+            out |= byte << (8 * i)
+        return out
+    if base == "shfl" and known(3) and "sync" in parts:
+        return _shuffle(parts, s[0], s[1], s[2])
     if base == "selp" and known(3):
         return np.where(s[2].astype(bool), s[0], s[1])
     if base == "bfe" and known(3):
@@ -396,6 +503,26 @@ def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndar
     return None
 
 
+def _shuffle(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None:
+    """``shfl.sync.MODE``: each thread reads ``a`` from a source lane of its own warp (whole-warp
+    segments only: ``c`` = 31 for idx/bfly/down, 0 for up; out-of-range sources read their own)."""
+    t = np.arange(a.shape[0])
+    lane, base = t % 32, t - t % 32
+    mode = parts[2] if len(parts) > 2 else ""
+    if mode == "idx" and np.all(c == 31):
+        src = b & 31
+    elif mode == "bfly" and np.all(c == 31):
+        src = lane ^ (b & 31)
+    elif mode == "down" and np.all(c == 31):
+        src = np.where(lane + b <= 31, lane + b, lane)
+    elif mode == "up" and np.all(c == 0):
+        src = np.where(lane - b >= 0, lane - b, lane)
+    else:
+        return None
+    idx = np.minimum(base + src, a.shape[0] - 1)
+    return a[idx]
+
+
 # ----- shared-memory instructions ----------------------------------------------------------------
 @dataclass
 class SharedOp:
@@ -423,6 +550,13 @@ def _lsu_name(opcode: str) -> str | None:
         x = next((p for p in parts if re.fullmatch(r"x\d", p)), "x1")
         return f"{'ldsm' if parts[0] == 'ldmatrix' else 'stsm'}.{x}{'.trans' if 'trans' in parts else ''}"
     return None
+
+
+def _classes(k: Kernel) -> list[tuple[str, str] | None]:
+    """:func:`classify` of every instruction of the kernel (computed once)."""
+    if "classes" not in k.memo:
+        k.memo["classes"] = [classify(ins) for ins in k.body]
+    return k.memo["classes"]
 
 
 def classify(ins: Instruction) -> tuple[str, str] | None:
@@ -463,17 +597,150 @@ def classify(ins: Instruction) -> tuple[str, str] | None:
     return None
 
 
-def _loops(k: Kernel) -> list[tuple[int, int]]:
-    """``(first, last)`` instruction indices of each loop: the backward branches to one label
-    (a rotated loop has several) span its body. Spin-waits inside inline asm are not loops of
-    the kernel's program."""
-    ends: dict[int, int] = {}
-    for ins in k.body:
-        if ins.opcode.split(".")[0] == "bra" and ins.operands and ins.scope == 0:
-            target = k.labels.get(ins.operands[-1])
-            if target is not None and target <= ins.index:
-                ends[target] = max(ends.get(target, target), ins.index)
-    return sorted(ends.items())
+def _target(k: Kernel, ins: Instruction) -> int | None:
+    """The instruction index a branch goes to (a label of its own inline-asm block first)."""
+    name = ins.operands[-1] if ins.operands else ""
+    return k.labels.get(f"{name}@{ins.scope}", k.labels.get(name))
+
+
+@dataclass(frozen=True)
+class PtxLoop:
+    """A natural loop of the kernel's control flow: its header (the index of its first
+    instruction, the loop's id) and the instructions of its body."""
+
+    head: int
+    body: frozenset[int]
+
+
+def _cfg(k: Kernel) -> tuple[list[int], np.ndarray, list[set[int]]]:
+    """Basic blocks (start indices), each instruction's block, and each block's successors
+    (every way a branch can go, predicates ignored)."""
+    n = len(k.body)
+    jumps = {i.index + 1 for i in k.body if i.opcode.startswith(("bra", "brx"))}
+    starts = [s for s in sorted({0, *k.labels.values()} | jumps) if s < n]
+    block_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    succ: list[set[int]] = [set() for _ in starts]
+    for b, s in enumerate(starts):
+        e = starts[b + 1] if b + 1 < len(starts) else n
+        falls = True
+        for ins in k.body[s:e]:
+            base = ins.opcode.split(".")[0]
+            if base == "brx" and ins.operands:
+                table = (k.labels.get(x) for x in k.tables.get(ins.operands[-1], []))
+                succ[b] |= {int(block_of[t]) for t in table if t is not None and t < n}
+                falls = falls and ins.guard is not None
+            elif base == "bra" and ins.operands:
+                t = _target(k, ins)
+                if t is not None and t < n:
+                    succ[b].add(int(block_of[t]))
+                falls = falls and ins.guard is not None
+            elif base in ("ret", "exit", "trap") and ins.guard is None:
+                falls = False
+        if falls and b + 1 < len(starts):
+            succ[b].add(b + 1)
+    return starts, block_of, succ
+
+
+def _dominators(succ: list[set[int]], pred: list[set[int]]) -> list[set[int] | None]:
+    """Each block's dominators (block 0 is the entry; ``None`` for a block it cannot reach)."""
+    nb = len(succ)
+    reach, todo = {0}, [0]
+    while todo:
+        for t in succ[todo.pop()]:
+            if t not in reach:
+                reach.add(t)
+                todo.append(t)
+    dom: list[set[int] | None] = [set(reach) if b in reach else None for b in range(nb)]
+    if nb:
+        dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for b in sorted(reach - {0}):
+            ps = [dom[p] for p in pred[b] if dom[p] is not None]
+            new = set.intersection(*ps) | {b} if ps else {b}
+            if new != dom[b]:
+                dom[b], changed = new, True
+    return dom
+
+
+def _loops(k: Kernel, dispatch: frozenset[int] = frozenset()) -> list[PtxLoop]:
+    """The natural loops of the kernel's program: an edge (a branch or a fall-through) to a block
+    that dominates its source closes a loop whose body is every block that reaches that edge
+    without passing the header; loops sharing a header are one. Bodies, not text ranges: a
+    rotated inner loop may end below its outer loop's last branch. Spin-waits inside inline asm
+    are not loops of the kernel's program, and neither is the dispatch loop of warp
+    specialization: a loop around a ``dispatch`` instruction (the worker warps' load of their
+    state byte, after which they jump to their partition, which runs once per
+    ``ttg.warp_specialize`` region; only worker warps run it, so no loop of the default warps'
+    program holds it)."""
+    starts, block_of, succ = _cfg(k)
+    pred: list[set[int]] = [set() for _ in starts]
+    for b, ss in enumerate(succ):
+        for t in ss:
+            pred[t].add(b)
+    dom = _dominators(succ, pred)
+    bodies: dict[int, set[int]] = {}
+    back = [(b, h) for b, ss in enumerate(succ) for h in ss if dom[b] is not None and h in dom[b]]
+    for tail, head in back:  # a latch may fall through into its header
+        if k.body[starts[head]].scope != 0:  # a spin-wait inside inline asm
+            continue
+        body = bodies.setdefault(head, {head})
+        todo = [tail]
+        while todo:
+            b = todo.pop()
+            if b not in body:
+                body.add(b)
+                todo += list(pred[b])
+    n = len(k.body)
+    out = []
+    for head, blocks in sorted(bodies.items()):
+        ends = [starts[b + 1] if b + 1 < len(starts) else n for b in blocks]
+        idx = frozenset(i for b, e in zip(blocks, ends, strict=True) for i in range(starts[b], e))
+        if not idx & dispatch:
+            out.append(PtxLoop(starts[head], idx))
+    return out
+
+
+def _state_epochs(k: Kernel, m: _Machine) -> tuple[dict[int, list[int]], list[dict[str, np.ndarray]]]:
+    """Warp specialization's state word. The default warps store, with constant stores, one byte
+    per worker warp saying which partition it runs (and at the end, "exit"); each worker warp loads
+    its byte (an address that depends on the warp) and branches on it. Returns the state loads
+    (load index -> covering store indices) and one register assignment per store ("epoch"): the
+    value each thread loads after that store (-1 for a thread no store covers)."""
+    consts = []
+    for st in k.body:
+        if st.opcode.startswith("st.shared") and len(st.operands) == 2 and st.guard is None and st.scope == 0:
+            a = m.address(st.operands[0], st.scope)
+            elems = [m.value(x, st.scope) for x in st.operands[1].strip("{}").split(",")]  # {v0, v1}
+            if a is None or len(set(a.tolist())) != 1 or any(v is None or np.ptp(v) for v in elems):
+                continue
+            size = _width(st.opcode) // 8
+            word = sum((int(v[0]) & ((1 << (8 * size)) - 1)) << (8 * size * i) for i, v in enumerate(elems))
+            consts.append((st.index, int(a[0]), size * len(elems), word))
+    loads: dict[int, list[int]] = {}
+    epochs: dict[int, dict[str, np.ndarray]] = {}
+    warps = k.threads // 32
+    for ld in k.body:
+        if not ld.opcode.startswith("ld.shared") or ld.scope != 0 or len(ld.operands) != 2 or warps < 2:
+            continue
+        dests = m._dests(ld)
+        addr = m.address(ld.operands[1], ld.scope)
+        if len(dests) != 1 or m.defs.get(dests[0]) != 1 or addr is None:
+            continue
+        if len(set(addr[: warps * 32 : 32].tolist())) < 2:  # one byte for every warp: not a state word
+            continue
+        width = _width(ld.opcode) // 8
+        cover = [c for c in consts if ((addr >= c[1]) & (addr + width <= c[1] + c[2])).any()]
+        if not cover:
+            continue
+        loads[ld.index] = [c[0] for c in cover]
+        for idx, lo, size, word in cover:
+            hit = (addr >= lo) & (addr + width <= lo + size)
+            shift = np.where(hit, 8 * (addr - lo), 0)
+            val = np.where(hit, (word >> shift) & ((1 << (8 * width)) - 1), -1)
+            epochs.setdefault(idx, {})[dests[0]] = val
+    return loads, [epochs[i] for i in sorted(epochs)]
 
 
 def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
@@ -481,10 +748,9 @@ def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
     decides it (then both ways are taken). Reachability per thread is a fixpoint over all edges,
     back edges included (a rotated loop is entered in its middle)."""
     n = len(k.body)
-    for _ in range(3):  # values first (a rotated loop uses values defined further down the text)
-        for ins in k.body:
-            m.step(ins)
-    starts = sorted({0, *k.labels.values()} | {i.index + 1 for i in k.body if i.opcode.startswith("bra")})
+    m.run()  # values first
+    jumps = {i.index + 1 for i in k.body if i.opcode.startswith(("bra", "brx"))}
+    starts = sorted({0, *k.labels.values()} | jumps)
     starts = [s for s in starts if s < n]
     block_of = np.searchsorted(starts, np.arange(n), side="right") - 1
     nb = len(starts)
@@ -502,9 +768,12 @@ def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
             base = ins.opcode.split(".")[0]
             if base == "ret" and ins.guard is None:
                 falls = False
+            if base == "brx" and ins.guard is None:
+                edges[b] += _switch_edges(k, m, ins, block_of, rest, unk_all)
+                falls = False
             if base != "bra" or not ins.operands:
                 continue
-            t = k.labels.get(ins.operands[-1])
+            t = _target(k, ins)
             tb = int(block_of[t]) if t is not None and t < n else None
             p = m.predicate(ins)
             if ins.guard is None:
@@ -537,21 +806,80 @@ def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
     return masks, conds
 
 
+Edge = tuple[int, "np.ndarray | None", bool]  # (successor, threads taking it or all, on a run-time value)
+
+
+def _switch_edges(k: Kernel, m: _Machine, ins: Instruction, block_of: np.ndarray,
+                  rest: np.ndarray | None, unk: bool) -> list[Edge]:  # fmt: skip
+    """The edges of ``brx.idx``: to each table entry, for the threads whose index selects it (all
+    of them, on a run-time value, where the index is not known)."""
+    n = len(k.body)
+    targets = [k.labels.get(t) for t in k.tables.get(ins.operands[-1], [])] if len(ins.operands) > 1 else []
+    idx = m.value(ins.operands[0], ins.scope) if ins.operands else None
+    out = []
+    for j, t in enumerate(targets):
+        if t is None or t >= n:
+            continue
+        if idx is None:
+            out.append((int(block_of[t]), rest, True))
+            continue
+        sel = idx == j
+        out.append((int(block_of[t]), sel if rest is None else rest & sel, unk))
+    return out
+
+
+def _reach(k: Kernel) -> tuple[_Machine, list[np.ndarray], list[bool], dict[int, list[int]]]:
+    """Per-thread reachability, with warp specialization's dispatch resolved: the control flow is
+    followed once per state-word store with the state loads' values known, and the threads
+    reaching an instruction in any of them reach it. If a thread the stores do not cover reaches a
+    state load, the state is treated as unknown (both ways) instead."""
+    m = _Machine(k)
+    masks, conds = _block_masks(k, m)
+    loads, epochs = _state_epochs(k, m)
+    if not epochs:
+        return m, masks, conds, {}
+    um = [np.zeros_like(x) for x in masks]
+    uc = [False] * len(masks)
+    for assign in epochs:
+        me = _Machine(k)
+        me.vals.update(assign)
+        em, ec = _block_masks(k, me)
+        for i in range(len(masks)):
+            um[i] = um[i] | em[i]
+            uc[i] = uc[i] or ec[i]
+        for li in loads:
+            reg = me._dests(k.body[li])[0]
+            if reg in assign and (em[li] & (assign[reg] < 0)).any():
+                return m, masks, conds, {}
+    return m, um, uc, loads
+
+
 def shared_ops(k: Kernel) -> list[SharedOp]:
     """Every shared-memory instruction of the kernel, in program order, with per-thread offsets
     and active lanes where the code determines them."""
-    m = _Machine(k)
-    masks, conds = _block_masks(k, m)
-    loops = _loops(k)
+    return analyse(k)[0]
+
+
+def analyse(k: Kernel) -> tuple[list[SharedOp], list[PtxLoop]]:
+    """The kernel's shared-memory instructions (:func:`shared_ops`) and its program's loops
+    (the warp-specialize dispatch loop is not one)."""
+    m, masks, conds, loads = _reach(k)
+    loops = _loops(k, frozenset(loads))
     warps = max(1, k.threads // 32)
+    state: dict[int, int] = {}  # warp-specialize state load/stores -> executions (regions + exit)
+    for load, stores in loads.items():
+        state[load] = len(stores)
+        state.update(dict.fromkeys(stores, 1))
     out = []
-    for ins in k.body:
-        c = classify(ins)
+    for ins, c in zip(k.body, _classes(k), strict=True):
         if c is None:
             continue
         fam, name = c
-        op = SharedOp(ins, fam, name, tuple(a for a, b in loops if a <= ins.index <= b), conds[ins.index])
+        around = tuple(lp.head for lp in loops if ins.index in lp.body)
+        op = SharedOp(ins, fam, name, around, conds[ins.index])
         op.reach = masks[ins.index][: warps * 32].reshape(warps, 32)
+        if ins.index in state:
+            op.extra["ws_state"] = state[ins.index]
         pred = m.predicate(ins)
         mem = next((o for o in ins.operands if o.lstrip().startswith("[")), None)
         addr = m.address(mem, ins.scope) if mem is not None else None
@@ -567,4 +895,4 @@ def shared_ops(k: Kernel) -> list[SharedOp]:
         else:
             op.active = None if pred is None else (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)
         out.append(op)
-    return out
+    return out, loops

@@ -230,6 +230,7 @@ _INT_OPS = {
     "maxsi": max, "minsi": min, "andi": lambda a, b: a & b, "ori": lambda a, b: a | b,
     "shli": lambda a, b: a << b, "shrsi": lambda a, b: a >> b,
 }  # fmt: skip
+_GRID = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.get_(program_id|num_programs)\s+([xyz])\b")
 _FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\S+)")
 _CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d+)\s*:\s*i\d+")
 _PARTITION = re.compile(r"partition(\d+)\s*\(.*?\)\s*num_warps\((\d+)\)")
@@ -283,12 +284,14 @@ class Site:
     loops: tuple[Loop, ...]
     partition: tuple[int, int] | None = None  # (index, num_warps) inside ttg.warp_specialize
     text: str = ""
+    chain: tuple = field(default=(), compare=False)  # every location of its callsite chain, innermost first
 
 
-def _outer_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int, int] | None:
-    """The outermost ``file:line:col`` of a location: the caller of ``callsite(callee at caller)``."""
+def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[str, int, int], ...]:
+    """Every ``file:line:col`` of a location, innermost first: ``callsite(callee at caller)`` gives
+    the callee's chain, then the caller's."""
     if depth > 32:
-        return None
+        return ()
     ref = ref.strip()
     if ref.startswith("loc("):
         ref = ref[4:-1] if ref.endswith(")") else ref[4:]
@@ -301,15 +304,15 @@ def _outer_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int
             if depth_ == 0 and inner.startswith(" at ", i):
                 cut = i
         if cut >= 0:
-            return _outer_loc(inner[cut + 4 :], locs, depth + 1)
+            return _loc_chain(inner[:cut], locs, depth + 1) + _loc_chain(inner[cut + 4 :], locs, depth + 1)
     m = _LOC_FILE.match(ref) or _LOC_FILE.match(f"loc({ref}")
     if m:
-        return (m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3)))
+        return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),)
     for r in _LOC_REF.findall(ref):
         if r in locs:
-            return _outer_loc(locs[r], locs, depth + 1)
+            return _loc_chain(locs[r], locs, depth + 1)
     m = _LOC_FILE.search(ref)
-    return (m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))) if m else None
+    return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),) if m else ()
 
 
 def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
@@ -349,6 +352,8 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
     args: list[str] = []
     sites: list[Site] = []
     stack: list[tuple[str, object, int | None]] = []  # (kind, Loop | partition | None, open site)
+    closed: int | None = None  # the region op whose region a bare ``}`` just closed
+    captures: dict[int, list[str]] = {}  # ttg.warp_specialize site -> its operands
     for no, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s.startswith(("#", "^", "//")):
@@ -356,6 +361,9 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
         c = _CONST.match(line)
         if c:
             consts[c.group(1)] = int(c.group(2))
+        g = _GRID.match(line)
+        if g:  # a launch value: given as args["program_id_x"], args["num_programs_x"], ...
+            scalar[g.group(1)] = ("addi", f"%{g.group(2)}_{g.group(3)}", "0")
         d = _SCALAR.match(line)
         if d and d.group(2) in _INT_OPS:
             scalar[d.group(1)] = (d.group(2), str(consts.get(d.group(3), d.group(3))),
@@ -364,24 +372,42 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
             args = re.findall(r"%([\w$.-]+):", s.split("(", 1)[1]) if "(" in s else []
         if s.startswith("}"):
             kind, _, opened = stack.pop() if stack else ("", None, None)
-            if opened is not None:  # a region op's location is written after its regions
+            if s.rstrip().endswith("{"):  # the op's next region (``} else {``, ``} partition1(...) {``)
+                p = _PARTITION.search(s)
+                part = (int(p.group(1)), int(p.group(2))) if p else None
+                stack.append(("partition" if p else "block", part, opened))
+            elif opened is not None:  # a region op's location is written after its regions
                 body, loc_text = _trailing_loc(s)
                 old = sites[opened]
-                sites[opened] = replace(old, site=_outer_loc(loc_text, locs) if loc_text else old.site)
-            if s.rstrip().endswith("{"):
-                p = _PARTITION.search(s)
-                stack.append(
-                    ("partition" if p else "block", (int(p.group(1)), int(p.group(2))) if p else None, None)
-                )
+                chain = _loc_chain(loc_text, locs) if loc_text else old.chain
+                sites[opened] = replace(old, site=chain[-1] if chain else old.site, chain=chain)
+                closed = opened if s == "}" else None
             continue
+        if s == "default {" and sites and sites[-1].name == "ttg.warp_specialize":
+            stack.append(("block", None, len(sites) - 1))  # its regions open on the next line
+            continue
+        p = _PARTITION.match(s)
+        if p and s.endswith("{"):  # ``partitionN(...) num_warps(W) {`` after a bare ``}``
+            if closed is not None:  # its arguments are the op's operands, in order
+                operands = captures.get(closed, [])
+                params = re.findall(r"(%[\w$.#-]+):", s.split("(", 1)[1])
+                for name, value in zip(params, operands, strict=False):
+                    scalar[name] = ("addi", str(consts.get(value, value)), "0")
+            stack.append(("partition", (int(p.group(1)), int(p.group(2))), closed))
+            closed = None
+            continue
+        closed = None
         m = _ANY_OP.match(line)
         loops = tuple(v for k, v, _ in stack if k == "loop")
         parts = [v for k, v, _ in stack if k == "partition"]
         added = bool(m and m.group(2) not in ("tt.func", "module"))
         if added:
             body, loc_text = _trailing_loc(s)
-            sites.append(Site(no, m.group(2), _outer_loc(loc_text, locs) if loc_text else None, loops,
-                              parts[-1] if parts else None, s[:200]))  # fmt: skip
+            chain = _loc_chain(loc_text, locs) if loc_text else ()
+            if m.group(2) == "ttg.warp_specialize" and "(" in s:
+                captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])
+            sites.append(Site(no, m.group(2), chain[-1] if chain else None, loops,
+                              parts[-1] if parts else None, s[:200], chain))  # fmt: skip
         if s.rstrip().endswith("{"):
             f = _FOR.search(s)
             if f:
