@@ -230,3 +230,58 @@ def test_partition_loop_bounds_follow_the_captured_operands():
     sites, _, args = read_sites(text)
     tma = next(s for s in sites if s.name == "ttng.async_tma_copy_global_to_local")
     assert args == ["K"] and tma.loops[0].trips({"K": 256}) == 4 and tma.loops[0].trips() is None
+
+
+# ----- triton scan --ptx: the ledger without Triton installed ------------------------------------
+DATA = __import__("pathlib").Path(__file__).resolve().parent / "data"
+PAIR = [str(DATA / "matmul_fp16_128x128x32_sm80.ttgir"), "--ptx", str(DATA / "matmul_fp16_128x128x32_sm80.ptx")]
+
+
+def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):
+    from bankproof.verifier.cli import main
+
+    assert main(["triton", "scan", *PAIR, "--arg", "K=128"]) == 0
+    out = capsys.readouterr().out
+    assert "ledger: corpus_kernels.py:18:13 ttg.async_copy_global_to_local (buffer) cp16 x16 x4: 64" in out
+    assert "ledger: corpus_kernels.py:21:5 ttg.convert_layout (scratch) st128 x64 x1: 256" in out
+    assert main(["triton", "scan", *PAIR, "--json"]) == 0
+    led = __import__("json").loads(capsys.readouterr().out)["reports"][0]["ledger"]
+    assert led["totals"]["st"] == {"wavefronts": 256, "instructions": 64}
+    assert led["totals"]["ldsm"] == {"wavefronts": None, "instructions": None}  # K unknown: per iteration
+
+
+def test_scan_with_ptx_exit_4_and_sarif_on_an_unowned_instruction(tmp_path, capsys):
+    """A shared store at a line no TTGIR op has: named on stderr, exit 4, SARIF BP003."""
+    from bankproof.verifier.cli import main
+
+    ptx = (DATA / "matmul_fp16_128x128x32_sm80.ptx").read_text()
+    extra = "\t.loc\t1 99 7\n\tst.shared.b32 \t[global_smem+4], %r102;\n\tret;"
+    bad = tmp_path / "k.ptx"
+    bad.write_text(ptx.replace("\tret;", extra, 1))
+    args = ["triton", "scan", PAIR[0], "--ptx", str(bad)]
+    assert main(args) == 4
+    assert "corpus_kernels.py:99:7: 1 st32 with no TTGIR op to own it" in capsys.readouterr().err
+    assert main([*args, "--sarif"]) == 4
+    results = __import__("json").loads(capsys.readouterr().out)["runs"][0]["results"]
+    bp3 = [r for r in results if r["ruleId"] == "BP003"]
+    assert len(bp3) == 1 and bp3[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 99
+
+
+def test_scan_with_ptx_bad_input_exit_2(tmp_path, capsys):
+    import pytest
+    from bankproof.models.errors import InputError
+    from bankproof.verifier.api import scan_ttgir
+    from bankproof.verifier.cli import main
+
+    assert main(["triton", "scan", PAIR[0], PAIR[0], "--ptx", PAIR[2]]) == 2
+    assert "--ptx must be given once per TTGIR file" in capsys.readouterr().err
+    assert main(["triton", "scan", PAIR[0], "--arg", "K=1"]) == 2
+    assert "--arg needs --ptx" in capsys.readouterr().err
+    assert main(["triton", "scan", *PAIR, "--arg", "K"]) == 2
+    assert "--arg must be NAME=INTEGER, got K" in capsys.readouterr().err
+    junk = tmp_path / "j.ptx"
+    junk.write_text("not ptx")
+    assert main(["triton", "scan", PAIR[0], "--ptx", str(junk)]) == 2
+    assert "ptx cannot be read as a kernel" in capsys.readouterr().err
+    with pytest.raises(InputError, match="args must map argument names to integers"):
+        scan_ttgir((DATA / "matmul_fp16_128x128x32_sm80.ttgir").read_text(), "k", "x", {"K": "1"})

@@ -190,6 +190,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scan.add_argument("files", nargs="+", metavar="FILE.ttgir")
     scan.add_argument(
+        "--ptx",
+        action="append",
+        metavar="FILE.ptx",
+        help="the same compile's PTX (one per TTGIR file, in order): add the whole-kernel ledger, every "
+        "PTX shared-memory instruction owned and counted; exit 4 where the PTX and the count disagree",
+    )
+    scan.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="a kernel argument's value for loop trip counts (e.g. K=4096; program_id_x, num_programs_x)",
+    )
+    scan.add_argument(
         "--allow-unknown",
         action="store_true",
         help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",
@@ -229,7 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         help="seconds per compile; one past it is reported as not compiled (default 300)",
     )
-    cor.add_argument("--json", action="store_true", help="machine-readable report")
+    cfmt = cor.add_mutually_exclusive_group()
+    cfmt.add_argument("--json", action="store_true", help="machine-readable report")
+    cfmt.add_argument(
+        "--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools (with the ledger findings)"
+    )
     cor.set_defaults(run=_corpus)
     return p
 
@@ -350,12 +368,36 @@ def _read_ttgir(path: str) -> str:
         raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
 
 
+def _kernel_args(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            out[name.strip()] = int(value, 0)
+        except ValueError:
+            raise InputError("triton scan", "--arg", "must be NAME=INTEGER", item) from None
+        if not name.strip().isidentifier():
+            raise InputError("triton scan", "--arg", "must be NAME=INTEGER", item)
+    return out
+
+
 def _scan(args: argparse.Namespace) -> int:
-    result = api.scan_ttgir([_read_ttgir(p) for p in args.files], list(args.files))
+    if args.ptx is not None and len(args.ptx) != len(args.files):
+        raise InputError("triton scan", "--ptx", "must be given once per TTGIR file", len(args.ptx))
+    if args.arg and args.ptx is None:
+        raise InputError("triton scan", "--arg", "needs --ptx (trip counts are the ledger's)")
+    ptx = [_read_ttgir(p) for p in args.ptx] if args.ptx else None
+    result = api.scan_ttgir(
+        [_read_ttgir(p) for p in args.files], list(args.files), ptx, _kernel_args(args.arg) or None
+    )
     if args.sarif:
         sys.stdout.write(json.dumps(scan_render.to_sarif(result), indent=1) + "\n")
     else:
         sys.stdout.write(result.to_json() if args.json else scan_render.to_text(result))
+    for d in result.lowering:
+        sys.stderr.write(f"instructions differ from Triton's PTX: {d}\n")
+    if result.lowering:
+        return EXIT["disagree"]
     return _gate(result.worse, result.unchecked, args.allow_unknown)
 
 
@@ -381,7 +423,10 @@ def _corpus(args: argparse.Namespace) -> int:
         archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
         limit_s=args.compile_timeout,
     )  # fmt: skip
-    sys.stdout.write(result.to_json() if args.json else scan_render.corpus_text(result, archs))
+    if args.sarif:
+        sys.stdout.write(json.dumps(scan_render.corpus_sarif(result), indent=1) + "\n")
+    else:
+        sys.stdout.write(result.to_json() if args.json else scan_render.corpus_text(result, archs))
     if args.update_baseline:
         flat = corpus.flat_accesses(list(result.entries))
         _write("triton corpus", "--baseline", args.baseline,

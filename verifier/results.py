@@ -420,9 +420,22 @@ class ScanResult(Result):
     @property
     def unchecked(self) -> list[str]:
         """What the scan could not check: accesses not analysed, optima unknown (by file)."""
+        from bankproof.verifier.triton.ledger import unchecked
         from bankproof.verifier.triton.scan import scan_unchecked
 
-        return [f"{rep['file']}: {u}" for rep in self.reports for u in scan_unchecked(rep)]
+        return [f"{rep['file']}: {u}" for rep in self.reports for u in scan_unchecked(rep)] + [
+            f"{rep['file']}: {u}" for rep in self.reports if "ledger" in rep for u in unchecked(rep["ledger"])
+        ]
+
+    @property
+    def lowering(self) -> list[str]:
+        """Where the PTX and the count disagree: instructions no op owns, counts that differ."""
+        out = []
+        for rep in self.reports:
+            led = rep.get("ledger", {"disagreements": [], "unattributed": []})
+            out += [f"{rep['file']}: {d}" for d in led["disagreements"]]
+            out += [f"{rep['file']}: unattributed: {u}" for u in led["unattributed"]]
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1) + "\n"

@@ -10,6 +10,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
     "BP001": "shared-memory access costs more wavefronts than the optimal layout allows",
     "BP002": "shared-memory access could not be analysed, or its buffer's optimum is unknown",
+    "BP003": "a PTX shared-memory instruction no TTGIR op owns, or counted differently from the PTX",
 }
 
 
@@ -52,6 +53,7 @@ def to_text(result: ScanResult) -> str:
                 )
             else:
                 lines.append(f"  convert_layout at {_where(c['location'])}: {c.get('error')}")
+        lines += ledger_lines(rep.get("ledger"), "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -97,6 +99,7 @@ def to_sarif(result: ScanResult) -> dict:
                 results.append({"ruleId": "BP002", "level": "warning",
                                 "message": {"text": f"convert_layout not analysed: {c['error']}"},
                                 "locations": [_sarif_location(c["location"])]})  # fmt: skip
+        results += _ledger_sarif(rep.get("ledger"))
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -112,6 +115,38 @@ def to_sarif(result: ScanResult) -> dict:
             }
         ],
     }
+
+
+def _source(where: str) -> dict:
+    """``file:line:col`` (a ledger location) as a SARIF location."""
+    parts = where.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        region = {"startLine": max(1, int(parts[1])), "startColumn": max(1, int(parts[2]))}
+        return {"physicalLocation": {"artifactLocation": {"uri": parts[0]}, "region": region}}
+    return {"physicalLocation": {"artifactLocation": {"uri": where}}}
+
+
+def _ledger_sarif(led: dict | None) -> list[dict]:
+    """BP002 per ledger entry whose wavefronts are unknown, BP003 per PTX instruction no op owns
+    or counted differently by the scan and the PTX."""
+    if not led:
+        return []
+    out = []
+    for e in led["entries"]:
+        if e["family"] in ("lsu", "ldgsts") and e.get("wavefronts") is None:
+            text = f"{e.get('op', '?')} {e['instr']}: wavefronts unknown ({e.get('reason', '')})"
+            out.append({"ruleId": "BP002", "level": "warning", "message": {"text": text},
+                        "locations": [_source(e["location"])]})  # fmt: skip
+    for d in led["disagreements"] + led["unattributed"]:
+        out.append({"ruleId": "BP003", "level": "error", "message": {"text": d},
+                    "locations": [_source(d.split(": ", 1)[0])]})  # fmt: skip
+    return out
+
+
+def corpus_sarif(result: CorpusResult) -> dict:
+    """SARIF 2.1.0 of a corpus run: the scan's findings and the ledger's, for every compiled kernel."""
+    reports = tuple({**e["report"], "ledger": e.get("ledger")} for e in result.entries if "report" in e)
+    return to_sarif(ScanResult(1, reports))
 
 
 def corpus_text(result: CorpusResult, archs: list[str]) -> str:

@@ -70,13 +70,14 @@ class Kernel:
     memo: dict = field(default_factory=dict, repr=False, compare=False)  # per-kernel analysis caches
 
 
-_TOP_COMMA = re.compile(r",(?![^\[{(]*[\]})])")  # a comma outside one level of brackets
+_TOP_COMMA = re.compile(r",(?![^\[{(]*[\]})])")  # a comma outside any bracket group
+_NESTED = re.compile(r"[\[{(][^\]})]*[\[{(]")  # a group opened inside another
 
 
 def _split_operands(text: str) -> list[str]:
     if not any(c in text for c in "[{("):
         return [x.strip() for x in text.split(",") if x.strip()]
-    if text.count("[") + text.count("{") + text.count("(") == 1:
+    if not _NESTED.search(text):  # groups side by side, none inside another: one regex split
         return [x.strip() for x in _TOP_COMMA.split(text) if x.strip()]
     out, depth, cur = [], 0, ""
     for ch in text:
@@ -135,7 +136,7 @@ def parse_kernel(ptx: str) -> Kernel:
     table: str | None = None  # the jump table being read (``NAME: .branchtargets L1, L2, ...;``)
     last_label = "?"
     for n, raw in enumerate(body_text.splitlines(), start=start):
-        line = raw.split("//", 1)[0].strip()
+        line = (raw.split("//", 1)[0] if "//" in raw else raw).strip()
         if not line:
             continue
         if line.startswith(".loc"):
@@ -156,7 +157,7 @@ def parse_kernel(ptx: str) -> Kernel:
             tables[table] += [t.strip() for t in line.rstrip(";").split(",") if t.strip()]
             table = None if line.endswith(";") else table
             continue
-        lab = _LABEL.match(line)
+        lab = _LABEL.match(line) if ":" in line else None
         if lab and not pending:
             last_label = lab.group(1) if scopes[-1] == 0 else f"{lab.group(1)}@{scopes[-1]}"
             labels[last_label] = len(body)  # inline asm's own labels are local to its braces
@@ -243,18 +244,18 @@ class _Machine:
         self.vals: dict[str, np.ndarray] = {}
         self.local: set[tuple[int, str]] = set()
         if "defs" not in kernel.memo:  # the same for every machine of a kernel
-            signatures: dict[str, set] = {}
             writers: dict[str, list[Instruction]] = {}
             for ins in kernel.body:
                 for d in self._dests(ins):
-                    signatures.setdefault(d, set()).add((ins.opcode, tuple(ins.operands), ins.guard))
                     writers.setdefault(d, []).append(ins)
-            # a register written in several places by the same unguarded instruction (LLVM
-            # duplicates blocks) holds one value whichever way control went
-            kernel.memo["defs"] = {d: len({(op, ops) for op, ops, _ in sig}) for d, sig in signatures.items()}
-            guarded = {d for d, sig in signatures.items() if any(x[2] is not None for x in sig)}
-            kernel.memo["guarded"] = guarded
             kernel.memo["writers"] = writers
+            # a register written in several places by the same unguarded instruction (LLVM
+            # duplicates blocks) holds one value whichever way control went; only registers
+            # that can matter (the slice) are ever evaluated
+            need = self._slice()
+            kernel.memo["defs"] = {d: len({(w.opcode, tuple(w.operands)) for w in writers[d]})
+                                   for d in need if d in writers}  # fmt: skip
+            kernel.memo["guarded"] = {d for d in need if any(w.guard is not None for w in writers.get(d, ()))}
         self.defs: dict[str, int] = kernel.memo["defs"]
         self.guarded: set[str] = kernel.memo["guarded"]
         self.cand: dict[str, dict[tuple, np.ndarray]] = {}
