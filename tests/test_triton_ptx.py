@@ -285,3 +285,34 @@ def test_scan_with_ptx_bad_input_exit_2(tmp_path, capsys):
     assert "ptx cannot be read as a kernel" in capsys.readouterr().err
     with pytest.raises(InputError, match="args must map argument names to integers"):
         scan_ttgir((DATA / "matmul_fp16_128x128x32_sm80.ttgir").read_text(), "k", "x", {"K": "1"})
+
+
+def test_a_tail_load_feeding_a_predicated_store_runs_only_where_the_store_does():
+    """``ld.shared`` whose value only a store under %p uses, followed by nothing else: ptxas exits
+    the threads where %p is false first, so warps 2-3 never load (a measured rule)."""
+    k = parse_kernel(
+        _kernel(
+            """
+  mov.u32 %r1, %tid.x;
+  mov.b32 %r2, global_smem;
+  ld.shared.b32 %r3, [%r2];
+  and.b32 %r4, %r1, 64;
+  setp.eq.b32 %p1, %r4, 0;
+  @%p1 st.global.b32 [%rd1], %r3;
+  ret;"""
+        )
+    )
+    (op,) = analyse(k)[0]
+    assert op.active.any(axis=1).tolist() == [True, True, False, False] and op.extra["exit_before"]
+    # another use of the value outside the predicate keeps every warp loading it
+    body = """
+  mov.u32 %r1, %tid.x;
+  mov.b32 %r2, global_smem;
+  ld.shared.b32 %r3, [%r2];
+  and.b32 %r4, %r1, 64;
+  setp.eq.b32 %p1, %r4, 0;
+  add.s32 %r5, %r3, 1;
+  @%p1 st.global.b32 [%rd1], %r5;
+  ret;"""
+    (op,) = analyse(parse_kernel(_kernel(body)))[0]
+    assert op.active.all() and "exit_before" not in op.extra

@@ -79,6 +79,7 @@ ATOMIC_REASON = (
     "shared atomics at data-dependent addresses (a histogram's bins): the cost depends on the input "
     "values, so there is no static count (Nsight Compute: op_atom)"
 )
+EXIT_BEFORE = "ptxas exits the threads whose store of this value is off before the load (measured rule)"
 WS_STATE = "warp-specialize state word (which partition each worker warp runs, then exit)"
 # ops whose scratch the descriptor-creation code writes with plain stores (zeroing the 128-byte map)
 DESCRIPTOR_OPS = ("ttng.tensormap_create",)
@@ -255,6 +256,8 @@ def _build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None) -> d
                 entry["executions_reason"] = "per iteration: a loop's bounds are run-time values"
         if any(o.conditional for o in grp):
             entry["conditional"] = True
+        if any(o.extra.get("exit_before") for o in grp):
+            entry["note"] = EXIT_BEFORE
         if fam not in ("lsu", "ldgsts", "atomic"):
             owners = [n for n in FAMILY_OPS.get(fam, ()) if n in names]
             if not owners:  # Triton hoists some (tensor-memory allocation) or LLVM moves the line

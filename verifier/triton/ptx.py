@@ -855,6 +855,44 @@ def _reach(k: Kernel) -> tuple[_Machine, list[np.ndarray], list[bool], dict[int,
     return m, um, uc, loads
 
 
+_SIDE_EFFECTS = ("st", "ld", "bar", "barrier", "atom", "red", "cp", "mbarrier", "stmatrix", "ldmatrix",
+                 "wgmma", "tcgen05", "fence", "membar", "bra", "brx", "call", "exit", "trap")  # fmt: skip
+
+
+def _exit_guard(k: Kernel, m: _Machine, ins: Instruction) -> np.ndarray | None:
+    """The threads that still need a shared load in the kernel's tail: when everything after it
+    up to ``ret`` is side-effect free or guarded by one predicate P, and the loaded value is only
+    used under P, ptxas exits the threads where P is false before the load (SASS ``@!P EXIT;
+    LDS`` in Triton 3.9.0's cubins for a reduction's result store; Nsight Compute counts the load
+    for those warps only: gpu_checks/results/h100-2026-11-23-triton-kernels.json, the histogram,
+    column-max and cross-entropy kernels). Not for ``ldmatrix``, which ptxas keeps before the
+    exit. ``None`` otherwise."""
+    dests = set(m._dests(ins))
+    guard = None
+    for later in k.body[ins.index + 1 :]:
+        base = later.opcode.split(".", 1)[0]
+        if base == "ret" and later.guard is None:
+            break
+        uses = any(r in dests for o in later.operands[1:] for r in _REGS.findall(o)) or (
+            base == "st" and any(r in dests for r in _REGS.findall(" ".join(later.operands)))
+        )
+        if later.guard is not None:
+            if guard is not None and later.guard != guard:
+                return None
+            guard = later.guard
+            continue
+        if uses or base in _SIDE_EFFECTS:
+            return None
+    else:
+        return None
+    if guard is None:
+        return None
+    v = m.value(guard[1])
+    if v is None:
+        return None
+    return ~v.astype(bool) if guard[0] else v.astype(bool)
+
+
 def shared_ops(k: Kernel) -> list[SharedOp]:
     """Every shared-memory instruction of the kernel, in program order, with per-thread offsets
     and active lanes where the code determines them."""
@@ -890,6 +928,11 @@ def analyse(k: Kernel) -> tuple[list[SharedOp], list[PtxLoop]]:
             elif addr is None:
                 op.unknown = "the address depends on run-time values (a loop-carried index, a parameter)"
             else:
+                # plain loads only: ptxas keeps an ldmatrix before the exit (measured: all warps run it)
+                need = _exit_guard(k, m, ins) if fam == "lsu" and re.fullmatch(r"ld\d+", name) else None
+                if need is not None:
+                    pred = pred & need
+                    op.extra["exit_before"] = True
                 act = (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)
                 op.offsets = addr[: warps * 32].reshape(warps, 32)
                 op.active = act
