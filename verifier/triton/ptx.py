@@ -43,7 +43,7 @@ _MEM = re.compile(r"\[\s*([^\]]*?)\s*\]")
 MASK32 = (1 << 32) - 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     """One PTX instruction of the kernel body."""
 
