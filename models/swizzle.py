@@ -152,8 +152,14 @@ def optimal_swizzle(
     kind_a: str = "store",
     kind_b: str = "load",
     dim_names: Sequence[str] | None = None,
+    vec: Sequence[int] | None = None,
+    phase_rows: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
 ) -> Construction:
-    """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor)."""
+    """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor).
+    ``vec`` overrides the vector (packed tensor bits for offset bits 0..): by default the
+    register bits both hold; a caller searching instruction choices passes others.
+    ``phase_rows`` (writer's, reader's) replaces a side's in-phase lane vectors by the tensor
+    bits its 8 row addresses differ in, for an ldmatrix/stmatrix side."""
     if sorted(a.out_dims) != sorted(b.out_dims):
         raise InputError(
             "synth", "layouts", f"cover different tensors: {dict(a.out_dims)} vs {dict(b.out_dims)}"
@@ -173,13 +179,33 @@ def optimal_swizzle(
     d = space.bits
     w = elem_bits // 8
     notes = []
-    vec = vectorization(a, b, space, elem_bits)
+    chosen = vec is not None
+    vec = list(vec) if vec is not None else vectorization(a, b, space, elem_bits)
     v = len(vec)
     vec_bytes = (1 << v) * w
     nb = min(d - v, log2(max(1, ROW_BYTES // vec_bytes)))
     ell = d - v - nb
     a_thr, a_bank, split_a, phases_a = _thread_sets(a, space, vec_bytes, kind_a)
     b_thr, b_bank, split_b, phases_b = _thread_sets(b, space, vec_bytes, kind_b)
+    vmask = 0
+    for x in vec:
+        vmask |= x
+    if chosen and vmask and not any(x & (x - 1) for x in vec):
+        # a vector bit that is a lane of one side (a chosen vector, not a common register): lanes
+        # differing only there share a word, so the construction works modulo the vector
+        def mod_vec(xs: list[int]) -> list[int]:
+            out: list[int] = []
+            for y in (x & ~vmask for x in xs):
+                if y and y not in out:
+                    out.append(y)
+            return out
+
+        a_thr, a_bank, split_a = mod_vec(a_thr), mod_vec(a_bank), mod_vec(split_a)
+        b_thr, b_bank, split_b = mod_vec(b_thr), mod_vec(b_bank), mod_vec(split_b)
+    if phase_rows[0] is not None:
+        a_bank = [x for x in phase_rows[0] if x]
+    if phase_rows[1] is not None:
+        b_bank = [x for x in phase_rows[1] if x]
     if vec_bytes < 4:
         notes.append(f"each lane moves {vec_bytes} bytes, less than a bank: Lemma 9.4's count need not hold")
     inter = [x for x in a_bank if x in b_bank]

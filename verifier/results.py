@@ -226,6 +226,10 @@ class SynthInfo(Result):
     conflict_free: bool
     meets_lower_bound: bool
     optimality: Optimality | None = optional()
+    instructions: dict[str, str] | None = optional()  # the access -> instruction the search chose
+    universal_bound: int | None = optional()  # distinct bytes / 128 per wavefront, writer + reader
+    optimal_over: str | None = optional()  # the family the optimality claim ranges over
+    runners_up: tuple[dict, ...] | None = optional()  # other (vector, instructions) choices, cheapest first
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
 from bankproof.verifier.check import ENGINES, verify
+from bankproof.verifier.choice import pick_pair, search, universal_bound
 from bankproof.verifier.matrices import memory_matrix
 from bankproof.verifier.results import (
     ExplainResult,
@@ -35,15 +36,6 @@ from bankproof.verifier.results import (
     VerifyResult,
 )
 from bankproof.verifier.spec import AccessSpec, Spec
-
-
-def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
-    """The writer (first store) and reader (first load); one access serves as both if alone."""
-    stores = [a for a in spec.accesses if a.kind == "store"]
-    loads = [a for a in spec.accesses if a.kind == "load"]
-    writer = stores[0] if stores else loads[0]
-    reader = loads[0] if loads else stores[0]
-    return writer, reader
 
 
 def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
@@ -114,17 +106,20 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     if not spec.accesses:
         raise InputError("spec", "access", "must list the layouts to synthesize for")
     s, writer, reader, seconds = construct(spec)
+    # Verify with the vector width the construction optimized for (``auto`` could differ).
+    width = (1 << len(s.vec)) * spec.elem_bits
+    chosen = {a.name: _vector_instr(a, width) for a in (writer, reader) if a.instr == "auto"}
+    bound = universal_bound(spec)
+    ranked = search(spec) if writer.name != reader.name else []
+    base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)
+    searched = bool(ranked) and (base is None or ranked[0].key < base.key)
+    if searched:  # another vector and instructions beat §5.4's common vector
+        s = ranked[0].construction
+        chosen = {a.name: ins for a, ins in zip((writer, reader), ranked[0].instructions, strict=True)}
     memory = s.layout
     notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)
-    # Verify with the vector width the construction optimized for (``auto`` could differ).
-    width = (1 << len(s.vec)) * spec.elem_bits
-    accesses = [
-        replace(a, instr=_vector_instr(a, width))
-        if a.instr == "auto" and a.name in (writer.name, reader.name)
-        else a
-        for a in spec.accesses
-    ]
+    accesses = [replace(a, instr=chosen[a.name]) if a.name in chosen else a for a in spec.accesses]
     synth_spec = replace(
         spec,
         memory=memory,
@@ -141,10 +136,20 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
     verdict = rep.verdict
     opt = None
-    if "z3" in engines and verdict != "disagree":
+    if "z3" in engines and verdict != "disagree" and not searched:
         opt = optimality(spec, writer, reader, rep, timeout_s)
         if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
             verdict = "disagree"
+    total = sum(a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name))
+    if total == bound:
+        over = "every memory layout and instruction choice (proved: bytes moved / 128 per wavefront is met)"
+    elif opt is not None and opt.proof.status == "proved" and not ranked:
+        over = "invertible linear layouts with this vectorization and these instructions (restricted)"
+    elif opt is not None and opt.proof.status == "proved":
+        over = ("the searched vectors and instructions, cheapest found; proved over invertible linear "
+                "layouts with this vectorization (restricted)")
+    else:
+        over = "the searched vectors and instructions, cheapest found (not proved beyond them)"
     info = SynthInfo(
         writer=writer.name,
         reader=reader.name,
@@ -155,9 +160,26 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
         conflict_free=s.conflict_free,
         meets_lower_bound=met,
         optimality=opt,
+        instructions={a.name: a.instr for a in rep.accesses if a.name in (writer.name, reader.name)},
+        universal_bound=bound,
+        optimal_over=over,
+        runners_up=_runners_up(ranked, s.space),
     )
     fields = {k: getattr(rep, k) for k in ("schema", "spec", "arch", "dtype", "shape", "dims", "memory")}
     return SynthResult(**fields, verdict=verdict, accesses=checked, synth=info, layout=memory)
+
+
+def _runners_up(ranked: list, space, n: int = 5) -> tuple[dict, ...] | None:
+    """The next distinct (vector, instructions, cost) choices after the chosen one."""
+    out: list[dict] = []
+    for c in ranked[1:]:
+        row = {"vector": [space.name(v) for v in c.vector], "instructions": list(c.instructions),
+               "wavefronts": list(c.wavefronts)}  # fmt: skip
+        if row not in out:
+            out.append(row)
+        if len(out) == n:
+            break
+    return tuple(out) or None
 
 
 def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:

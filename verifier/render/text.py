@@ -91,6 +91,14 @@ def synth_text(r: SynthResult) -> str:
         f"  lower bound (Lemma 9.5): {opt_w} wavefront(s) per instruction for {info.writer}, {opt_r} for "
         f"{info.reader}; met: {'yes' if info.meets_lower_bound else 'NO'}"
     )
+    if info.optimal_over:
+        lines.append(f"  optimal over: {info.optimal_over}")
+        lines.append(f"  bound over every layout and instruction (bytes / 128 per wavefront): "
+                     f"{info.universal_bound}")  # fmt: skip
+    for ru in info.runners_up or ():
+        vec, ins = "·".join(ru["vector"]) or "-", " + ".join(ru["instructions"])
+        cost = " + ".join(map(str, ru["wavefronts"]))
+        lines.append(f"  runner-up: vector {vec} with {ins}: {cost} wavefronts")
     opt = info.optimality
     if opt:
         proof, smt = opt.proof, opt.smt_synthesis

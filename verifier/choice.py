@@ -1,0 +1,156 @@
+"""Synthesis over instruction choices too: the §5.4 construction run for each candidate vector
+(the offset bits at the bottom of the memory layout), each access costed exactly with every
+instruction it can use there, and the cheapest (layout, instructions) pair kept.
+
+The family searched: vectors made of the writer's and the reader's register bits (the common
+ones, either side's own, or the common ones extended by one side's, as Triton pads a 16-bit
+vector to a word with a bit that is a register of one side and a lane or warp of the other),
+each length up to 128 bits per lane; per access, the widest ``ld``/``st`` vector the layout
+allows and, on 16-bit data, ``ldmatrix``/``stmatrix`` ``.x4/.x2/.x1`` and ``.trans`` where the
+layout delivers them (``stmatrix`` on sm90 and later). An instruction the spec fixes is the only
+one tried for that access.
+
+The universal lower bound: a wavefront serves at most 128 distinct bytes (one 4-byte word per
+bank), so an access touching B distinct bytes costs at least ceil(B / 128), whatever the layout
+(linear, padded or any other) and whatever the instruction. A pair meeting it is optimal over
+everything.
+
+>>> from bankproof.verifier.spec import load_spec
+>>> import pathlib
+>>> spec = load_spec(pathlib.Path(__file__).parents[1] / "examples" / "transpose_16x32_plain.toml",
+...                  require_memory=False)
+>>> best = search(spec)[0]
+>>> best.total, best.instructions, universal_bound(spec)
+(32, ('st32', 'ld32'), 32)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models.access import build_access
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.models.swizzle import Construction, Space, optimal_swizzle, vectorization
+from bankproof.verifier.spec import AccessSpec, Spec
+
+MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")
+MATRIX_STORES = ("stsm.x4", "stsm.x4.trans", "stsm.x2", "stsm.x2.trans", "stsm.x1", "stsm.x1.trans")
+STMATRIX_ARCHS = ("sm90", "sm100")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (memory layout, instructions) pair and its exact cost."""
+
+    vector: tuple[int, ...]  # packed row-major tensor bits at offset bits 0.. (the construction's V)
+    construction: Construction
+    instructions: tuple[str, str]  # writer's, reader's (short names: st128, ldsm.x4.trans, ...)
+    wavefronts: tuple[int, int]
+    issued: tuple[int, int]  # warp instructions
+
+    @property
+    def total(self) -> int:
+        return sum(self.wavefronts)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.total, sum(self.issued))
+
+
+def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
+    """The writer (first store) and reader (first load); one access serves as both if alone."""
+    stores = [a for a in spec.accesses if a.kind == "store"]
+    loads = [a for a in spec.accesses if a.kind == "load"]
+    writer = stores[0] if stores else loads[0]
+    reader = loads[0] if loads else stores[0]
+    return writer, reader
+
+
+def universal_bound(spec: Spec) -> int:
+    """Distinct bytes each of the writer and the reader touches, / 128 per wavefront, summed."""
+    total = 0
+    for a in pick_pair(spec):
+        elements = len(np.unique(a.layout.table(), axis=0))
+        total += -(-elements * spec.elem_bits // 8 // 128)
+    return total
+
+
+def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[tuple]:
+    """Candidate (vector, writer's phase rows, reader's phase rows), the §5.4 vector first. The
+    16-byte rows of ldmatrix/stmatrix fix the vector: with ``.trans`` a row holds the bits of
+    lanes 2-4 and the 8 rows of a phase differ in the pair register's and lanes 0-1's bits; plain,
+    the reverse."""
+    limit = max(0, (128 // elem_bits).bit_length() - 1)
+    a_reg = [space.pack_row_major(x) for x in a.in_bases("register") if any(x)]
+    b_reg = [space.pack_row_major(x) for x in b.in_bases("register") if any(x)]
+    common = vectorization(a, b, space, elem_bits)
+    families = [common, a_reg, b_reg, common + [x for x in a_reg if x not in common],
+                common + [x for x in b_reg if x not in common]]  # fmt: skip
+    out: list[tuple] = [(tuple(common), None, None)]
+    for fam in families:
+        for n in range(min(limit, len(fam)) + 1):
+            v = (tuple(fam[:n]), None, None)
+            if v not in out:
+                out.append(v)
+    if elem_bits == 16:
+        for side, lay, regs in ((0, a, a_reg), (1, b, b_reg)):
+            lanes = [space.pack_row_major(x) for x in lay.in_bases("lane")]
+            if not all(lanes):
+                continue
+            shapes = [(lanes[2:5], [r, lanes[0], lanes[1]]) for r in regs]  # .trans
+            shapes += [([r, lanes[0], lanes[1]], lanes[2:5]) for r in regs]  # plain
+            for vec, rows in shapes:
+                cand = (tuple(vec), tuple(rows) if side == 0 else None, tuple(rows) if side == 1 else None)
+                if cand not in out:
+                    out.append(cand)
+    return out
+
+
+def _options(a: AccessSpec, elem_bits: int, arch: str) -> list[str]:
+    if a.instr != "auto":
+        return [a.instr]
+    opts = ["auto"]
+    if elem_bits == 16:
+        if a.kind == "load":
+            opts += list(MATRIX_LOADS)
+        elif arch in STMATRIX_ARCHS:
+            opts += list(MATRIX_STORES)
+    return opts
+
+
+def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tuple[int, int, str] | None:
+    """The cheapest (wavefronts, instructions, name) of access ``a`` on ``memory``."""
+    best = None
+    for opt in _options(a, elem_bits, arch):
+        try:
+            acc = build_access(a.layout, memory, elem_bits, a.kind, opt)
+        except InputError:
+            continue
+        counts, _, _ = evaluate(acc.instr, acc.addresses)
+        cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
+        if best is None or cand[:2] < best[:2]:
+            best = cand
+    return best
+
+
+def search(spec: Spec) -> list[Candidate]:
+    """Every candidate that can carry the spec's accesses, cheapest first (fewest wavefronts,
+    then fewest instructions; on a tie the §5.4 vector, then the order tried)."""
+    writer, reader = pick_pair(spec)
+    a, b = writer.layout, reader.layout.transpose_outs(writer.layout.out_dim_names)
+    space = Space.of(a, spec.dims)
+    found: list[Candidate] = []
+    for vec, rows_a, rows_b in _vectors(a, b, space, spec.elem_bits):
+        s = optimal_swizzle(a, b, spec.elem_bits, writer.kind, reader.kind, spec.dims, vec=list(vec),
+                            phase_rows=(rows_a, rows_b))  # fmt: skip
+        w = _cost(writer, s.layout, spec.elem_bits, spec.arch)
+        r = _cost(reader, s.layout, spec.elem_bits, spec.arch)
+        if w is None or r is None:
+            continue
+        found.append(Candidate(vec, s, (w[2], r[2]), (w[0], r[0]), (w[1], r[1])))
+    if not found:
+        raise InputError("synth", "access", "no candidate layout can carry the instructions the spec fixes")
+    return [found[i] for i in sorted(range(len(found)), key=lambda i: (found[i].key, i))]
