@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bankproof.models.access import clear_caches
 from bankproof.verifier.triton.ledger import build
 from bankproof.verifier.triton.scan import _count_cached, _parse, scan_text
 from bankproof.verifier.triton.ttgir import read_ttgir
@@ -29,6 +30,7 @@ def cold_scan(text: str, name: str) -> dict:
     """One scan with the memo caches emptied first, as for the first kernel a process sees."""
     _parse.cache_clear()
     _count_cached.cache_clear()
+    clear_caches()
     return scan_text(text, name)
 
 

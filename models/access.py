@@ -11,6 +11,7 @@ instruction it issues, with each lane's byte address (the enumeration engine's i
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +117,30 @@ def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, 
 
 def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     """Element offset of every tensor coordinate, as an array of the tensor's shape (one CTA:
-    block bits of the memory layout are ignored, each CTA has its own shared memory)."""
+    block bits of the memory layout are ignored, each CTA has its own shared memory). Read-only:
+    the last few layouts' arrays are kept (a search costs many accesses on one layout)."""
+    try:
+        return _element_offsets_cached(memory)
+    except TypeError:  # not hashable
+        return _element_offsets(memory)
+
+
+@functools.lru_cache(maxsize=16)
+def _element_offsets_cached(memory: LinearLayout | PaddedLayout) -> np.ndarray:
+    out = _element_offsets(memory)
+    out.setflags(write=False)
+    return out
+
+
+def clear_caches() -> None:
+    """Forget the kept tables and offsets (benchmarks time the first call, as a new process would)."""
+    from bankproof.models.layout import _table
+
+    _table.cache_clear()
+    _element_offsets_cached.cache_clear()
+
+
+def _element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     lin = memory.linear if isinstance(memory, PaddedLayout) else memory
     offs = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims)
     if not offs.is_surjective() or not offs.is_injective():

@@ -15,6 +15,7 @@ and the first output dim are the most minor when flattened.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -225,12 +226,7 @@ class LinearLayout:
         n = self.in_bits
         if n > 26:
             raise InputError("layout", "input", "is too large to enumerate (limit 2^26 points)", f"2^{n}")
-        # Doubling: the table for bits 0..k is the table for bits 0..k-1, then it XOR image k.
-        acc = np.zeros((1, len(self.out_dims)), dtype=np.int64)
-        for _, bs in self.bases:
-            for b in bs:
-                acc = np.concatenate([acc, acc ^ np.asarray(b, dtype=np.int64)])
-        return acc
+        return _table(self)
 
     # ----- algebra --------------------------------------------------------------------------
     def product(self, outer: LinearLayout) -> LinearLayout:
@@ -545,3 +541,16 @@ def _supremum(a: Sequence[str], b: Sequence[str]) -> list[str]:
                 "common dims must appear in the same relative order",
                 f"{list(a)} vs {list(b)}",
             )
+
+
+@functools.lru_cache(maxsize=64)
+def _table(layout: LinearLayout) -> np.ndarray:
+    """:meth:`LinearLayout.table`, kept for the last layouts (read-only): a search enumerates
+    many accesses of the same layouts."""
+    # Doubling: the table for bits 0..k is the table for bits 0..k-1, then it XOR image k.
+    acc = np.zeros((1, len(layout.out_dims)), dtype=np.int64)
+    for _, bs in layout.bases:
+        for b in bs:
+            acc = np.concatenate([acc, acc ^ np.asarray(b, dtype=np.int64)])
+    acc.setflags(write=False)
+    return acc
