@@ -161,3 +161,17 @@ def test_search_never_loses_to_the_common_vector_and_engines_agree(data):
     common = tuple(vectorization(a, b, Space.of(a), p.elem_bits))
     base = min(c.total for c in search(p) if c.vector == common)
     assert universal_bound(p) <= total <= base
+
+
+def test_synth_honors_an_instruction_the_spec_fixes(tmp_path, capsys):
+    """The reader fixed to ldmatrix.x4.trans: only layouts that can deliver it are searched (the
+    §5.4 layout for the common vector cannot), and the writer's instruction is searched around it."""
+    text = (Path(__file__).resolve().parent / "data" / "triton_transpose_128x128_f16.toml").read_text()
+    head, read = text.split('name = "read"')
+    spec = tmp_path / "fixed.toml"
+    spec.write_text(head + 'name = "read"' + read.replace('instr = "auto"', 'instr = "ldsm.x4.trans"', 1))
+    assert main(["synth", str(spec), "--json", "--engine", "enum"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["synth"]["instructions"] == {"write": "st.shared.v4.b32",
+                                           "read": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}  # fmt: skip
+    assert [a["wavefronts"] for a in rep["accesses"]] == [256, 256]
