@@ -123,17 +123,36 @@ def _options(a: AccessSpec, elem_bits: int, arch: str) -> list[str]:
 
 def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tuple[int, int, str] | None:
     """The cheapest (wavefronts, instructions, name) of access ``a`` on ``memory``."""
+    return best_cost(a.layout, a.kind, memory, elem_bits, _options(a, elem_bits, arch))
+
+
+def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) -> tuple | None:
+    """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver."""
     best = None
-    for opt in _options(a, elem_bits, arch):
+    for opt in options:
         try:
-            acc = build_access(a.layout, memory, elem_bits, a.kind, opt)
-        except InputError:
+            acc = build_access(layout, memory, elem_bits, kind, opt)
+        except (InputError, ValueError):
             continue
         counts, _, _ = evaluate(acc.instr, acc.addresses)
         cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
         if best is None or cand[:2] < best[:2]:
             best = cand
     return best
+
+
+def access_bound(layout: LinearLayout, elem_bits: int) -> int:
+    """The distinct bytes an access touches / 128 per wavefront, rounded up."""
+    return -(-len(np.unique(layout.table(), axis=0)) * elem_bits // 8 // 128)
+
+
+def candidates(a: LinearLayout, b: LinearLayout, elem_bits: int, kinds=("store", "load"), dims=None):
+    """The candidate constructions (vector, rows) for writer ``a`` and reader ``b``."""
+    b = b.transpose_outs(a.out_dim_names)
+    space = Space.of(a, dims)
+    for vec, rows_a, rows_b in _vectors(a, b, space, elem_bits):
+        yield vec, optimal_swizzle(a, b, elem_bits, kinds[0], kinds[1], dims, vec=list(vec),
+                                   phase_rows=(rows_a, rows_b))  # fmt: skip
 
 
 def search(spec: Spec) -> list[Candidate]:

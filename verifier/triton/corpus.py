@@ -451,6 +451,8 @@ def findings_markdown(entries: list[dict]) -> str:
         (e, b, a) for e, b in buffers for a in b["accesses"] if a.get("wavefronts", 0) > a.get("ideal", 0)
     ]
     unknown = [(e, b) for e, b in buffers if b["gap"] is None]
+    same = sum(1 for _, b in above if b.get("optimal_same_instructions", b["optimal_wavefronts"]) is not None
+               and b.get("optimal_same_instructions", b["optimal_wavefronts"]) < b["wavefronts"])  # fmt: skip
     lines = [
         "# Triton's shared-memory layouts, checked",
         "",
@@ -460,7 +462,9 @@ def findings_markdown(entries: list[dict]) -> str:
         "",
         f"- {len(compiled)} (configuration, arch) pairs compiled of {len(entries)}; "
         f"{len(buffers)} shared buffers; {sum(len(b['accesses']) for _, b in buffers)} accesses.",
-        f"- Buffers above the optimum bankproof can reach by changing only the shared layout: {len(above)}.",
+        f"- Buffers above the optimum bankproof can reach by changing only the shared layout: {same}.",
+        f"- Buffers above the optimum over shared layouts and instructions (searched vectors and "
+        f"instructions, each op's legal ones): {len(above)}.",
         f"- Accesses above their ideal (one wavefront per phase): {len(conflicted)}.",
         f"- Buffers whose optimum bankproof cannot yet compute: {len(unknown)}.",
         f"- Kernels whose every PTX shared-memory instruction is owned by a ledger entry, counted alike "
@@ -475,13 +479,16 @@ def findings_markdown(entries: list[dict]) -> str:
         lines.append("None: wherever bankproof can compute the optimum, Triton's layout reaches it.")
     else:
         lines += [
-            "| kernel | arch | buffer | chosen | optimal | better layout |",
+            "| kernel | arch | buffer | chosen (instructions) | optimal (instructions) | better layout |",
             "|---|---|---|---|---|---|",
         ]
         for e, b in above:
+            mine = ", ".join(dict.fromkeys(a.get("instr", "?") for a in b["accesses"]))
+            theirs = ", ".join(dict.fromkeys(b.get("better_instructions", []))) or mine
+            where = f"{e['config']} | {e['arch']} | {b['buffer']} {b['dtype']} {b['shared']}"
             lines.append(
-                f"| {e['config']} | {e['arch']} | {b['buffer']} {b['shared']} | {b['wavefronts']} | "
-                f"{b['optimal_wavefronts']} | `{b.get('better_layout', '')}` |"
+                f"| {where} | {b['wavefronts']} ({mine}) | {b['optimal_wavefronts']} ({theirs}) | "
+                f"`{b.get('better_layout', '')}` |"
             )
     lines += [
         "",

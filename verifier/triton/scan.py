@@ -32,6 +32,7 @@ from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout, triton_memory_text
 from bankproof.models.swizzle import optimal_swizzle
+from bankproof.verifier.choice import MATRIX_LOADS, MATRIX_STORES, access_bound, best_cost, candidates
 from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
@@ -222,6 +223,8 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
             "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
         }
         entry.update(_optimum(parsed, rows))
+        if len(parsed) == len(rows) and "nvmma" not in _resolved(mod, accs[0].memdesc.encoding):
+            entry.update(_searched(parsed, entry, _sm(mod.target)) or {})
         if entry["gap"] is None and rows and all(r["kind"] == "store" and "instr" in r for r in rows):
             entry.update(_nvmma_family(mod, accs, rows) or {})
         out_buffers.append(entry)
@@ -259,6 +262,57 @@ def _optimum(parsed: list, rows: list[dict]) -> dict:
     if chosen > total:
         out["better_layout"] = triton_memory_text(s.layout)
     return out
+
+
+def _legal(op: str, kind: str, bits: int, sm: int) -> list[str]:
+    """The instructions an op could use in another layout: ``cp.async`` copies 4, 8 or 16 bytes;
+    a register store any ``st`` vector or, 16-bit on sm90+, ``stmatrix``; a load any ``ld`` vector
+    or, 16-bit, ``ldmatrix``."""
+    if op == "ttg.async_copy_global_to_local":
+        return [f"st{w}" for w in (128, 64, 32) if w >= bits]
+    if kind == "store":
+        return ["auto"] + (list(MATRIX_STORES) if bits == 16 and sm >= 90 else [])
+    return ["auto"] + (list(MATRIX_LOADS) if bits == 16 else [])
+
+
+def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
+    """Above the bytes / 128 bound, search the (layout, instructions) pairs (``verifier/choice.py``)
+    for the buffer's first writer and reader, every access costed with the instructions its op
+    could use; a cheaper pair than the same-instructions optimum is the buffer's optimum."""
+    chosen = entry["wavefronts"]
+    if chosen <= sum(access_bound(dist, bits) for _, dist, bits in parsed):
+        return None
+    writers = [p for p in parsed if p[0].kind == "store"]
+    readers = [p for p in parsed if p[0].kind == "load"]
+    if not writers or not readers:
+        return None
+    (_, wd, bits), (_, rd, _) = writers[0], readers[0]
+    best = None
+    try:
+        for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits):
+            total, instrs = 0, []
+            for a, dist, b in parsed:
+                cost = best_cost(dist, a.kind, c.layout, b, _legal(a.op.name, a.kind, b, sm))
+                if cost is None:
+                    break
+                total += cost[0]
+                instrs.append(cost[2])
+            else:
+                if best is None or total < best[0]:
+                    best = (total, c.layout, instrs)
+    except (InputError, ValueError):
+        return None
+    known = entry.get("optimal_wavefronts")
+    if best is None or (known is not None and best[0] >= known):
+        return None
+    return {
+        "optimal_wavefronts": best[0],
+        "optimal_same_instructions": known,
+        "gap": chosen - best[0],
+        "better_layout": triton_memory_text(best[1]),
+        "better_instructions": best[2],
+        "reason": "another layout with other instructions (searched vectors and instructions) costs less",
+    }
 
 
 def whole_buffer(dist: LinearLayout) -> LinearLayout:
