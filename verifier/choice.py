@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import evaluate
@@ -70,12 +69,8 @@ def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
 
 
 def universal_bound(spec: Spec) -> int:
-    """Distinct bytes each of the writer and the reader touches, / 128 per wavefront, summed."""
-    total = 0
-    for a in pick_pair(spec):
-        elements = len(np.unique(a.layout.table(), axis=0))
-        total += -(-elements * spec.elem_bits // 8 // 128)
-    return total
+    """:func:`access_bound` of the writer plus the reader."""
+    return sum(access_bound(a.layout, spec.elem_bits) for a in pick_pair(spec))
 
 
 def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[tuple]:
@@ -142,8 +137,14 @@ def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) 
 
 
 def access_bound(layout: LinearLayout, elem_bits: int) -> int:
-    """The distinct bytes an access touches / 128 per wavefront, rounded up."""
-    return -(-len(np.unique(layout.table(), axis=0)) * elem_bits // 8 // 128)
+    """Per warp, the distinct bytes it touches / 128 per wavefront (rounded up), summed: a
+    wavefront serves one warp's instruction and at most one word per bank. Layouts that give the
+    same data to several warps (an mma operand) pay for it in every warp."""
+    # one warp's data is the span of its register and lane bases (a subspace: 2^rank elements)
+    own = LinearLayout((("register", layout.in_bases("register")), ("lane", layout.in_bases("lane"))),
+                       layout.out_dims)  # fmt: skip
+    warps = 1 << (len(layout.in_bases("warp")) + len(layout.in_bases("block")))
+    return warps * -(-(1 << own.rank) * elem_bits // 8 // 128)
 
 
 def candidates(a: LinearLayout, b: LinearLayout, elem_bits: int, kinds=("store", "load"), dims=None):
