@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from tests.strategies import distributed, shapes
 
+ROOT = Path(__file__).resolve().parent.parent
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEED_SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
 
@@ -175,3 +177,27 @@ def test_synth_honors_an_instruction_the_spec_fixes(tmp_path, capsys):
     assert rep["synth"]["instructions"] == {"write": "st.shared.v4.b32",
                                            "read": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}  # fmt: skip
     assert [a["wavefronts"] for a in rep["accesses"]] == [256, 256]
+
+
+def test_searched_optima_measured_on_the_gpu(tmp_path):
+    """gpu_checks/results/h100-2026-11-23-synth-optima.json (bench/synth_optima_gpu.py, H100): the
+    searched optima and the layouts they replace ran whole, every element right, Nsight Compute's
+    wavefronts and instructions equal to the prediction; the plan made now is the one measured."""
+    import importlib.util
+
+    from bankproof.gpu_checks.results import RESULTS
+
+    record = json.loads((RESULTS / "h100-2026-11-23-synth-optima.json").read_text())
+    runs = {r["id"]: r for r in record["runs"]}
+    assert len(runs) == 16 and all(r["data_mismatches"] == 0 and r["measured"] == r["predicted"]
+                                   for r in runs.values())  # fmt: skip
+    f16 = {k.split(": ")[1]: sum(v["measured"][s] for s in ("store", "load")) for k, v in runs.items()
+           if k.startswith("transpose_128x128_f16")}  # fmt: skip
+    assert f16["chosen stsm.x4.trans+ld128"] == 512 and f16["§5.4 common vector st16+ld16"] == 1024
+    spec = importlib.util.spec_from_file_location("optima", ROOT / "bench" / "synth_optima_gpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    planned = {c["id"]: c for c in mod.plan(str(tmp_path / "plan.json"))}
+    assert {k: (c["store"]["predicted"], c["load"]["predicted"]) for k, c in planned.items()} == {
+        k: (r["predicted"]["store"], r["predicted"]["load"]) for k, r in runs.items()
+    }
