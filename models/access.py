@@ -87,6 +87,8 @@ def _matrix_access(kind: str, ins: Instr, addr: np.ndarray, coords: np.ndarray, 
                     row, col = lanes // 4, k * (lanes % 4) + e
                 want[..., :, k * j + e] = row_addr[..., 8 * j + row] + col * eb
         ok &= bool((want == regs).all()) and bool((row_addr % 16 == 0).all())
+        if not ok:  # the first chunk that cannot be delivered decides (a search tries many)
+            break
         rows_out.append(row_addr)
     if not ok:
         raise InputError(
