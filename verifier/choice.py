@@ -124,11 +124,17 @@ def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tup
 def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) -> tuple | None:
     """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver."""
     best = None
+    delivered: set[str] = set()  # matrix forms ("plain", "trans") an .xN already delivers
     for opt in options:
+        form = "trans" if opt.endswith(".trans") else "plain"
+        if opt.startswith(("ldsm", "stsm")) and form in delivered:
+            continue  # fewer matrices per instruction: the same phases, more instructions
         try:
             acc = build_access(layout, memory, elem_bits, kind, opt)
         except (InputError, ValueError):
             continue
+        if opt.startswith(("ldsm", "stsm")):
+            delivered.add(form)
         counts, _, _ = evaluate(acc.instr, acc.addresses)
         cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
         if best is None or cand[:2] < best[:2]:
