@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import evaluate
+from bankproof.models.hardware import evaluate, instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Construction, Space, optimal_swizzle, vectorization
 from bankproof.verifier.spec import AccessSpec, Spec
@@ -121,14 +121,104 @@ def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tup
     return best_cost(a.layout, a.kind, memory, elem_bits, _options(a, elem_bits, arch))
 
 
+def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> int:
+    """log2 of the widest ld/st vector (elements) ``layout`` can move on ``memory``: offset bits
+    0..v-1 are each one of its (non-broadcast) registers and every other basis leaves those bits
+    alone (each chunk aligned and in register order after Triton's permutation), at most 16 bytes.
+
+    >>> mem = LinearLayout.from_bases({"offset": [[1], [2], [4], [8], [16]]}, {"dim0": 32})
+    >>> lay = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [0], [0]]},
+    ...                               {"dim0": 32})
+    >>> vector_width(lay, mem, 32)
+    2
+    """
+    space = Space.of(memory)
+    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
+    dist = layout.transpose_outs(memory.out_dim_names)
+    regs = [_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("register") if any(b)]
+    others = [_solve(cols, space.pack_row_major(b))
+              for d in ("lane", "warp") for b in dist.in_bases(d) if any(b)]  # fmt: skip
+    limit = max(0, (128 // elem_bits).bit_length() - 1)
+    v = 0
+    while v < limit and (1 << v) in regs:
+        low = (1 << (v + 1)) - 1
+        vector = {1 << k for k in range(v + 1)}
+        if any(o & low for o in others) or any(o & low for o in regs if o not in vector):
+            break
+        v += 1
+    return v
+
+
+def _lemma_cost(layout: LinearLayout, kind: str, memory: LinearLayout, elem_bits: int, opt: str):
+    """An ld/st option's (wavefronts, instructions, name) by Lemma 9.4, without enumerating; None
+    when the layout cannot carry it, False when the lemma does not apply (enumerate instead)."""
+    from bankproof.models.swizzle import lemma_9_4
+
+    v = vector_width(layout, memory, elem_bits)
+    if opt != "auto":
+        want = instruction(opt)
+        if want.is_matrix or want.is_load != (kind == "load") or want.width * 8 % elem_bits:
+            return False
+        need = (want.width * 8 // elem_bits).bit_length() - 1
+        if need > v:
+            return None
+        v = need
+    lem = lemma_9_4(memory, layout, elem_bits, kind, v)
+    if not lem.applies or lem.wavefronts_per_instruction is None:
+        return False
+    regs = sum(1 for b in layout.in_bases("register") if any(b))
+    copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
+    instructions = 1 << (copies + regs - v)
+    name = instruction(f"{'ld' if kind == 'load' else 'st'}{(1 << v) * elem_bits}").short
+    return lem.wavefronts_per_instruction * instructions, instructions, name
+
+
+def _rows_fit(layout: LinearLayout, memory: LinearLayout, form: str) -> bool:
+    """A necessary condition for 16-bit ldmatrix/stmatrix: the 8 elements of a 16-byte row sit at
+    element offsets 1, 2, 4 from lanes 2-4 (``.trans``) or from a register and lanes 0-1 (plain)."""
+    space = Space.of(memory)
+    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
+    dist = layout.transpose_outs(memory.out_dim_names)
+    lanes = [_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("lane")]
+    if form == "trans":
+        return lanes[2:5] == [1, 2, 4]
+    regs = {_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("register") if any(b)}
+    return 1 in regs and lanes[0:2] == [2, 4]
+
+
+def _solve(cols: list[int], x: int) -> int:
+    """The offset (bit mask over ``cols``) whose columns XOR to tensor vector ``x``."""
+    rows = [(c, 1 << i) for i, c in enumerate(cols)]
+    out = 0
+    for bit in reversed(range(max(c.bit_length() for c in cols) if cols else 0)):
+        piv = next((k for k, (c, _) in enumerate(rows) if (c >> bit) & 1), None)
+        if piv is None:
+            continue
+        pc, pm = rows.pop(piv)
+        rows = [((c ^ pc, m ^ pm) if (c >> bit) & 1 else (c, m)) for c, m in rows]
+        if (x >> bit) & 1:
+            x ^= pc
+            out ^= pm
+    return out
+
+
 def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) -> tuple | None:
     """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver."""
     best = None
     delivered: set[str] = set()  # matrix forms ("plain", "trans") an .xN already delivers
     for opt in options:
+        if isinstance(memory, LinearLayout) and not opt.startswith(("ldsm", "stsm")):
+            cand = _lemma_cost(layout, kind, memory, elem_bits, opt)
+            if cand is not False:  # Lemma 9.4 counts it (None: the layout cannot carry it)
+                if cand is not None and (best is None or cand[:2] < best[:2]):
+                    best = cand
+                continue
         form = "trans" if opt.endswith(".trans") else "plain"
         if opt.startswith(("ldsm", "stsm")) and form in delivered:
             continue  # fewer matrices per instruction: the same phases, more instructions
+        matrix = opt.startswith(("ldsm", "stsm")) and isinstance(memory, LinearLayout) and elem_bits == 16
+        if matrix and not _rows_fit(layout, memory, form):
+            continue
         try:
             acc = build_access(layout, memory, elem_bits, kind, opt)
         except (InputError, ValueError):
