@@ -244,3 +244,40 @@ def test_user_kernels_of_today_scan_whole(capsys):
     assert [(x["instructions"], x["executions"]) for x in state] == [(4, 2)]  # 4 worker warps, 2 stores
     loads = [x for x in led["entries"] if x["instr"] == "tma.load"]  # the loader partition's K loop
     assert loads and all(x["loops"] and x["loops"][-1]["bounds"].startswith("for 0 to %K") for x in loads)
+
+
+def test_no_reported_optimum_is_above_a_plain_layout(entries):
+    """Every buffer's reported optimum is at most what the unswizzled row-major and column-major
+    layouts cost with each op's legal instructions (counted here independently)."""
+    from bankproof.verifier.choice import best_cost
+    from bankproof.verifier.triton.scan import (
+        _accesses,
+        _layouts,
+        _legal,
+        _resolved,
+        _sm,
+        trivial_layouts,
+        whole_buffer,
+    )
+    from bankproof.verifier.triton.ttgir import read_ttgir
+
+    checked = 0
+    for e in entries:
+        if "report" not in e:
+            continue
+        mod = read_ttgir(e["ttgir"])
+        for b in e["report"]["buffers"]:
+            if b["optimal_wavefronts"] is None or any("error" in a for a in b["accesses"]):
+                continue
+            if "nvmma" in _resolved(mod, b["shared"]):  # read by wgmma/tcgen05: only nvmma layouts allowed
+                continue
+            accs = [a for a in _accesses(mod) if a.buffer == b["buffer"]]
+            dists = [(a, _layouts(mod, a)[0]) for a in accs]
+            for memory in trivial_layouts(whole_buffer(dists[0][1]).out_dims):
+                costs = [best_cost(d, a.kind, memory, a.memdesc.elem_bits,
+                                   _legal(a.op.name, a.kind, a.memdesc.elem_bits, _sm(mod.target)))
+                         for a, d in dists]  # fmt: skip
+                if all(c is not None for c in costs):
+                    assert b["optimal_wavefronts"] <= sum(c[0] for c in costs), (e["config"], e["arch"], b["buffer"])
+                    checked += 1
+    assert checked > 100

@@ -289,17 +289,19 @@ def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
     (_, wd, bits), (_, rd, _) = writers[0], readers[0]
     best = None
     try:
-        for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits):
+        layouts = [c.layout for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits)]
+        layouts += trivial_layouts(whole_buffer(wd).out_dims)  # never above a plain layout either
+        for memory in layouts:
             total, instrs = 0, []
             for a, dist, b in parsed:
-                cost = best_cost(dist, a.kind, c.layout, b, _legal(a.op.name, a.kind, b, sm))
+                cost = best_cost(dist, a.kind, memory, b, _legal(a.op.name, a.kind, b, sm))
                 if cost is None:
                     break
                 total += cost[0]
                 instrs.append(cost[2])
             else:
                 if best is None or total < best[0]:
-                    best = (total, c.layout, instrs)
+                    best = (total, memory, instrs)
     except (InputError, ValueError):
         return None
     known = entry.get("optimal_wavefronts")
@@ -313,6 +315,23 @@ def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
         "better_instructions": best[2],
         "reason": "another layout with other instructions (searched vectors and instructions) costs less",
     }
+
+
+def trivial_layouts(out_dims) -> list[LinearLayout]:
+    """Row-major (last dim fastest) and column-major (first dim fastest) unswizzled layouts.
+
+    >>> [lay.as_dict()["offset"] for lay in trivial_layouts((("m", 2), ("n", 4)))]
+    [[[0, 1], [0, 2], [1, 0]], [[1, 0], [0, 1], [0, 2]]]
+    """
+    dims = list(out_dims)
+    out = []
+    for order in (reversed(range(len(dims))), range(len(dims))):
+        cols = []
+        for d in order:
+            for k in range(dims[d][1].bit_length() - 1):
+                cols.append([1 << k if i == d else 0 for i in range(len(dims))])
+        out.append(LinearLayout.from_bases({"offset": cols}, dict(dims)))
+    return out
 
 
 def whole_buffer(dist: LinearLayout) -> LinearLayout:
