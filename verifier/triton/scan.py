@@ -364,28 +364,38 @@ def _nvmma_family(mod: Module, accs: list[BufferAccess], rows: list[dict]) -> di
     text = mod.aliases.get(enc[1:], enc) if enc.startswith("#") and "<" not in enc else enc
     if "nvmma_shared" not in text or "swizzlingByteWidth" not in text:
         return None
-    best: tuple[int, str] | None = None
+    best: tuple[int, str, list[str]] | None = None
+    sm = _sm(mod.target)
     for sw in (0, 32, 64, 128):
         cand = re.sub(r"swizzlingByteWidth = \d+", f"swizzlingByteWidth = {sw}", text)
-        total = 0
+        total, instrs = 0, []
         try:
             for a, r in zip(accs, rows, strict=True):
                 dist, memory = _layouts(mod, replace(a, memdesc=replace(a.memdesc, encoding=cand)))
-                total += _count(dist, memory, a.memdesc.elem_bits or 8, a.kind, [r["instr"]])["wavefronts"]
+                bits = a.memdesc.elem_bits or 8
+                opts = list(dict.fromkeys([r["instr"], *_legal(a.op.name, a.kind, bits, sm)]))
+                cost = best_cost(dist, a.kind, memory, bits, opts)
+                if cost is None:
+                    raise ValueError("no instruction")
+                total += cost[0]
+                instrs.append(cost[2])
         except (InputError, ValueError):
             continue
         if best is None or total < best[0]:
-            best = (total, cand)
+            best = (total, cand, instrs)
     if best is None:
         return None
     chosen = sum(r["wavefronts"] for r in rows)
     out = {
         "optimal_wavefronts": min(best[0], chosen),
         "gap": max(0, chosen - best[0]),
-        "reason": "write-only nvmma_shared buffer: optimum over swizzlingByteWidth 0/32/64/128",
+        "reason": "write-only nvmma_shared buffer: optimum over swizzlingByteWidth 0/32/64/128 and each "
+        "writer's legal instructions",
     }
     if best[0] < chosen:
         out["better_layout"] = best[1]
+        if best[2] != [r["instr"] for r in rows]:
+            out["better_instructions"] = best[2]
     return out
 
 
