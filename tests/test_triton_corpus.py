@@ -338,3 +338,15 @@ def test_tf32_b_tile_has_an_equally_coalesced_writer_4x_cheaper(entries):
         if best[0] == 512:
             break
     assert best[0] == 512, best
+
+
+def test_tf32_writer_measured_on_the_gpu():
+    """gpu_checks/results/h100-2026-11-23-tf32-writer.json: the tf32 B tile's nvmma layout stored
+    (as 4-byte st.shared, the shared side of the cp.async) by Triton's writer and by the coalesced
+    writer the search finds, on an H100: data right, 2048 and 512 store wavefronts, as predicted."""
+    from bankproof.gpu_checks.results import RESULTS
+
+    runs = {r["id"]: r for r in json.loads((RESULTS / "h100-2026-11-23-tf32-writer.json").read_text())["runs"]}
+    assert {k: r["measured"]["store"] for k, r in runs.items()} == {
+        "tf32 B tile: triton writer st32": 2048, "tf32 B tile: coalesced writer st32": 512}
+    assert all(r["measured"] == r["predicted"] and r["data_mismatches"] == 0 for r in runs.values())
