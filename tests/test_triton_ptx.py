@@ -173,18 +173,17 @@ $L__BB0_2:
     assert {k.body[i].loc[1]: lp.line for i, lp in got.items()} == {20: 8, 10: 3}
 
 
-def test_warp_specialize_regions_and_location():
-    """``ttg.warp_specialize``: the default region and each ``partitionN(...) num_warps(W)``
-    region; the op's location is the one after its last region."""
-    text = """module {
+WARP_SPECIALIZE = """module {
   tt.func public @k(%K: i32) {
-    ttg.warp_specialize(%a) attributes {requestedRegisters = array<i32: 24>}
+    %c64 = arith.constant 64 : i32
+    ttg.warp_specialize(%K) attributes {requestedRegisters = array<i32: 24>}
     default {
       ttg.local_store %x, %y : tensor<8xf32> -> !ttg.memdesc<8xf32> loc(#loc2)
       ttg.warp_yield loc(#loc1)
     }
-    partition0(%arg: i32 loc("K"(#loc))) num_warps(2) {
-      scf.for %i = %c0 to %arg step %c1 : i32 {
+    partition0(%K_3: i32 loc("K"(#loc))) num_warps(2) {
+      %c0_i32 = arith.constant 0 : i32
+      scf.for %i = %c0_i32 to %K_3 step %c64 : i32 {
         ttng.async_tma_copy_global_to_local %d[%i] %b loc(#loc2)
       } loc(#loc1)
       ttg.warp_return loc(#loc1)
@@ -197,7 +196,12 @@ def test_warp_specialize_regions_and_location():
 #loc2 = loc(callsite(#loc3 at #loc4))
 #loc3 = loc("lib.py":9:1)
 #loc4 = loc("k.py":7:5)"""
-    sites, _, _ = read_sites(text)
+
+
+def test_warp_specialize_regions_and_location():
+    """``ttg.warp_specialize``: the default region and each ``partitionN(...) num_warps(W)``
+    region; the op's location is the one after its last region."""
+    sites, _, _ = read_sites(WARP_SPECIALIZE)
     by = {s.name: s for s in sites}
     assert by["ttg.warp_specialize"].site == ("k.py", 5, 3)
     assert by["ttg.local_store"].partition is None
@@ -208,26 +212,7 @@ def test_warp_specialize_regions_and_location():
 
 def test_partition_loop_bounds_follow_the_captured_operands():
     """A partition's loop bound is its block argument; the argument is the op's operand."""
-    text = """module {
-  tt.func public @k(%K: i32) {
-    %c64 = arith.constant 64 : i32
-    ttg.warp_specialize(%K) attributes {requestedRegisters = array<i32: 24>}
-    default {
-      ttg.warp_yield loc(#loc1)
-    }
-    partition0(%K_3: i32 loc("K"(#loc))) num_warps(1) {
-      %c0_i32 = arith.constant 0 : i32
-      scf.for %i = %c0_i32 to %K_3 step %c64 : i32 {
-        ttng.async_tma_copy_global_to_local %d[%i] %b loc(#loc1)
-      } loc(#loc1)
-      ttg.warp_return loc(#loc1)
-    } : (i32) -> () loc(#loc1)
-    tt.return loc(#loc)
-  } loc(#loc)
-} loc(#loc)
-#loc = loc("k.py":1:0)
-#loc1 = loc("k.py":5:3)"""
-    sites, _, args = read_sites(text)
+    sites, _, args = read_sites(WARP_SPECIALIZE)
     tma = next(s for s in sites if s.name == "ttng.async_tma_copy_global_to_local")
     assert args == ["K"] and tma.loops[0].trips({"K": 256}) == 4 and tma.loops[0].trips() is None
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bankproof.models import f2
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import evaluate, instruction
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Construction, Space, optimal_swizzle, vectorization
+from bankproof.models.swizzle import Construction, Space, lemma_9_4, optimal_swizzle, vectorization
 from bankproof.verifier.spec import AccessSpec, Spec
 
 MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")
@@ -104,21 +105,40 @@ def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> 
     return out
 
 
+def matrix_options(kind: str, elem_bits: int, stmatrix: bool) -> list[str]:
+    """The ldmatrix/stmatrix forms an access of ``kind`` may try (16-bit data; ``stmatrix``
+    where the target has it)."""
+    if elem_bits != 16:
+        return []
+    if kind == "load":
+        return list(MATRIX_LOADS)
+    return list(MATRIX_STORES) if stmatrix else []
+
+
+def vector_instr(kind: str, bits: int) -> str:
+    """The ld/st instruction moving ``bits`` per lane (short name: ``st64``, ``ld128``, ...)."""
+    return instruction(f"{'st' if kind == 'store' else 'ld'}{bits}").short
+
+
 def _options(a: AccessSpec, elem_bits: int, arch: str) -> list[str]:
     if a.instr != "auto":
         return [a.instr]
-    opts = ["auto"]
-    if elem_bits == 16:
-        if a.kind == "load":
-            opts += list(MATRIX_LOADS)
-        elif arch in STMATRIX_ARCHS:
-            opts += list(MATRIX_STORES)
-    return opts
+    return ["auto", *matrix_options(a.kind, elem_bits, arch in STMATRIX_ARCHS)]
 
 
 def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tuple[int, int, str] | None:
     """The cheapest (wavefronts, instructions, name) of access ``a`` on ``memory``."""
     return best_cost(a.layout, a.kind, memory, elem_bits, _options(a, elem_bits, arch))
+
+
+def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list[int]]:
+    """Each register, lane and warp basis of ``layout`` as an element offset of ``memory``
+    (broadcast bases: 0)."""
+    space = Space.of(memory)
+    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
+    dist = layout.transpose_outs(memory.out_dim_names)
+    return {d: [f2.solve(cols, space.pack_row_major(b)) if any(b) else 0 for b in dist.in_bases(d)]
+            for d in ("register", "lane", "warp")}  # fmt: skip
 
 
 def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> int:
@@ -132,12 +152,9 @@ def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> 
     >>> vector_width(lay, mem, 32)
     2
     """
-    space = Space.of(memory)
-    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
-    dist = layout.transpose_outs(memory.out_dim_names)
-    regs = [_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("register") if any(b)]
-    others = [_solve(cols, space.pack_row_major(b))
-              for d in ("lane", "warp") for b in dist.in_bases(d) if any(b)]  # fmt: skip
+    offs = _basis_offsets(layout, memory)
+    regs = [o for o in offs["register"] if o]
+    others = [o for o in offs["lane"] + offs["warp"] if o]
     limit = max(0, (128 // elem_bits).bit_length() - 1)
     v = 0
     while v < limit and (1 << v) in regs:
@@ -152,8 +169,6 @@ def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> 
 def _lemma_cost(layout: LinearLayout, kind: str, memory: LinearLayout, elem_bits: int, opt: str):
     """An ld/st option's (wavefronts, instructions, name) by Lemma 9.4, without enumerating; None
     when the layout cannot carry it, False when the lemma does not apply (enumerate instead)."""
-    from bankproof.models.swizzle import lemma_9_4
-
     v = vector_width(layout, memory, elem_bits)
     if opt != "auto":
         want = instruction(opt)
@@ -169,61 +184,42 @@ def _lemma_cost(layout: LinearLayout, kind: str, memory: LinearLayout, elem_bits
     regs = sum(1 for b in layout.in_bases("register") if any(b))
     copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
     instructions = 1 << (copies + regs - v)
-    name = instruction(f"{'ld' if kind == 'load' else 'st'}{(1 << v) * elem_bits}").short
+    name = vector_instr(kind, (1 << v) * elem_bits)
     return lem.wavefronts_per_instruction * instructions, instructions, name
 
 
 def _rows_fit(layout: LinearLayout, memory: LinearLayout, form: str) -> bool:
     """A necessary condition for 16-bit ldmatrix/stmatrix: the 8 elements of a 16-byte row sit at
     element offsets 1, 2, 4 from lanes 2-4 (``.trans``) or from a register and lanes 0-1 (plain)."""
-    space = Space.of(memory)
-    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
-    dist = layout.transpose_outs(memory.out_dim_names)
-    lanes = [_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("lane")]
+    offs = _basis_offsets(layout, memory)
     if form == "trans":
-        return lanes[2:5] == [1, 2, 4]
-    regs = {_solve(cols, space.pack_row_major(b)) for b in dist.in_bases("register") if any(b)}
-    return 1 in regs and lanes[0:2] == [2, 4]
-
-
-def _solve(cols: list[int], x: int) -> int:
-    """The offset (bit mask over ``cols``) whose columns XOR to tensor vector ``x``."""
-    rows = [(c, 1 << i) for i, c in enumerate(cols)]
-    out = 0
-    for bit in reversed(range(max(c.bit_length() for c in cols) if cols else 0)):
-        piv = next((k for k, (c, _) in enumerate(rows) if (c >> bit) & 1), None)
-        if piv is None:
-            continue
-        pc, pm = rows.pop(piv)
-        rows = [((c ^ pc, m ^ pm) if (c >> bit) & 1 else (c, m)) for c, m in rows]
-        if (x >> bit) & 1:
-            x ^= pc
-            out ^= pm
-    return out
+        return offs["lane"][2:5] == [1, 2, 4]
+    return 1 in offs["register"] and offs["lane"][0:2] == [2, 4]
 
 
 def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) -> tuple | None:
     """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver."""
     best = None
+    linear = isinstance(memory, LinearLayout)
     delivered: set[str] = set()  # matrix forms ("plain", "trans") an .xN already delivers
     for opt in options:
-        if isinstance(memory, LinearLayout) and not opt.startswith(("ldsm", "stsm")):
+        matrix = opt.startswith(("ldsm", "stsm"))
+        if linear and not matrix:
             cand = _lemma_cost(layout, kind, memory, elem_bits, opt)
             if cand is not False:  # Lemma 9.4 counts it (None: the layout cannot carry it)
                 if cand is not None and (best is None or cand[:2] < best[:2]):
                     best = cand
                 continue
         form = "trans" if opt.endswith(".trans") else "plain"
-        if opt.startswith(("ldsm", "stsm")) and form in delivered:
+        if matrix and form in delivered:
             continue  # fewer matrices per instruction: the same phases, more instructions
-        matrix = opt.startswith(("ldsm", "stsm")) and isinstance(memory, LinearLayout) and elem_bits == 16
-        if matrix and not _rows_fit(layout, memory, form):
+        if matrix and linear and elem_bits == 16 and not _rows_fit(layout, memory, form):
             continue
         try:
             acc = build_access(layout, memory, elem_bits, kind, opt)
         except (InputError, ValueError):
             continue
-        if opt.startswith(("ldsm", "stsm")):
+        if matrix:
             delivered.add(form)
         counts, _, _ = evaluate(acc.instr, acc.addresses)
         cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
@@ -256,12 +252,9 @@ def search(spec: Spec) -> list[Candidate]:
     """Every candidate that can carry the spec's accesses, cheapest first (fewest wavefronts,
     then fewest instructions; on a tie the §5.4 vector, then the order tried)."""
     writer, reader = pick_pair(spec)
-    a, b = writer.layout, reader.layout.transpose_outs(writer.layout.out_dim_names)
-    space = Space.of(a, spec.dims)
     found: list[Candidate] = []
-    for vec, rows_a, rows_b in _vectors(a, b, space, spec.elem_bits):
-        s = optimal_swizzle(a, b, spec.elem_bits, writer.kind, reader.kind, spec.dims, vec=list(vec),
-                            phase_rows=(rows_a, rows_b))  # fmt: skip
+    kinds = (writer.kind, reader.kind)
+    for vec, s in candidates(writer.layout, reader.layout, spec.elem_bits, kinds, spec.dims):
         w = _cost(writer, s.layout, spec.elem_bits, spec.arch)
         r = _cost(reader, s.layout, spec.elem_bits, spec.arch)
         if w is None or r is None:

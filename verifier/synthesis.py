@@ -19,12 +19,11 @@ import time
 from dataclasses import replace
 
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
 from bankproof.verifier.check import ENGINES, verify
-from bankproof.verifier.choice import pick_pair, search, universal_bound
+from bankproof.verifier.choice import pick_pair, search, universal_bound, vector_instr
 from bankproof.verifier.matrices import memory_matrix
 from bankproof.verifier.results import (
     ExplainResult,
@@ -97,7 +96,7 @@ def optimality(
 
 def _vector_instr(a: AccessSpec, bits: int) -> str:
     """The ld/st instruction moving ``bits`` per lane for access ``a`` (one place for the rule)."""
-    return instruction(f"{'st' if a.kind == 'store' else 'ld'}{bits}").short
+    return vector_instr(a.kind, bits)
 
 
 def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> SynthResult:

@@ -42,7 +42,6 @@ arguments, from them; ``program_id_x``/``num_programs_x``... for ``tl.program_id
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
 
 import numpy as np
@@ -155,6 +154,11 @@ def _warps(o: SharedOp, warps: int) -> int:
     return int(o.reach.any(axis=1).sum()) if o.reach is not None else warps
 
 
+def _instr_name(o: SharedOp) -> str:
+    """The instruction an entry groups by: ``cp16`` for ``cp16.cg`` (the cache mode is listed apart)."""
+    return o.name.split(".")[0] if o.family == "ldgsts" else o.name
+
+
 def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
     """Wavefronts and ideal of the instructions' known addresses (rows of the warps that run
     each; one model evaluation per instruction kind, the rows stacked)."""
@@ -162,9 +166,9 @@ def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
         return None
     rows: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
     for o in ops:
-        name = o.name.split(".")[0] if o.family == "ldgsts" else o.name
         run = o.active.any(axis=1)  # warps that execute it (a partition's, a branch's)
-        if run.any():
+        if run.any():  # a cp.async's shared side is a store of its width
+            name = _instr_name(o)
             rows[{"cp4": "st32", "cp8": "st64", "cp16": "st128"}.get(name, name)].append(
                 (o.offsets[run], o.active[run])
             )
@@ -180,16 +184,6 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
     ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``."""
-    paused = gc.isenabled()  # thousands of small objects and no cycles: collections only cost time
-    gc.disable()
-    try:
-        return _build(report, ttgir, ptx, args)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None) -> dict:
     kernel = parse_kernel(ptx)
     sites, _, arg_names = read_sites(ttgir)
     by_line = {s.line: s for s in sites}
@@ -221,8 +215,7 @@ def _build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None) -> d
 
     groups: dict[tuple, list[SharedOp]] = defaultdict(list)
     for o in ops:
-        base = o.name.split(".")[0] if o.family == "ldgsts" else o.name
-        groups[(site_of(o.ins.loc), o.family, base, o.loops, o.extra.get("ws_state", 0))].append(o)
+        groups[(site_of(o.ins.loc), o.family, _instr_name(o), o.loops, o.extra.get("ws_state", 0))].append(o)
     entries, unattributed, disagreements, loose = [], [], [], []
     all_names = {s.name for s in sites}
     func_loc = next((s.site for s in sites if s.name == "tt.return"), None)
@@ -249,8 +242,9 @@ def _build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None) -> d
             entry["loops"], entry["executions"] = None, None
             entry["executions_reason"] = "the PTX's loops do not match the TTGIR's scf.for nest"
         else:
-            entry["loops"] = [{"ttgir_line": x.line, "bounds": x.text(), "trips": x.trips(args)} for x in lp]
             trips = [x.trips(args) for x in lp]
+            entry["loops"] = [{"ttgir_line": x.line, "bounds": x.text(), "trips": t}
+                              for x, t in zip(lp, trips, strict=True)]  # fmt: skip
             entry["executions"] = int(np.prod(trips)) if all(t is not None for t in trips) else None
             if entry["executions"] is None:
                 entry["executions_reason"] = "per iteration: a loop's bounds are run-time values"

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from bankproof.verifier.triton.ttgir import split_top
 
 Location = tuple[str, int, int]  # (source file name, line, column)
 
@@ -79,20 +80,7 @@ def _split_operands(text: str) -> list[str]:
         return [x.strip() for x in text.split(",") if x.strip()]
     if not _NESTED.search(text):  # groups side by side, none inside another: one regex split
         return [x.strip() for x in _TOP_COMMA.split(text) if x.strip()]
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    return [x for x in split_top(text) if x]
 
 
 def _loc(rest: str, files: dict[str, str]) -> Location | None:

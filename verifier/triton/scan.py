@@ -32,7 +32,7 @@ from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout, triton_memory_text
 from bankproof.models.swizzle import optimal_swizzle
-from bankproof.verifier.choice import MATRIX_LOADS, MATRIX_STORES, access_bound, best_cost, candidates
+from bankproof.verifier.choice import access_bound, best_cost, candidates, matrix_options
 from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
@@ -270,9 +270,7 @@ def _legal(op: str, kind: str, bits: int, sm: int) -> list[str]:
     or, 16-bit, ``ldmatrix``."""
     if op == "ttg.async_copy_global_to_local":
         return [f"st{w}" for w in (128, 64, 32) if w >= bits]
-    if kind == "store":
-        return ["auto"] + (list(MATRIX_STORES) if bits == 16 and sm >= 90 else [])
-    return ["auto"] + (list(MATRIX_LOADS) if bits == 16 else [])
+    return ["auto", *matrix_options(kind, bits, sm >= 90)]
 
 
 def _searched(parsed: list, entry: dict, sm: int) -> dict | None:

@@ -99,7 +99,8 @@ def _balanced(text: str, start: int) -> int:
     raise InputError("ttgir", "type", "has unbalanced '<' '>'", text[start : start + 60])
 
 
-def _split_top(text: str) -> list[str]:
+def split_top(text: str) -> list[str]:
+    """Split at the commas outside any bracket (``<>``, ``[]``, ``()``, ``{}``)."""
     parts, depth, cur = [], 0, []
     for c in text:
         if c in "<[({":
@@ -127,7 +128,7 @@ def parse_type(text: str) -> Type:
     """
     kind = "memdesc" if text.startswith(("!ttg.memdesc", "<")) else "tensor"
     inner = text[text.index("<") + 1 : -1]
-    parts = _split_top(inner)
+    parts = split_top(inner)
     dims, elem = [], parts[0]
     while True:
         m = re.match(r"(\d+)x", elem)
