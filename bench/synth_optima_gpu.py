@@ -65,7 +65,7 @@ def plan(out_path: str) -> list[dict]:
         for name, path in specs(Path(d)).items():
             spec = load_spec(path, require_memory=False)
             w, r = pick_pair(spec)
-            ranked = search(spec)
+            ranked = search(spec, exhaustive=True)
             a, b = w.layout, r.layout.transpose_outs(w.layout.out_dim_names)
             common = tuple(vectorization(a, b, Space.of(a), spec.elem_bits))
             picks = {"chosen": ranked[0]}

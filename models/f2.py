@@ -21,18 +21,16 @@ def echelon(vectors: Iterable[int]) -> list[int]:
     >>> [bin(v) for v in echelon([0b110, 0b011, 0b101])]
     ['0b101', '0b11']
     """
-    basis: dict[int, int] = {}  # leading bit -> vector
+    basis: list[int] = []  # leading bits distinct, descending
     for v in vectors:
-        for lead in sorted(basis, reverse=True):
-            if (v >> lead) & 1:
-                v ^= basis[lead]
+        for w in basis:
+            v = min(v, v ^ w)  # clears w's leading bit from v when set
         if v:
-            lead = v.bit_length() - 1
-            for p, w in basis.items():
-                if (w >> lead) & 1:
-                    basis[p] = w ^ v
-            basis[lead] = v
-    return [basis[p] for p in sorted(basis, reverse=True)]
+            lead = 1 << (v.bit_length() - 1)
+            basis = [w ^ v if w & lead else w for w in basis]
+            basis.append(v)
+            basis.sort(reverse=True)
+    return basis
 
 
 def reduce(v: int, basis: Sequence[int]) -> int:
@@ -56,7 +54,14 @@ def rank(vectors: Iterable[int]) -> int:
     >>> rank([1, 2, 3])
     2
     """
-    return len(echelon(vectors))
+    basis: list[int] = []  # leading bits distinct, descending
+    for v in vectors:
+        for w in basis:
+            v = min(v, v ^ w)
+        if v:
+            basis.append(v)
+            basis.sort(reverse=True)
+    return len(basis)
 
 
 def in_span(v: int, vectors: Iterable[int]) -> bool:
@@ -110,7 +115,22 @@ def complement(vectors: Iterable[int], n: int) -> list[int]:
         e = 1 << i
         if reduce(e, basis):
             out.append(e)
-            basis = echelon(basis + [e])
+            basis = extend(basis, e)
+    return out
+
+
+def extend(basis: list[int], v: int) -> list[int]:
+    """:func:`echelon` of ``basis + [v]`` for an echelon ``basis`` (one vector added).
+
+    >>> extend(echelon([0b100]), 0b110)
+    [4, 2]
+    """
+    v = reduce(v, basis)
+    if not v:
+        return basis
+    lead = 1 << (v.bit_length() - 1)
+    out = [w ^ v if w & lead else w for w in basis] + [v]
+    out.sort(reverse=True)
     return out
 
 
@@ -162,6 +182,39 @@ def solve(cols: Sequence[int], y: int) -> int | None:
         return None
     x = r & low
     return reduce(x, nullspace(cols))
+
+
+def preimages(cols: Sequence[int], n: int) -> list[int]:
+    """For each unit e_i (i < n): some x with apply(cols, x) == e_i, or 0 when e_i is not in the
+    image (one elimination for all n; for invertible ``cols``, the inverse's columns).
+
+    >>> preimages([0b01, 0b11], 2)
+    [1, 3]
+    """
+    m = len(cols)
+    pivots: dict[int, int] = {}  # pivot bit of the column part -> row (col << m | combination)
+    for i, c in enumerate(cols):
+        row = (c << m) | (1 << i)
+        for bit, other in pivots.items():
+            if (row >> (m + bit)) & 1:
+                row ^= other
+        if row >> m == 0:
+            continue
+        bit = (row >> m).bit_length() - 1
+        for k, other in list(pivots.items()):
+            if (other >> (m + bit)) & 1:
+                pivots[k] = other ^ row
+        pivots[bit] = row
+    low = (1 << m) - 1
+    out = []
+    for i in range(n):
+        target, x = 1 << i, 0
+        for bit, row in pivots.items():
+            if (target >> bit) & 1:
+                target ^= row >> m
+                x ^= row & low
+        out.append(x if target == 0 else 0)
+    return out
 
 
 def is_injective(cols: Sequence[int]) -> bool:

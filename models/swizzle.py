@@ -231,12 +231,14 @@ def optimal_swizzle(
     )
     used = vec + sub + idx
     bank: list[int] = list(sub)
+    basis = f2.echelon(used)
     for i in range(d):
         x = 1 << i
         if len(bank) >= nb:
             break
-        if f2.rank(used + bank[n_sub:] + [x]) > f2.rank(used + bank[n_sub:]):
+        if f2.reduce(x, basis):
             bank.append(x)
+            basis = f2.extend(basis, x)
     columns = vec + bank + idx
     if f2.rank(columns) != d or len(columns) != d:
         raise AssertionError("the construction must give an invertible layout")
@@ -295,11 +297,13 @@ def segment_basis(
     idx = (h + c)[:ell]
     padding: list[int] = []
     leftovers = e[k:] if len(e) > len(f) else f[k:]
+    basis = f2.echelon(taken + idx)
     for x in leftovers + inter + e[:k] + f[:k]:
         if len(idx) + len(padding) >= ell:
             break
-        if f2.rank(taken + idx + padding + [x]) > f2.rank(taken + idx + padding):
+        if f2.reduce(x, basis):
             padding.append(x)
+            basis = f2.extend(basis, x)
     return h, idx + padding, padding
 
 

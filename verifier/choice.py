@@ -26,6 +26,7 @@ everything.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from bankproof.models import f2
@@ -33,7 +34,7 @@ from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import evaluate, instruction
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Construction, Space, lemma_9_4, optimal_swizzle, vectorization
+from bankproof.models.swizzle import Construction, Space, optimal_swizzle, vectorization
 from bankproof.verifier.spec import AccessSpec, Spec
 
 MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")
@@ -131,28 +132,37 @@ def _cost(a: AccessSpec, memory: LinearLayout, elem_bits: int, arch: str) -> tup
     return best_cost(a.layout, a.kind, memory, elem_bits, _options(a, elem_bits, arch))
 
 
-def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list[int]]:
+def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list[int]] | None:
     """Each register, lane and warp basis of ``layout`` as an element offset of ``memory``
-    (broadcast bases: 0)."""
+    (broadcast bases: 0); None when ``memory`` is not invertible."""
+    inverse = _tensor_to_offset(memory)
+    if inverse is None:
+        return None
+    packed = _packed_bases(layout, memory.out_dims)
+    return {d: [f2.apply(inverse, x) for x in packed[d]] for d in ("register", "lane", "warp")}
+
+
+@functools.lru_cache(maxsize=256)
+def _packed_bases(layout: LinearLayout, out_dims: tuple) -> dict[str, tuple[int, ...]]:
+    dist = layout.transpose_outs([n for n, _ in out_dims])
+    space = Space.of(dist)
+    return {d: tuple(space.pack_row_major(b) for b in dist.in_bases(d)) for d in ("register", "lane", "warp")}
+
+
+@functools.lru_cache(maxsize=64)
+def _tensor_to_offset(memory: LinearLayout) -> tuple[int, ...] | None:
+    """The memory layout's inverse as columns: tensor bit i (row-major) -> its element offset;
+    None when the memory layout is not invertible."""
     space = Space.of(memory)
     cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
-    dist = layout.transpose_outs(memory.out_dim_names)
-    return {d: [f2.solve(cols, space.pack_row_major(b)) if any(b) else 0 for b in dist.in_bases(d)]
-            for d in ("register", "lane", "warp")}  # fmt: skip
+    if len(cols) != space.bits or f2.rank(cols) != space.bits:
+        return None
+    return tuple(f2.preimages(cols, space.bits))
 
 
-def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> int:
-    """log2 of the widest ld/st vector (elements) ``layout`` can move on ``memory``: offset bits
-    0..v-1 are each one of its (non-broadcast) registers and every other basis leaves those bits
-    alone (each chunk aligned and in register order after Triton's permutation), at most 16 bytes.
-
-    >>> mem = LinearLayout.from_bases({"offset": [[1], [2], [4], [8], [16]]}, {"dim0": 32})
-    >>> lay = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [0], [0]]},
-    ...                               {"dim0": 32})
-    >>> vector_width(lay, mem, 32)
-    2
-    """
-    offs = _basis_offsets(layout, memory)
+def _width(offs: dict[str, list[int]], elem_bits: int) -> int:
+    """log2 of the widest ld/st vector (elements): offset bits 0..v-1 are each one of the
+    access's registers and every other basis leaves those bits alone, at most 16 bytes."""
     regs = [o for o in offs["register"] if o]
     others = [o for o in offs["lane"] + offs["warp"] if o]
     limit = max(0, (128 // elem_bits).bit_length() - 1)
@@ -166,64 +176,111 @@ def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> 
     return v
 
 
-def _lemma_cost(layout: LinearLayout, kind: str, memory: LinearLayout, elem_bits: int, opt: str):
-    """An ld/st option's (wavefronts, instructions, name) by Lemma 9.4, without enumerating; None
-    when the layout cannot carry it, False when the lemma does not apply (enumerate instead)."""
-    v = vector_width(layout, memory, elem_bits)
+def vector_width(layout: LinearLayout, memory: LinearLayout, elem_bits: int) -> int:
+    """log2 of the widest ld/st vector (elements) ``layout`` can move on an invertible linear
+    ``memory`` (each chunk aligned and in register order after Triton's permutation).
+
+    >>> mem = LinearLayout.from_bases({"offset": [[1], [2], [4], [8], [16]]}, {"dim0": 32})
+    >>> lay = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [0], [0]]},
+    ...                               {"dim0": 32})
+    >>> vector_width(lay, mem, 32)
+    2
+    """
+    offs = _basis_offsets(layout, memory)
+    if offs is None:
+        raise InputError("access", "memory", "must be an invertible linear layout")
+    return _width(offs, elem_bits)
+
+
+def _ldst_cost(offs: dict[str, list[int]], copies: int, kind: str, elem_bits: int, opt: str) -> tuple | None:
+    """An ld/st option's (wavefronts, instructions, name) from the bases' element offsets
+    (Lemma 9.4 in offset coordinates); None when the layout cannot carry it.
+
+    Per phase, lanes whose offsets differ by x share a bank when x has no bits in the bank field
+    (element bits ``lo .. hi-1``: above the word, below 128 bytes) and a word when x has no bits
+    from ``lo`` up; the phase costs (lanes sharing a bank) / (lanes sharing a word).
+    """
+    v = _width(offs, elem_bits)
     if opt != "auto":
         want = instruction(opt)
         if want.is_matrix or want.is_load != (kind == "load") or want.width * 8 % elem_bits:
-            return False
+            return None
         need = (want.width * 8 // elem_bits).bit_length() - 1
         if need > v:
             return None
         v = need
-    lem = lemma_9_4(memory, layout, elem_bits, kind, v)
-    if not lem.applies or lem.wavefronts_per_instruction is None:
-        return False
-    regs = sum(1 for b in layout.in_bases("register") if any(b))
-    copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
+    request = (1 << v) * elem_bits // 8  # bytes per lane
+    phases = max(1, request // 4)
+    lanes = offs["lane"]
+    if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
+        phases //= 2  # measured: loads whose lane 0 or 1 repeats an address use wider phases
+    keep = len(lanes) - (phases.bit_length() - 1)
+    lo = v if request >= 4 else (32 // elem_bits).bit_length() - 1
+    hi = (1024 // elem_bits).bit_length() - 1
+    field = ((1 << hi) - 1) ^ ((1 << lo) - 1)
+    span = f2.span([x for x in lanes[:keep] if x])
+    wave = sum(1 for x in span if not x & field) // sum(1 for x in span if not x >> lo)
+    regs = sum(1 for o in offs["register"] if o)
     instructions = 1 << (copies + regs - v)
-    name = vector_instr(kind, (1 << v) * elem_bits)
-    return lem.wavefronts_per_instruction * instructions, instructions, name
+    return phases * wave * instructions, instructions, vector_instr(kind, (1 << v) * elem_bits)
 
 
-def _rows_fit(layout: LinearLayout, memory: LinearLayout, form: str) -> bool:
-    """A necessary condition for 16-bit ldmatrix/stmatrix: the 8 elements of a 16-byte row sit at
-    element offsets 1, 2, 4 from lanes 2-4 (``.trans``) or from a register and lanes 0-1 (plain)."""
-    offs = _basis_offsets(layout, memory)
-    if form == "trans":
-        return offs["lane"][2:5] == [1, 2, 4]
-    return 1 in offs["register"] and offs["lane"][0:2] == [2, 4]
+def _matrix_cost(offs: dict[str, list[int]], copies: int, kind: str, opt: str) -> tuple | None:
+    """A 16-bit ldmatrix/stmatrix option's (wavefronts, instructions, name) on a linear memory
+    layout, without enumerating; None when the layout cannot carry it.
+
+    Each 8x8 matrix is one phase of 8 16-byte rows. Plain: register 0 and lanes 0-1 walk a
+    row (element offsets 1, 2, 4), lanes 2-4 pick the row; ``.trans``: lanes 2-4 walk it,
+    register 0 and lanes 0-1 pick the row (:func:`bankproof.models.access.build_access`'s
+    fragments). Every other basis must keep rows 16-byte aligned. The rows of every phase are a
+    coset of one span, so each phase costs the most rows sharing one 4-bank group: the rows
+    whose offsets have bits 3-5 zero.
+    """
+    ins = instruction(opt)
+    if not ins.is_matrix or ins.is_load != (kind == "load"):
+        return None
+    lanes, warps = offs["lane"], offs["warp"]
+    regs = _access_order([o for o in offs["register"] if o])
+    if len(lanes) != 5 or not regs or (1 << len(regs)) % (2 * ins.matrices):
+        return None
+    walk, rows = (lanes[2:5], [regs[0], *lanes[0:2]]) if ins.trans else ([regs[0], *lanes[0:2]], lanes[2:5])
+    if walk != [1, 2, 4] or any(o & 7 for o in rows + regs[1:] + warps):
+        return None
+    wave = sum(1 for x in f2.span(rows) if (x >> 3) & 7 == 0)
+    matrices = 1 << (len(regs) - 1 + copies)
+    return wave * matrices, matrices // ins.matrices, ins.short
+
+
+def _access_order(regs: list[int]) -> list[int]:
+    """Register offsets in the order the access walks them: those at 1, 2, 4, ... first (as
+    :func:`bankproof.models.access.access_layout` reorders), the rest as they come."""
+    rest, first = list(regs), []
+    while (1 << len(first)) in rest:
+        first.append(rest.pop(rest.index(1 << len(first))))
+    return first + rest
 
 
 def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) -> tuple | None:
-    """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver."""
+    """The cheapest (wavefronts, instructions, name) among ``options`` the pair can deliver:
+    closed forms on an invertible linear memory layout, enumeration otherwise."""
+    offs = _basis_offsets(layout, memory) if isinstance(memory, LinearLayout) else None
+    copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
     best = None
-    linear = isinstance(memory, LinearLayout)
-    delivered: set[str] = set()  # matrix forms ("plain", "trans") an .xN already delivers
     for opt in options:
         matrix = opt.startswith(("ldsm", "stsm"))
-        if linear and not matrix:
-            cand = _lemma_cost(layout, kind, memory, elem_bits, opt)
-            if cand is not False:  # Lemma 9.4 counts it (None: the layout cannot carry it)
-                if cand is not None and (best is None or cand[:2] < best[:2]):
-                    best = cand
+        if offs is not None and not (matrix and elem_bits != 16):
+            if matrix:
+                cand = _matrix_cost(offs, copies, kind, opt)
+            else:
+                cand = _ldst_cost(offs, copies, kind, elem_bits, opt)
+        else:
+            try:
+                acc = build_access(layout, memory, elem_bits, kind, opt)
+            except (InputError, ValueError):
                 continue
-        form = "trans" if opt.endswith(".trans") else "plain"
-        if matrix and form in delivered:
-            continue  # fewer matrices per instruction: the same phases, more instructions
-        if matrix and linear and elem_bits == 16 and not _rows_fit(layout, memory, form):
-            continue
-        try:
-            acc = build_access(layout, memory, elem_bits, kind, opt)
-        except (InputError, ValueError):
-            continue
-        if matrix:
-            delivered.add(form)
-        counts, _, _ = evaluate(acc.instr, acc.addresses)
-        cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
-        if best is None or cand[:2] < best[:2]:
+            counts, _, _ = evaluate(acc.instr, acc.addresses)
+            cand = (int(counts.sum()), int(acc.addresses.shape[0]), acc.instr.short)
+        if cand is not None and (best is None or cand[:2] < best[:2]):
             best = cand
     return best
 
@@ -240,26 +297,86 @@ def access_bound(layout: LinearLayout, elem_bits: int) -> int:
 
 
 def candidates(a: LinearLayout, b: LinearLayout, elem_bits: int, kinds=("store", "load"), dims=None):
-    """The candidate constructions (vector, rows) for writer ``a`` and reader ``b``."""
+    """The candidate constructions (vector, construction) for writer ``a`` and reader ``b``."""
     b = b.transpose_outs(a.out_dim_names)
-    space = Space.of(a, dims)
-    for vec, rows_a, rows_b in _vectors(a, b, space, elem_bits):
-        yield vec, optimal_swizzle(a, b, elem_bits, kinds[0], kinds[1], dims, vec=list(vec),
-                                   phase_rows=(rows_a, rows_b))  # fmt: skip
+    for vec, rows_a, rows_b in _vectors(a, b, Space.of(a, dims), elem_bits):
+        yield vec, _construct(a, b, elem_bits, kinds, dims, vec, (rows_a, rows_b))
 
 
-def search(spec: Spec) -> list[Candidate]:
-    """Every candidate that can carry the spec's accesses, cheapest first (fewest wavefronts,
-    then fewest instructions; on a tie the §5.4 vector, then the order tried)."""
+def _construct(a, b, elem_bits, kinds, dims, vec, rows) -> Construction:
+    return optimal_swizzle(a, b, elem_bits, kinds[0], kinds[1], dims, vec=list(vec), phase_rows=rows)
+
+
+def clear_caches() -> None:
+    """Forget the kept inverses and packed bases, and the models' tables (benchmarks time cold
+    calls)."""
+    from bankproof.models.access import clear_caches as clear_models
+
+    clear_models()
+    _packed_bases.cache_clear()
+    _tensor_to_offset.cache_clear()
+
+
+def _floor(a: AccessSpec, elem_bits: int, arch: str, vec: tuple[int, ...], space: Space) -> tuple | None:
+    """A lower bound on (wavefronts, instructions) of access ``a`` on any layout whose offset
+    bits 0.. hold ``vec``: every option at one wavefront per phase, ld/st no wider than the
+    prefix of ``vec`` made of the access's registers allows; None when no option fits."""
+    packed = _packed_bases(a.layout, space.dims)
+    regs, lanes = [x for x in packed["register"] if x], packed["lane"]
+    copies = len(a.layout.in_bases("warp")) + len(a.layout.in_bases("block"))
+    limit = min(len(regs), max(0, (128 // elem_bits).bit_length() - 1))
+    k = 0
+    while k < len(vec) and vec[k] in regs:
+        k += 1
+    k = limit if k == len(vec) else min(k, limit)  # past the vector, the layout may still extend it
+    totals, instrs = [], []
+    for opt in _options(a, elem_bits, arch):
+        if opt.startswith(("ldsm", "stsm")):
+            if regs:  # a matrix is 8 rows of 16 bytes; each lane holds 4 of its bytes
+                matrices = max(1, (1 << (len(regs) + copies)) * elem_bits // 32)
+                totals.append(matrices)
+                instrs.append(max(1, matrices // 4))
+            continue
+        if opt == "auto":
+            widths = range(k + 1)
+        else:
+            ins = instruction(opt)
+            need = (ins.width * 8 // elem_bits).bit_length() - 1
+            widths = [need] if ins.width * 8 % elem_bits == 0 and need <= k else []
+        for v in widths:
+            phases = max(1, (1 << v) * elem_bits // 32)
+            if a.kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
+                phases //= 2
+            n = 1 << (copies + len(regs) - v)
+            totals.append(phases * n)
+            instrs.append(n)
+    return (min(totals), min(instrs)) if totals else None
+
+
+def search(spec: Spec, exhaustive: bool = False) -> list[Candidate]:
+    """The cheapest candidates that can carry the spec's accesses, cheapest first (fewest
+    wavefronts, then fewest instructions; on a tie the §5.4 vector, then the order tried).
+    Candidates whose lower bound cannot beat the best so far are skipped unless ``exhaustive``
+    (which costs every candidate, for runners-up); the first is the same either way."""
     writer, reader = pick_pair(spec)
     found: list[Candidate] = []
     kinds = (writer.kind, reader.kind)
-    for vec, s in candidates(writer.layout, reader.layout, spec.elem_bits, kinds, spec.dims):
+    a, b = writer.layout, reader.layout.transpose_outs(writer.layout.out_dim_names)
+    space = Space.of(a, spec.dims)
+    best: tuple[int, int] | None = None
+    for vec, rows_a, rows_b in _vectors(a, b, space, spec.elem_bits):
+        if not exhaustive and best is not None:
+            fw = _floor(writer, spec.elem_bits, spec.arch, vec, space)
+            fr = _floor(reader, spec.elem_bits, spec.arch, vec, space)
+            if fw is None or fr is None or (fw[0] + fr[0], fw[1] + fr[1]) >= best:
+                continue
+        s = _construct(a, b, spec.elem_bits, kinds, spec.dims, vec, (rows_a, rows_b))
         w = _cost(writer, s.layout, spec.elem_bits, spec.arch)
         r = _cost(reader, s.layout, spec.elem_bits, spec.arch)
         if w is None or r is None:
             continue
         found.append(Candidate(vec, s, (w[2], r[2]), (w[0], r[0]), (w[1], r[1])))
+        best = min(best or found[-1].key, found[-1].key)
     if not found:
         raise InputError("synth", "access", "no candidate layout can carry the instructions the spec fixes")
     return [found[i] for i in sorted(range(len(found)), key=lambda i: (found[i].key, i))]

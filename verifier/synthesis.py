@@ -109,7 +109,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     width = (1 << len(s.vec)) * spec.elem_bits
     chosen = {a.name: _vector_instr(a, width) for a in (writer, reader) if a.instr == "auto"}
     bound = universal_bound(spec)
-    ranked = search(spec) if writer.name != reader.name else []
+    ranked = search(spec, exhaustive=True) if writer.name != reader.name else []
     base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)
     searched = bool(ranked) and (base is None or ranked[0].key < base.key)
     if searched:  # another vector and instructions beat §5.4's common vector
