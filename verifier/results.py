@@ -208,7 +208,9 @@ class SmtSynthesis(Result):
 
 @dataclass(frozen=True)
 class Optimality(Result):
-    """Z3: no invertible linear layout with this vectorization costs less than ``cost``."""
+    """Z3: no invertible linear layout with any instruction choice the spec leaves open costs less
+    than ``cost`` (``proof``); ``smt_synthesis``: a layout costing at most ``cost`` found by Z3
+    alone, its cost enumerated."""
 
     cost: int
     proof: StatusTime

@@ -18,7 +18,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import evaluate, instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
@@ -47,49 +49,34 @@ def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
 def optimality(
     spec: Spec, writer: AccessSpec, reader: AccessSpec, rep: VerifyResult, timeout_s: float
 ) -> Optimality:
-    """Z3 over every linear layout: no layout is cheaper than the synthesized one (UNSAT), and an
-    independent SMT synthesis, cross-checked by enumeration."""
-    from bankproof.models.access import build_access
-    from bankproof.models.hardware import evaluate
-    from bankproof.proofs.optimality import prove_optimal
-    from bankproof.proofs.optimality import synthesize as smt_synthesize
+    """Z3 over every invertible linear layout and every instruction choice the spec leaves open
+    (:mod:`bankproof.proofs.choices`): nothing is cheaper than the synthesized pair (UNSAT),
+    and an SMT synthesis without §5.4 (SAT one wavefront above), cross-checked by enumeration."""
+    from bankproof.proofs.choices import prove_cheapest
 
-    w, r = rep.access(writer.name), rep.access(reader.name)
-    cost = w.wavefronts + r.wavefronts
-    phases = (w.ideal_wavefronts // w.instructions, r.ideal_wavefronts // r.instructions)
+    cost = rep.access(writer.name).wavefronts + rep.access(reader.name).wavefronts
+    fixed = tuple("auto" if a.instr == "auto" else instruction(a.instr).short for a in (writer, reader))
+    args = (writer.layout, reader.layout, spec.elem_bits, (writer.kind, reader.kind))
     ms = int(timeout_s * 1000)
-    proof = prove_optimal(
-        writer.layout,
-        reader.layout,
-        spec.elem_bits,
-        cost,
-        (w.instructions, r.instructions),
-        phases,
-        writer.kind,
-        reader.kind,
-        ms,
-    )
-    found = smt_synthesize(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, ms)
+    proof = prove_cheapest(*args, cost, spec.arch, fixed, ms)
+    found = prove_cheapest(*args, cost + 1, spec.arch, fixed, ms)  # SAT: a layout at most as costly
     enumerated = agrees = offset = None
+    status = {"refuted": "found", "proved": "impossible"}.get(found.status, found.status)
     if found.layout is not None:
         enumerated = 0
-        for a, width in ((writer, w), (reader, r)):
-            found_access = build_access(
-                a.layout,
-                found.layout,
-                spec.elem_bits,
-                a.kind,
-                _vector_instr(a, width.vector * spec.elem_bits),
-            )
-            counts, _, _ = evaluate(found_access.instr, found_access.addresses)
-            enumerated += int(counts.sum())
-        agrees = enumerated == cost
+        for a, ins in zip((writer, reader), found.instructions, strict=True):
+            acc = build_access(a.layout, found.layout, spec.elem_bits, a.kind, ins)
+            enumerated += int(evaluate(acc.instr, acc.addresses)[0].sum())
+        agrees = enumerated == found.modeled and (proof.status != "proved" or enumerated >= cost)
         offset = found.layout.as_dict()["offset"]
+    reason = proof.reason or None
+    if proof.status == "refuted":
+        reason = f"Z3 found {proof.modeled} wavefronts with {' + '.join(proof.instructions)}"
     return Optimality(
         cost=cost,
-        proof=StatusTime(proof.status, round(proof.seconds, 4), proof.reason or None),
+        proof=StatusTime(proof.status, round(proof.seconds, 4), reason),
         smt_synthesis=SmtSynthesis(
-            found.status, round(found.seconds, 4), found.reason or None, enumerated, agrees, offset
+            status, round(found.seconds, 4), found.reason or None, enumerated, agrees, offset
         ),
     )
 
@@ -127,28 +114,25 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
         accesses=accesses,
     )
     rep = verify(synth_spec, engines, timeout_s)
-    bounds = {writer.name: opt_w, reader.name: opt_r}
+    bounds = {}
+    for a, lemma in ((writer, opt_w), (reader, opt_r)):
+        got = rep.access(a.name)
+        per = got.ideal_wavefronts // max(1, got.instructions)  # no layout beats the phases
+        same = got.vector == 1 << len(s.vec) and not instruction(got.instr).is_matrix
+        bounds[a.name] = max(per, lemma) if same else per  # Lemma 9.5 counts this vectorization only
     checked = tuple(
         replace(a, lower_bound_wavefronts=bounds[a.name] * a.instructions) if a.name in bounds else a
         for a in rep.accesses
     )
     met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
     verdict = rep.verdict
+    total = sum(a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name))
     opt = None
-    if "z3" in engines and verdict != "disagree" and not searched:
+    if "z3" in engines and verdict != "disagree" and ranked:
         opt = optimality(spec, writer, reader, rep, timeout_s)
         if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
             verdict = "disagree"
-    total = sum(a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name))
-    if total == bound:
-        over = "every memory layout and instruction choice (proved: bytes moved / 128 per wavefront is met)"
-    elif opt is not None and opt.proof.status == "proved" and not ranked:
-        over = "invertible linear layouts with this vectorization and these instructions (restricted)"
-    elif opt is not None and opt.proof.status == "proved":
-        over = ("the searched vectors and instructions, cheapest found; proved over invertible linear "
-                "layouts with this vectorization (restricted)")
-    else:
-        over = "the searched vectors and instructions, cheapest found (not proved beyond them)"
+    over = _optimal_over(total, bound, opt, writer, reader, bool(ranked))
     info = SynthInfo(
         writer=writer.name,
         reader=reader.name,
@@ -166,6 +150,24 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     )
     fields = {k: getattr(rep, k) for k in ("schema", "spec", "arch", "dtype", "shape", "dims", "memory")}
     return SynthResult(**fields, verdict=verdict, accesses=checked, synth=info, layout=memory)
+
+
+def _optimal_over(total: int, bound: int, opt: Optimality | None, writer, reader, searched: bool) -> str:
+    """The family the result is optimal over, as proved (or the honest restriction)."""
+    pinned = [f"{a.name}'s {a.instr}" for a in (writer, reader) if a.instr != "auto"]
+    fixed = f", with {' and '.join(pinned)} as the spec fixes" if pinned else ""
+    if total == bound:
+        met = "proved: bytes moved / 128 per wavefront is met"
+        return f"every memory layout and instruction choice{fixed} ({met})"
+    if not searched:
+        return "restricted: one access, its own instruction; not proved beyond the bytes / 128 bound"
+    if opt is not None and opt.proof.status == "proved":
+        return (
+            f"every invertible linear layout and every ld/st width and ldmatrix/stmatrix form per access"
+            f"{fixed} (proved by Z3; padded layouts not covered)"
+        )
+    why = opt.proof.reason if opt is not None and opt.proof.reason else "Z3 not run"
+    return f"restricted: the searched vectors and instructions, cheapest found{fixed} (not proved: {why})"
 
 
 def _runners_up(ranked: list, space, n: int = 5) -> tuple[dict, ...] | None:

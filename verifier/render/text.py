@@ -87,9 +87,10 @@ def synth_text(r: SynthResult) -> str:
             lines.append(f"  {label + ':':9} {text}")
     opt_w = info.lower_bound_per_instruction[info.writer]
     opt_r = info.lower_bound_per_instruction[info.reader]
+    met = "yes" if info.meets_lower_bound else "NO"
     lines.append(
-        f"  lower bound (Lemma 9.5): {opt_w} wavefront(s) per instruction for {info.writer}, {opt_r} for "
-        f"{info.reader}; met: {'yes' if info.meets_lower_bound else 'NO'}"
+        f"  lower bound per instruction: {opt_w} for {info.writer}, {opt_r} for {info.reader} "
+        f"(phases; Lemma 9.5 at the §5.4 vector); met: {met}"
     )
     if info.optimal_over:
         lines.append(f"  optimal over: {info.optimal_over}")
@@ -103,11 +104,14 @@ def synth_text(r: SynthResult) -> str:
     if opt:
         proof, smt = opt.proof, opt.smt_synthesis
         lines.append(
-            f"  optimality (Z3, every invertible linear layout with this vectorization): nothing "
-            f"cheaper than {opt.cost} wavefronts: {proof.status} in {proof.seconds:.2f} s"
+            f"  optimality (Z3, every invertible linear layout x every instruction choice left open): "
+            f"nothing cheaper than {opt.cost} wavefronts: {proof.status} in {proof.seconds:.2f} s"
+            + (f" ({proof.reason})" if proof.reason else "")
         )
         extra = f", enumerated cost {smt.enumerated_cost}" if smt.enumerated_cost is not None else ""
-        lines.append(f"  SMT synthesis without §5.4: {smt.status} in {smt.seconds:.2f} s{extra}")
+        lines.append(
+            f"  SMT synthesis without §5.4 (at most {opt.cost}): {smt.status} in {smt.seconds:.2f} s{extra}"
+        )
     return "\n".join(lines) + "\n" + to_text(r)
 
 
