@@ -40,6 +40,13 @@ def to_text(result: ScanResult) -> str:
                 )
                 mark = " [assumed: 16-byte cp.async]" if a.get("hardware") == "assumed" else ""
                 lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}{mark}")
+            w = b.get("better_writer")
+            if w and "layout" in w:
+                lanes = w["layout"]["lane"]
+                lines.append(
+                    f"    better writer (equally coalesced, {w['searched']} searched): lanes {lanes} with "
+                    f"{w['instr']}: {w['per_access']} per access, {w['wavefronts']} in all, on {w['shared']}"
+                )
             if b.get("better_layout"):
                 lines.append(f"    better: {b['better_layout']}")
             elif b["gap"] is None and b.get("reason"):

@@ -384,6 +384,7 @@ def _nvmma_family(mod: Module, accs: list[BufferAccess], rows: list[dict]) -> di
     if best is None:
         return None
     chosen = sum(r["wavefronts"] for r in rows)
+    writer = _writer_family(mod, accs, rows, text)
     out = {
         "optimal_wavefronts": min(best[0], chosen),
         "gap": max(0, chosen - best[0]),
@@ -394,7 +395,61 @@ def _nvmma_family(mod: Module, accs: list[BufferAccess], rows: list[dict]) -> di
         out["better_layout"] = best[1]
         if best[2] != [r["instr"] for r in rows]:
             out["better_instructions"] = best[2]
+    if writer is not None:
+        out["better_writer"] = writer
     return out
+
+
+def _writer_family(mod: Module, accs: list[BufferAccess], rows: list[dict], text: str) -> dict | None:
+    """cp.async writers (every access of the buffer, one distributed layout) above their ideal: the
+    cheapest equally coalesced writer (:mod:`bankproof.verifier.writers`) on each swizzle width of
+    the buffer's nvmma family, counted for every access."""
+    from bankproof.verifier.writers import cheapest_writer
+
+    if any(a.op.name != "ttg.async_copy_global_to_local" for a in accs):
+        return None
+    chosen = sum(r["wavefronts"] for r in rows)
+    if chosen <= sum(r["ideal"] for r in rows):
+        return None
+    a = accs[0]
+    bits = a.memdesc.elem_bits or 8
+    best, searched = None, 0
+    own = re.search(r"swizzlingByteWidth = (\d+)", text)
+    for sw in dict.fromkeys([int(own.group(1)) if own else 128, 0, 32, 64, 128]):  # the buffer's own first
+        cand = re.sub(r"swizzlingByteWidth = \d+", f"swizzlingByteWidth = {sw}", text)
+        try:
+            pairs = [_layouts(mod, replace(x, memdesc=replace(x.memdesc, encoding=cand))) for x in accs]
+            if any(d != pairs[0][0] for d, _ in pairs):
+                return None
+            dist, memory = pairs[0]
+            w = cheapest_writer(dist, memory, bits, _legal(a.op.name, a.kind, bits, _sm(mod.target)))
+        except (InputError, ValueError):
+            continue
+        if w is None:
+            continue
+        searched += w.searched
+        if best is None or w.wavefronts < best[0].wavefronts:
+            best = (w, cand)
+    if best is None:
+        return None
+    w, cand = best
+    total = w.wavefronts * len(accs)
+    if total >= chosen:
+        return {
+            "wavefronts": chosen,
+            "searched": searched,
+            "reason": "no equally coalesced writer is cheaper",
+        }
+    return {
+        "wavefronts": total,
+        "per_access": w.wavefronts,
+        "instr": w.instr,
+        "layout": w.layout.as_dict(),
+        "shared": cand,
+        "searched": searched,
+        "reason": "writers moving the same 128-byte global lines per warp instruction (lanes: any 5-dim "
+        "subspace of the warp's contiguous-dimension bits), every nvmma swizzle width, the op's copy widths",
+    }
 
 
 def _conversion(mod: Module, op: Op, path: str) -> dict:
