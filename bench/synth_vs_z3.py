@@ -18,10 +18,10 @@ from bankproof.verifier.api import problem
 from bankproof.verifier.choice import best_cost, search, universal_bound
 
 
-def random_pair(rng: random.Random) -> tuple[LinearLayout, LinearLayout, list[int]]:
+def random_pair(rng: random.Random, bits: int | None = None) -> tuple[LinearLayout, LinearLayout, list[int]]:
     """Two distributed layouts onto one tensor (every tensor bit a register, lane or warp once)."""
     warps = rng.randint(0, 3)
-    bits = rng.randint(5 + warps, 12)
+    bits = bits if bits is not None else rng.randint(5 + warps, 12)
     rows = rng.randint(1, bits - 1)
     shape = [1 << rows, 1 << (bits - rows)]
 

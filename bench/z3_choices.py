@@ -1,0 +1,69 @@
+"""Speed of the optimality proof over every linear layout and instruction choice
+(``proofs/choices.prove_cheapest``) on pairs whose optimum is above the bytes / 128 bound (so the
+solver, not the bound, decides), from 9 to 20 tensor bits.
+
+Targets (issue: optimal means optimal): UNSAT within 1 s at 16 tensor bits and 10 s at 20.
+Baseline in the same process: the search that found the cost being proved.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bankproof.proofs.choices import prove_cheapest  # noqa: E402
+from bankproof.verifier.api import problem  # noqa: E402
+from bankproof.verifier.choice import search, universal_bound  # noqa: E402
+from synth_vs_z3 import random_pair  # noqa: E402
+
+
+def hard_pairs(rng: random.Random, bits: int, want: int, tries: int = 400):
+    """Random pairs of ``bits`` tensor bits whose searched optimum is above the bound."""
+    out = []
+    for _ in range(tries):
+        a, b, shape = random_pair(rng, bits)
+        dtype = rng.choice(["i8", "f16"])
+        spec = problem(store=a.as_dict(), load=b.as_dict(), shape=shape, dtype=dtype, require_memory=False)
+        t = time.perf_counter()
+        best = search(spec)[0]
+        searched = time.perf_counter() - t
+        if best.total > universal_bound(spec):
+            out.append((a, b, spec.elem_bits, best.total, searched))
+        if len(out) == want:
+            break
+    return out
+
+
+def main() -> None:
+    rng = random.Random(0)
+    print("bits  pairs  proof median s  max s  proved  search median ms  ratio")
+    verdict = {}
+    for bits in range(9, 21):
+        times, search_ms, proved = [], [], 0
+        for a, b, eb, cost, searched in hard_pairs(rng, bits, 5):
+            out = prove_cheapest(a, b, eb, ("store", "load"), cost, "sm90", timeout_ms=30_000)
+            times.append(out.seconds)
+            search_ms.append(searched * 1e3)
+            proved += out.status == "proved"
+        if not times:
+            print(f"{bits:4d}  no pair above the bound found")
+            continue
+        med, mx = statistics.median(times), max(times)
+        sm = statistics.median(search_ms)
+        row = f"{bits:4d}  {len(times):5d}  {med:14.2f}  {mx:5.2f}  {proved:6d}"
+        print(f"{row}  {sm:16.1f}  {med * 1e3 / sm:5.0f}x")
+        verdict[bits] = (mx, proved == len(times))
+    for bits, limit in ((16, 1.0), (20, 10.0)):
+        if bits in verdict:
+            mx, ok = verdict[bits]
+            print(f"{bits} bits: slowest proof {mx:.2f} s (target {limit:.0f} s): "
+                  f"{'PASS' if mx <= limit and ok else 'FAIL'}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
