@@ -21,15 +21,9 @@ def echelon(vectors: Iterable[int]) -> list[int]:
     >>> [bin(v) for v in echelon([0b110, 0b011, 0b101])]
     ['0b101', '0b11']
     """
-    basis: list[int] = []  # leading bits distinct, descending
+    basis: list[int] = []
     for v in vectors:
-        for w in basis:
-            v = min(v, v ^ w)  # clears w's leading bit from v when set
-        if v:
-            lead = 1 << (v.bit_length() - 1)
-            basis = [w ^ v if w & lead else w for w in basis]
-            basis.append(v)
-            basis.sort(reverse=True)
+        basis = extend(basis, v)
     return basis
 
 
@@ -125,7 +119,8 @@ def extend(basis: list[int], v: int) -> list[int]:
     >>> extend(echelon([0b100]), 0b110)
     [4, 2]
     """
-    v = reduce(v, basis)
+    for w in basis:
+        v = min(v, v ^ w)  # clears w's leading bit from v when set (leading bits descend)
     if not v:
         return basis
     lead = 1 << (v.bit_length() - 1)

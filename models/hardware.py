@@ -258,6 +258,33 @@ def paired(offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
     return out
 
 
+def ldst_phases(request_bytes: int, kind: str, lanes) -> int:
+    """Phases of an ld/st warp instruction moving ``request_bytes`` per lane whose lane bases
+    (as tensor vectors or offsets, 0 = broadcast) are ``lanes``: :func:`phase_ids`'s rule for
+    linear layouts (loads whose lane 0 or 1 repeats an address use phases twice as wide).
+
+    >>> ldst_phases(16, "store", [1, 0, 4, 8, 16]), ldst_phases(16, "load", [1, 0, 4, 8, 16])
+    (4, 2)
+    """
+    phases = max(1, request_bytes // BANK_BYTES)
+    if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
+        phases //= 2
+    return phases
+
+
+def bank_field(vector_bits: int, elem_bits: int) -> tuple[int, int]:
+    """(lo, hi): the element-offset bits that pick a lane's bank group when each lane moves
+    2^vector_bits elements; offsets below ``lo`` stay in one word (the lane's own vector, or the
+    bytes of one 4-byte word), from ``hi`` up they wrap around the 128 bytes of banks.
+
+    >>> bank_field(3, 16), bank_field(0, 8)
+    ((3, 6), (2, 7))
+    """
+    request = (1 << vector_bits) * elem_bits // 8
+    lo = vector_bits if request >= BANK_BYTES else (BANK_BYTES * 8 // elem_bits).bit_length() - 1
+    return lo, (BANKS * BANK_BYTES * 8 // elem_bits).bit_length() - 1
+
+
 def phase_ids(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
     """Phase of every lane, shape ``(..., 32)``.
 

@@ -16,12 +16,13 @@ the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the ord
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import BANK_BYTES, BANKS
+from bankproof.models.hardware import BANK_BYTES, BANKS, ldst_phases
 from bankproof.models.layout import LinearLayout
 
 LANE_BITS = 5
@@ -114,6 +115,20 @@ class Construction:
         return self.a_conflict_dim == 0 and self.b_conflict_dim == 0
 
 
+@functools.lru_cache(maxsize=256)
+def packed_bases(layout: LinearLayout, dims: tuple[tuple[str, int], ...]) -> dict[str, tuple[int, ...]]:
+    """The register, lane and warp bases of ``layout`` as packed row-major tensor vectors of the
+    tensor ``dims`` (out dims in that order). Read-only, kept for the last layouts.
+
+    >>> lay = LinearLayout.from_bases({"register": [[1, 0]], "lane": [[0, 1]]}, {"a": 2, "b": 2})
+    >>> packed_bases(lay, (("a", 2), ("b", 2)))["register"]
+    (2,)
+    """
+    dist = layout.transpose_outs([n for n, _ in dims])
+    space = Space.of(dist)
+    return {d: tuple(space.pack_row_major(b) for b in dist.in_bases(d)) for d in ("register", "lane", "warp")}
+
+
 def _thread_sets(
     layout: LinearLayout, space: Space, vec_bytes: int, kind: str
 ) -> tuple[list[int], list[int], list[int], int]:
@@ -124,9 +139,7 @@ def _thread_sets(
     lane splits the warp into 2 or 4 phases by its top lane bits, except loads whose lane bit 0
     or 1 is broadcast (zero), which use phases twice as wide."""
     lanes = [space.pack_row_major(b) for b in layout.in_bases("lane")]
-    phases = max(1, vec_bytes // 4)
-    if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
-        phases //= 2
+    phases = ldst_phases(vec_bytes, kind, lanes)
     keep = LANE_BITS - log2(phases)
     same = [v for v in lanes[:keep] if v]
     split = [v for v in lanes[keep:] if v]

@@ -28,13 +28,14 @@ import time
 from dataclasses import dataclass
 
 import z3
+from bankproof.models import f2
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import bank_field, ldst_phases
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Space
+from bankproof.models.swizzle import Space, packed_bases
 from bankproof.proofs.encode import configure
 
 MAX_BITS = 20
-MATRIX_FORMS = ("trans", "plain")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ class Option:
     lo: int
     hi: int
     phases: int  # phases the whole access issues
-    instructions: int
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,6 @@ class Cheapest:
     modeled: int | None = None
 
 
-def _packed(layout: LinearLayout, space: Space) -> dict[str, list[int]]:
-    lay = layout.transpose_outs([n for n, _ in space.dims])
-    return {d: [space.pack_row_major(b) for b in lay.in_bases(d)] for d in ("register", "lane", "warp")}
-
-
 def options(
     layout: LinearLayout, kind: str, elem_bits: int, space: Space, choices: list[str]
 ) -> list[Option]:
@@ -82,7 +77,7 @@ def options(
     >>> [o.name for o in options(lay, "load", 32, Space.of(lay), ["auto"])]
     ['ld32', 'ld64']
     """
-    p = _packed(layout, space)
+    p = packed_bases(layout, space.dims)
     regs = [x for x in p["register"] if x]
     lanes, warps = p["lane"], [x for x in p["warp"] if x]
     copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
@@ -102,18 +97,14 @@ def options(
             need = (bits // elem_bits).bit_length() - 1
             widths = [need] if need <= limit else []
         for v in widths:
-            request = (1 << v) * elem_bits // 8
-            phases = max(1, request // 4)
-            if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
-                phases //= 2
+            phases = ldst_phases((1 << v) * elem_bits // 8, kind, lanes)
+            lo, hi = bank_field(v, elem_bits)
             keep = len(lanes) - (phases.bit_length() - 1)
             n = 1 << (copies + len(regs) - v)
             out.append(Option(
                 name=f"{op}{(1 << v) * elem_bits}", pinned=(), units=tuple(1 << k for k in range(v)),
                 pick=tuple(regs) if v else (), aligned=tuple(x for x in lanes if x) + tuple(warps), low=v,
-                span=tuple(x for x in lanes[:keep] if x),
-                lo=v if request >= 4 else (32 // elem_bits).bit_length() - 1,
-                hi=(1024 // elem_bits).bit_length() - 1, phases=phases * n, instructions=n,
+                span=tuple(x for x in lanes[:keep] if x), lo=lo, hi=hi, phases=phases * n,
             ))  # fmt: skip
     return out
 
@@ -141,7 +132,7 @@ def _matrix(choice, kind, elem_bits, regs, lanes, warps, copies) -> list[Option]
         pinned, units, pick = tuple(zip(lanes[0:2], (2, 4))), (1,), tuple(regs)
         span, aligned = tuple(lanes[2:5]), (*lanes[2:5], *warps)
     return [Option(name=name, pinned=pinned, units=units, pick=pick, aligned=aligned, low=3, span=span,
-                   lo=3, hi=6, phases=matrices, instructions=matrices // m)]  # fmt: skip
+                   lo=3, hi=6, phases=matrices)]  # fmt: skip
 
 
 class _Encoding:
@@ -173,7 +164,7 @@ class _Encoding:
             return z3.BoolVal(True)
         return x & (((1 << hi) - 1) ^ ((1 << lo) - 1)) == 0
 
-    def option(self, o: Option, tag: str):
+    def option(self, o: Option):
         """(constraints, (nb, nw)): the phase costs nb / nw wavefronts (16-bit vectors, pure
         bit-vector arithmetic: the whole query stays in QF_BV)."""
         cons = [self.image(t) == off for t, off in o.pinned]
@@ -183,21 +174,13 @@ class _Encoding:
             img = self.image(r)
             cons.append(z3.Or(self.zero(img, 0, o.low), *[img == u for u in o.units]))
         cons += [self.zero(self.image(x), 0, o.low) for x in o.aligned]
-        span = _span(o.span)
+        span = f2.span(o.span)[1:]  # every nonzero difference of the span
         blocks = [self.zero(self.image(t), o.lo, o.hi) for t in span]
         words = [z3.And(b, self.zero(self.image(t), o.hi, self.d)) for b, t in zip(blocks, span)]
         one, zero = z3.BitVecVal(1, 16), z3.BitVecVal(0, 16)
         nb = one + sum((z3.If(c, one, zero) for c in blocks), zero)  # lanes sharing a bank
         nw = one + sum((z3.If(c, one, zero) for c in words), zero)  # ... and a word
         return cons, (nb, nw)
-
-
-def _span(vectors) -> list[int]:
-    out = [0]
-    for v in vectors:
-        if v and v not in out:
-            out += [x ^ v for x in out]
-    return sorted(set(out) - {0})
 
 
 def prove_cheapest(
@@ -236,8 +219,8 @@ def prove_cheapest(
         if left <= 0:
             return Cheapest("unknown", time.perf_counter() - t0, queries, "timeout")
         solver = z3.SolverFor("QF_BV")
-        cx, (bx, wx) = enc.option(x, "a")
-        cy, (by, wy) = enc.option(y, "b")
+        cx, (bx, wx) = enc.option(x)
+        cy, (by, wy) = enc.option(y)
         # wavefronts per phase are powers of two: keep the pairs (2^i, 2^j) under the cost
         allowed = [(i, j) for i in range(6) for j in range(6) if (x.phases << i) + (y.phases << j) < cost]
         top = [(i, j) for i, j in allowed if (i + 1, j) not in allowed and (i, j + 1) not in allowed]
@@ -264,8 +247,6 @@ def _value(model, expr) -> int:
 
 def _solve(solver: z3.Solver, enc: _Encoding, t0: float, timeout_ms: int):
     """(result, M's columns): check, cutting singular models until an invertible one or UNSAT."""
-    from bankproof.models import f2
-
     while True:
         left = timeout_ms - (time.perf_counter() - t0) * 1000
         if left <= 0:
@@ -274,8 +255,7 @@ def _solve(solver: z3.Solver, enc: _Encoding, t0: float, timeout_ms: int):
         r = solver.check()
         if r != z3.sat:
             return r, None
-        model = solver.model()
-        cols = [model.eval(m, model_completion=True).as_long() for m in enc.m]
+        cols = [_value(solver.model(), m) for m in enc.m]
         kernel = f2.nullspace(cols)
         if not kernel:
             return r, cols
@@ -284,8 +264,6 @@ def _solve(solver: z3.Solver, enc: _Encoding, t0: float, timeout_ms: int):
 
 def _memory(cols: list[int], space: Space) -> LinearLayout:
     """The memory layout (offset -> tensor) of M (tensor -> offset, columns ``cols``)."""
-    from bankproof.models import f2
-
     inverse = f2.preimages(cols, space.bits)  # offset bit k -> tensor vector
     return LinearLayout.from_bases(
         {"offset": [list(space.unpack_row_major(x)) for x in inverse]}, dict(space.dims)

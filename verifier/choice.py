@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from bankproof.models import f2
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import evaluate, instruction
+from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Construction, Space, optimal_swizzle, vectorization
+from bankproof.models.swizzle import Construction, Space, optimal_swizzle, packed_bases, vectorization
 from bankproof.verifier.spec import AccessSpec, Spec
 
 MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")
@@ -138,15 +138,8 @@ def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list
     inverse = _tensor_to_offset(memory)
     if inverse is None:
         return None
-    packed = _packed_bases(layout, memory.out_dims)
+    packed = packed_bases(layout, memory.out_dims)
     return {d: [f2.apply(inverse, x) for x in packed[d]] for d in ("register", "lane", "warp")}
-
-
-@functools.lru_cache(maxsize=256)
-def _packed_bases(layout: LinearLayout, out_dims: tuple) -> dict[str, tuple[int, ...]]:
-    dist = layout.transpose_outs([n for n, _ in out_dims])
-    space = Space.of(dist)
-    return {d: tuple(space.pack_row_major(b) for b in dist.in_bases(d)) for d in ("register", "lane", "warp")}
 
 
 @functools.lru_cache(maxsize=64)
@@ -209,14 +202,10 @@ def _ldst_cost(offs: dict[str, list[int]], copies: int, kind: str, elem_bits: in
         if need > v:
             return None
         v = need
-    request = (1 << v) * elem_bits // 8  # bytes per lane
-    phases = max(1, request // 4)
     lanes = offs["lane"]
-    if kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
-        phases //= 2  # measured: loads whose lane 0 or 1 repeats an address use wider phases
+    phases = ldst_phases((1 << v) * elem_bits // 8, kind, lanes)
     keep = len(lanes) - (phases.bit_length() - 1)
-    lo = v if request >= 4 else (32 // elem_bits).bit_length() - 1
-    hi = (1024 // elem_bits).bit_length() - 1
+    lo, hi = bank_field(v, elem_bits)
     field = ((1 << hi) - 1) ^ ((1 << lo) - 1)
     span = f2.span([x for x in lanes[:keep] if x])
     wave = sum(1 for x in span if not x & field) // sum(1 for x in span if not x >> lo)
@@ -313,7 +302,7 @@ def clear_caches() -> None:
     from bankproof.models.access import clear_caches as clear_models
 
     clear_models()
-    _packed_bases.cache_clear()
+    packed_bases.cache_clear()
     _tensor_to_offset.cache_clear()
 
 
@@ -321,7 +310,7 @@ def _floor(a: AccessSpec, elem_bits: int, arch: str, vec: tuple[int, ...], space
     """A lower bound on (wavefronts, instructions) of access ``a`` on any layout whose offset
     bits 0.. hold ``vec``: every option at one wavefront per phase, ld/st no wider than the
     prefix of ``vec`` made of the access's registers allows; None when no option fits."""
-    packed = _packed_bases(a.layout, space.dims)
+    packed = packed_bases(a.layout, space.dims)
     regs, lanes = [x for x in packed["register"] if x], packed["lane"]
     copies = len(a.layout.in_bases("warp")) + len(a.layout.in_bases("block"))
     limit = min(len(regs), max(0, (128 // elem_bits).bit_length() - 1))
@@ -344,9 +333,7 @@ def _floor(a: AccessSpec, elem_bits: int, arch: str, vec: tuple[int, ...], space
             need = (ins.width * 8 // elem_bits).bit_length() - 1
             widths = [need] if ins.width * 8 % elem_bits == 0 and need <= k else []
         for v in widths:
-            phases = max(1, (1 << v) * elem_bits // 32)
-            if a.kind == "load" and phases > 1 and (lanes[0] == 0 or lanes[1] == 0):
-                phases //= 2
+            phases = ldst_phases((1 << v) * elem_bits // 8, a.kind, lanes)
             n = 1 << (copies + len(regs) - v)
             totals.append(phases * n)
             instrs.append(n)

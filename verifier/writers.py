@@ -66,11 +66,15 @@ def cheapest_writer(dist: LinearLayout, memory, elem_bits: int, options: list[st
     family does not apply: lanes off the contiguous dimension, or W too wide)."""
     names = [n for n, _ in dist.out_dims]
     last = len(names) - 1
+
+    def on_last(x: tuple[int, ...]) -> bool:  # a basis along the contiguous dimension only
+        return any(x) and not any(x[:last])
+
     lanes = dist.in_bases("lane")
-    if len(lanes) != 5 or any(any(x[i] for i in range(last)) for x in lanes):
+    if len(lanes) != 5 or not all(on_last(x) for x in lanes):
         return None
     regs = dist.in_bases("register")
-    along = [r[last] for r in regs if any(r) and not any(r[i] for i in range(last))]
+    along = [r[last] for r in regs if on_last(r)]
     w_bits = sorted(
         {b for x in [x[last] for x in lanes] + along for b in range(x.bit_length()) if x >> b & 1}
     )
@@ -79,29 +83,26 @@ def cheapest_writer(dist: LinearLayout, memory, elem_bits: int, options: list[st
     n = len(w_bits)
     line = max(0, (LINE_BYTES * 8 // elem_bits).bit_length() - 1)  # bits inside one line
 
-    def to_tensor(v: int) -> int:
+    def to_tensor(v: int) -> int:  # a vector of W as a coordinate of the contiguous dimension
         return sum(1 << w_bits[i] for i in range(n) if v >> i & 1)
+
+    def point(v: int) -> tuple[int, ...]:
+        return (0,) * last + (to_tensor(v),)
 
     def lines_rank(vs: list[int]) -> int:
         return f2.rank([x >> line for x in vs])
 
     target = lines_rank([x[last] for x in lanes])
-    others = tuple(r for r in regs if not (any(r) and not any(r[i] for i in range(last))))
-    best: Writer | None = None
+    others = tuple(r for r in regs if not on_last(r))
+    best: tuple[int, str, LinearLayout] | None = None
     searched = 0
     for basis in subspaces(n, 5):
-        lane_vecs = [to_tensor(v) for v in sorted(basis)]
-        if lines_rank(lane_vecs) != target:
+        lane_vecs = sorted(basis)
+        if lines_rank([to_tensor(v) for v in lane_vecs]) != target:
             continue
-        fill = f2.complement(basis, n)
-        reg_vecs = [to_tensor(v) for v in fill]
-
-        def point(v: int) -> tuple[int, ...]:
-            return tuple([0] * last + [v])
-
         writer = LinearLayout(
             (
-                ("register", tuple(point(v) for v in reg_vecs) + others),
+                ("register", tuple(point(v) for v in f2.complement(basis, n)) + others),
                 ("lane", tuple(point(v) for v in lane_vecs)),
                 ("warp", dist.in_bases("warp")),
                 ("block", dist.in_bases("block")),
@@ -110,8 +111,6 @@ def cheapest_writer(dist: LinearLayout, memory, elem_bits: int, options: list[st
         )
         cost = best_cost(writer, "store", memory, elem_bits, options)
         searched += 1
-        if cost is not None and (best is None or cost[0] < best.wavefronts):
-            best = Writer(cost[0], cost[2], writer, 0)
-    if best is None:
-        return None
-    return Writer(best.wavefronts, best.instr, best.layout, searched)
+        if cost is not None and (best is None or cost[0] < best[0]):
+            best = (cost[0], cost[2], writer)
+    return None if best is None else Writer(*best, searched)
