@@ -35,6 +35,39 @@ MMA_PAIR = (
 )
 
 
+def _blocked(spt, tpw, wpc, order) -> str:
+    return (f"#ttg.blocked<{{sizePerThread = {spt}, threadsPerWarp = {tpw}, warpsPerCTA = {wpc}, "
+            f"order = {order}}}>")  # fmt: skip
+
+
+def _dot(op: int, k: int) -> str:
+    return (f"#ttg.dot_op<{{opIdx = {op}, parent = #ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, "
+            f"warpsPerCTA = [4, 1], instrShape = [16, 8]}}>, kWidth = {k}}}>")  # fmt: skip
+
+
+def _pair(shape: list[int], dtype: str, store: str, load: str) -> str:
+    head = f'shape = {shape}\ndtype = "{dtype}"\narch = "sm90"\n'
+    return (head + f'[[access]]\nname = "store"\nkind = "store"\nlayout.triton = "{store}"\n'
+            f'[[access]]\nname = "read"\nkind = "load"\nlayout.triton = "{load}"\n')  # fmt: skip
+
+
+ROWS_I8, COLS_I8 = _blocked([1, 16], [16, 2], [4, 1], [1, 0]), _blocked([16, 1], [2, 16], [1, 4], [0, 1])
+MORE = {  # where the searched optimum differs from §5.4 with the common vector (timed on the GPU)
+    "transpose_64x64_fp8_16x2": _pair([64, 64], "i8", ROWS_I8, COLS_I8),
+    "transpose_128x64_fp8_16x2": _pair([128, 64], "i8", ROWS_I8, COLS_I8),
+    "mma_a_colmajor_64x64_bf16": _pair([64, 64], "bf16", _blocked([8, 1], [8, 4], [1, 4], [0, 1]),
+                                       _dot(0, 2)),  # fmt: skip
+    "mma_a_64x64_fp8": _pair([64, 64], "i8", _blocked([1, 16], [8, 4], [4, 1], [1, 0]), _dot(0, 4)),
+}
+# a random pair (bench/synth_vs_z3.py) where a 32-bit writer fills the 16-byte rows ldmatrix.trans
+# reads: the search built it as if the writer moved whole rows (96 wavefronts) until each side's
+# phases followed its own width (64, Z3's optimum)
+NARROW = ({"lane": [[8, 0], [1, 0], [0, 8], [0, 16], [4, 0]], "warp": [[32, 0], [0, 1], [0, 4]],
+           "register": [[2, 0], [16, 0], [0, 2]]},
+          {"lane": [[0, 8], [16, 0], [0, 2], [8, 0], [1, 0]], "warp": [[2, 0], [0, 4], [4, 0]],
+           "register": [[0, 16], [0, 1], [32, 0]]})  # fmt: skip
+
+
 def _bases(b: dict) -> str:
     return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in b.items()) + " }"
 
@@ -49,6 +82,11 @@ def specs(tmp: Path) -> dict[str, Path]:
         f'name = "write"\nkind = "store"\nlayout.bases = {_bases(F8)}\n[[access]]\nname = "read"\n'
         f'kind = "load"\nlayout.bases = {_bases(t)}\n',
         "mma_roundtrip_64x64_f16": MMA_PAIR,
+        "transpose_16x32_f32_seed": (ROOT / "examples" / "transpose_16x32_plain.toml").read_text(),
+        **MORE,
+        "narrow_writer_64x32_f16": 'shape = [64, 32]\ndtype = "f16"\narch = "sm90"\n[[access]]\n'
+        f'name = "store"\nkind = "store"\nlayout.bases = {_bases(NARROW[0])}\n[[access]]\nname = "read"\n'
+        f'kind = "load"\nlayout.bases = {_bases(NARROW[1])}\n',
     }
     out = {}
     for name, text in texts.items():

@@ -297,3 +297,29 @@ def _random_memory(rng: random.Random, shape: list[int]) -> LinearLayout:
             if rng.random() < 0.2:
                 bases[i] = [a ^ b for a, b in zip(bases[i], units[j])]
     return LinearLayout.from_bases({"offset": bases}, {"dim0": shape[0], "dim1": shape[1]})
+
+
+def address_table(addresses: list, first: list[int]) -> list[int] | None:
+    """The byte offsets of one access as XOR-linear in (lane, instruction, warp) bits: entry b is
+    the offset at key ``1 << b`` with key = lane | instruction-in-warp << 5 | warp << (5 + J);
+    None when the warps issue unequal or non-power-of-two counts or the offsets are not linear.
+
+    >>> address_table([[4 * lane for lane in range(32)], [128 + 4 * lane for lane in range(32)]], [0, 2])
+    [4, 8, 16, 32, 64, 128]
+    """
+    addr = np.asarray(addresses, dtype=np.int64)
+    counts = {b - a for a, b in zip(first, first[1:])}
+    if len(counts) != 1:
+        return None
+    (n,) = counts
+    if n & (n - 1) or len(first) - 1 & (len(first) - 2):
+        return None
+    jbits, wbits = (n - 1).bit_length(), (len(first) - 2).bit_length()
+    keys = np.arange(addr.size, dtype=np.int64)  # row-major (instruction, lane): instruction * 32 + lane
+    if int(addr.reshape(-1)[0]) != 0:
+        return None
+    table = [int(addr.reshape(-1)[1 << b]) for b in range(5 + jbits + wbits)]
+    model = np.zeros(addr.size, dtype=np.int64)
+    for b, t in enumerate(table):
+        model ^= np.where(keys >> b & 1, t, 0)
+    return table if np.array_equal(model, addr.reshape(-1)) else None

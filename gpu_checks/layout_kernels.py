@@ -106,3 +106,62 @@ def case_kernel(case: dict) -> tuple[str, str, int]:
     """The kernel one planned case runs: (name, CUDA source, 32-bit words each lane loads)."""
     st, ld = instruction(case["store"]["instr"]), instruction(case["load"]["instr"])
     return kernel_name(st, ld), kernel_source(st, ld), ld.data_words
+
+
+def _xor_terms(j: int, table: str) -> str:
+    """The C expression XOR-ing ``table[k]`` for every set bit k of the constant ``j``."""
+    terms = [f"{table}[{k}]" for k in range(j.bit_length()) if j >> k & 1]
+    return " ^ ".join(terms) if terms else "0u"
+
+
+def timed_kernel_source(st, ld, per_warp: tuple[int, int], smem_bytes: int) -> tuple[str, str]:
+    """(name, CUDA source) of the timed round trip: every block stores its tile through shared
+    memory and loads it back ``iters`` times. Addresses are linear in (instruction, lane, warp)
+    bits, as the layouts make them: each is an XOR of table entries (:func:`bankproof.gpu_checks.
+    layout_cases.address_table`), folded into constants by the unrolled loops, so the loop body is
+    the shared-memory instructions and a few XORs, with no address loads.
+
+    >>> from bankproof.models.hardware import instruction
+    >>> name, src = timed_kernel_source(instruction("st32"), instruction("ld32"), (2, 2), 256)
+    >>> name, "base + (st_lw ^ st_j[0])" in src
+    ('k_timed_st32_ld32_2_2', True)
+    """
+    (nst, nld), sw, lw = per_warp, st.data_words, ld.data_words
+    jst, jld = (nst - 1).bit_length(), (nld - 1).bit_length()
+    name = f"k_timed_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}_{nst}_{nld}"
+    st_code = _stsm(st) if st.is_matrix else _st(st.width)
+    ld_code = _ld(ld.width) if not ld.is_matrix else _ldsm(ld)
+    st_body = "\n".join(
+        f"    {{ const unsigned a = base + (st_lw ^ {_xor_terms(j, 'st_j')}); unsigned v[{sw}];"
+        f" for (int k = 0; k < {sw}; ++k) v[k] = it ^ {j}u ^ k; {st_code} }}"
+        for j in range(nst)
+    )
+    ld_body = "\n".join(
+        f"    {{ const unsigned a = base + (ld_lw ^ {_xor_terms(j, 'ld_j')}); unsigned r[{lw}]; {ld_code}"
+        f" for (int k = 0; k < {lw}; ++k) acc ^= r[k]; }}"
+        for j in range(nld)
+    )
+    source = f"""
+extern "C" __global__ void {name}(const unsigned* __restrict__ st_tbl, const unsigned* __restrict__ ld_tbl,
+                                  unsigned* __restrict__ sink, int iters) {{
+  __shared__ __align__(1024) unsigned char smem[{smem_bytes}];
+  unsigned base;
+  asm volatile("{{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }}" : "=r"(base) : "l"(smem));
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned st_lw = 0, ld_lw = 0;
+  for (int b = 0; b < 5; ++b) if (lane >> b & 1) {{ st_lw ^= st_tbl[b]; ld_lw ^= ld_tbl[b]; }}
+  for (int b = 0; b < 10; ++b) if (warp >> b & 1) {{ st_lw ^= st_tbl[5 + {jst} + b]; ld_lw ^= ld_tbl[5 + {jld} + b]; }}
+  unsigned st_j[{max(1, jst)}], ld_j[{max(1, jld)}];
+  for (int k = 0; k < {jst}; ++k) st_j[k] = st_tbl[5 + k];
+  for (int k = 0; k < {jld}; ++k) ld_j[k] = ld_tbl[5 + k];
+  unsigned acc = 0;
+  for (int it = 0; it < iters; ++it) {{
+{st_body}
+    __syncthreads();
+{ld_body}
+    __syncthreads();
+  }}
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}}
+"""
+    return name, source

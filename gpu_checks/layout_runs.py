@@ -5,6 +5,7 @@ back with another, check every element, and measure the wavefronts with Nsight C
     ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
         python -m bankproof.gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
     python -m bankproof.gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
+    python -m bankproof.gpu_checks.layout_runs time PLAN.json TIMES.json
 
 Cases are planned by :mod:`layout_cases` (spec files by ``bankproof.verifier.gpu``), kernels
 written by :mod:`layout_kernels`; this module runs them, emulates them on the CPU, checks every
@@ -161,6 +162,55 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
     )
 
 
+def time_cases(plan_path: str, results_path: str, iters: int = 200) -> None:
+    """Time each planned case's round trip (store the tile, load it back) on many blocks, with
+    addresses computed from :func:`address_table` (cases whose addresses are not linear are
+    listed as not timed): median of 20 runs, ns per tile."""
+    import datetime
+    import statistics
+
+    import cupy as cp
+    from bankproof.gpu_checks.layout_cases import address_table
+    from bankproof.gpu_checks.layout_kernels import timed_kernel_source
+    from bankproof.gpu_checks.measure import _env
+
+    with open(plan_path) as fh:
+        cases = json.load(fh)
+    dev = cp.cuda.Device()
+    arch, sms = int(dev.compute_capability), cp.cuda.runtime.getDeviceProperties(dev.id)["multiProcessorCount"]
+    rows = []
+    for c in cases:
+        tables = [address_table(c[k]["addresses"], c[k]["first"]) for k in ("store", "load")]
+        if None in tables:
+            rows.append({"id": c["id"], "timed": False, "reason": "addresses not linear in (lane, instruction, warp)"})
+            continue
+        per_warp = tuple(c[k]["first"][1] - c[k]["first"][0] for k in ("store", "load"))
+        tile = int(np.prod(c["shape"])) * c["elem_bits"] // 8
+        st, ld = instruction(c["store"]["instr"]), instruction(c["load"]["instr"])
+        name, src = timed_kernel_source(st, ld, per_warp, tile)
+        fn = cp.RawModule(code=src, options=(f"-arch=sm_{arch}",)).get_function(name)
+        threads, blocks = 32 * c["warps"], sms * 8
+        sink = cp.zeros(blocks * threads, dtype=cp.uint32)
+        args = [cp.asarray(np.array(t, dtype=np.uint32)) for t in tables]
+        fn((blocks,), (threads,), (*args, sink, np.int32(iters)))
+        times = []
+        for _ in range(20):
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            fn((blocks,), (threads,), (*args, sink, np.int32(iters)))
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
+        t = statistics.median(times)
+        rows.append({"id": c["id"], "timed": True, "store_instr": st.short, "load_instr": ld.short,
+                     "predicted": {"store": c["store"]["predicted"], "load": c["load"]["predicted"]},
+                     "blocks": blocks, "iterations": iters, "ns_per_tile": t / (blocks * iters) * 1e9})  # fmt: skip
+        print(f"{c['id']}: {rows[-1]['ns_per_tile']:.2f} ns per tile")
+    with open(results_path, "w") as fh:
+        json.dump({"schema": 1, "kind": "layout_times", **_env(), "date": datetime.date.today().isoformat(),
+                   "rows": rows}, fh, indent=1)  # fmt: skip
+
+
 def main(argv: list[str]) -> None:
     cmd = argv[0] if argv else ""
     if cmd == "metrics":
@@ -169,6 +219,8 @@ def main(argv: list[str]) -> None:
         run(argv[1], argv[2])
     elif cmd == "collect":
         collect(argv[1], argv[2], argv[3], argv[4])
+    elif cmd == "time":
+        time_cases(argv[1], argv[2])
     else:
         raise SystemExit(__doc__)
 

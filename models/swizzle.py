@@ -167,12 +167,16 @@ def optimal_swizzle(
     dim_names: Sequence[str] | None = None,
     vec: Sequence[int] | None = None,
     phase_rows: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
+    widths: tuple[int | None, int | None] = (None, None),
 ) -> Construction:
     """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor).
     ``vec`` overrides the vector (packed tensor bits for offset bits 0..): by default the
     register bits both hold; a caller searching instruction choices passes others.
     ``phase_rows`` (writer's, reader's) replaces a side's in-phase lane vectors by the tensor
-    bits its 8 row addresses differ in, for an ldmatrix/stmatrix side."""
+    bits its 8 row addresses differ in, for an ldmatrix/stmatrix side. ``widths`` (writer's,
+    reader's; log2 elements) says a side moves fewer than ``vec``'s elements per lane (its own
+    registers hold only that prefix): its phases follow its own width, and its lanes at the
+    vector's other bits already land in distinct banks of the row."""
     if sorted(a.out_dims) != sorted(b.out_dims):
         raise InputError(
             "synth", "layouts", f"cover different tensors: {dict(a.out_dims)} vs {dict(b.out_dims)}"
@@ -198,8 +202,9 @@ def optimal_swizzle(
     vec_bytes = (1 << v) * w
     nb = min(d - v, log2(max(1, ROW_BYTES // vec_bytes)))
     ell = d - v - nb
-    a_thr, a_bank, split_a, phases_a = _thread_sets(a, space, vec_bytes, kind_a)
-    b_thr, b_bank, split_b, phases_b = _thread_sets(b, space, vec_bytes, kind_b)
+    side_bytes = [vec_bytes if x is None else (1 << x) * w for x in widths]
+    a_thr, a_bank, split_a, phases_a = _thread_sets(a, space, side_bytes[0], kind_a)
+    b_thr, b_bank, split_b, phases_b = _thread_sets(b, space, side_bytes[1], kind_b)
     vmask = 0
     for x in vec:
         vmask |= x

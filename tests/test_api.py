@@ -161,12 +161,9 @@ def test_api_finds_the_seeds_conflict():
     )
     assert read.engines["algebra"].conflict_directions == ("n0⊕m0",)
     s = bankproof.synth(store=ROWS, load=COLS, shape=(16, 32), dtype="f32")
-    assert (
-        s.notations["swizzled_shared"]
-        == "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
-    )
+    assert s.notations["formula"] == "128*(n // 8) + 32*(m // 4) + ((4*(n % 8)) ^ (8*(m // 4))) + m % 4"
     assert s.synth.optimality.proof.status == "proved" and s.verdict == "proved"
-    assert [a.wavefronts for a in s.accesses] == [16, 16]
+    assert [(a.wavefronts, a.instructions) for a in s.accesses] == [(16, 4), (16, 16)]
     # the synthesized layout is a LinearLayout the API takes back
     again = bankproof.verify(s.layout, store=ROWS, load=COLS, shape=(16, 32), dtype="f32")
     assert again.verdict == "proved"

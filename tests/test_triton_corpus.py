@@ -248,7 +248,8 @@ def test_user_kernels_of_today_scan_whole(capsys):
 
 def test_no_reported_optimum_is_above_a_plain_layout(entries):
     """Every buffer's reported optimum is at most what the unswizzled row-major and column-major
-    layouts cost with each op's legal instructions (counted here independently)."""
+    layouts, and each access's own order as the layout, cost with each op's legal instructions
+    (counted here independently)."""
     from bankproof.verifier.choice import best_cost
     from bankproof.verifier.triton.scan import (
         _accesses,
@@ -256,6 +257,7 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
         _legal,
         _resolved,
         _sm,
+        preferred_layout,
         trivial_layouts,
         whole_buffer,
     )
@@ -273,7 +275,8 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
                 continue
             accs = [a for a in _accesses(mod) if a.buffer == b["buffer"]]
             dists = [(a, _layouts(mod, a)[0]) for a in accs]
-            for memory in trivial_layouts(whole_buffer(dists[0][1]).out_dims):
+            own = [preferred_layout(whole_buffer(d)) for _, d in dists]
+            for memory in trivial_layouts(whole_buffer(dists[0][1]).out_dims) + own:
                 costs = [best_cost(d, a.kind, memory, a.memdesc.elem_bits,
                                    _legal(a.op.name, a.kind, a.memdesc.elem_bits, _sm(mod.target)))
                          for a, d in dists]  # fmt: skip
@@ -320,3 +323,40 @@ def test_tf32_writer_measured_on_the_gpu():
     assert {k: r["measured"]["store"] for k, r in runs.items()} == {
         "tf32 B tile: triton writer st32": 2048, "tf32 B tile: coalesced writer st32": 512}
     assert all(r["measured"] == r["predicted"] and r["data_mismatches"] == 0 for r in runs.values())
+
+
+def test_conversion_plans_never_above_tritons(entries, capsys):
+    """Every ``convert_layout`` Triton lowers through shared memory (its PTX's store and load at the
+    op's source location, counted from the PTX's own addresses by the ledger): the scan's searched
+    plan (layout and instructions) costs no more. Left out, and counted: conversions whose PTX
+    load runs in fewer threads than its layout holds (ptxas exits the threads whose store was
+    off: outside the layout model, which counts every warp) and kernels whose PTX puts a conversion's instructions at a location no conversion has."""
+    compared = same = better = skipped = 0
+    for e in entries:
+        led = [x for x in e.get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"]
+        if not led:
+            continue
+        ours: dict[str, list] = {}
+        for c in e["report"]["conversions"]:
+            loc = c["location"]
+            ours.setdefault(f"{Path(loc['source']).name}:{loc['line']}:{loc['column']}", []).append(c)
+        theirs: dict[str, list] = {}
+        for x in led:
+            theirs.setdefault(x["location"], []).append(x)
+        if not set(theirs) <= set(ours):
+            skipped += len(theirs)
+            continue
+        for loc, xs in theirs.items():
+            if any("exits the threads" in x.get("note", "") for x in xs):
+                skipped += 1
+                continue
+            plans = [c["shared_plan"]["wavefronts"] for c in ours[loc]]
+            triton = sum(x["wavefronts"] for x in xs)
+            assert sum(plans) <= triton, (e["config"], e["arch"], loc, plans, triton)
+            compared += 1
+            same += sum(plans) == triton
+            better += sum(plans) < triton
+    assert compared >= 140
+    with capsys.disabled():
+        print(f"\nconvert_layout plans: {compared} compared with Triton's PTX, {same} equal, {better} cheaper, "
+              f"0 above; {skipped} left out (threads exited or unattributed)")

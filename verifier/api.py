@@ -276,8 +276,8 @@ def synth(
     >>> cols = {"register": [[0, 2], [0, 4], [0, 8], [0, 16]],
     ...         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}
     >>> r = synth(store=rows, load=cols, shape=(16, 32), dtype="f32", engines="enum")
-    >>> r.notations["formula"], r.verdict
-    ('32*m + (n ^ (2*m))', 'proved')
+    >>> [(a.instr, a.instructions, a.wavefronts) for a in r.accesses], r.verdict
+    ([('st.shared.v4.b32', 4, 16), ('ld.shared.b32', 16, 16)], 'proved')
     """
     chosen, seconds = _engines(engines, "synth"), _timeout(timeout, "synth")
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,

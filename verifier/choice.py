@@ -21,7 +21,7 @@ everything.
 ...                  require_memory=False)
 >>> best = search(spec)[0]
 >>> best.total, best.instructions, universal_bound(spec)
-(32, ('st32', 'ld32'), 32)
+(32, ('st128', 'ld32'), 32)
 """
 
 from __future__ import annotations
@@ -76,7 +76,9 @@ def universal_bound(spec: Spec) -> int:
 
 
 def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[tuple]:
-    """Candidate (vector, writer's phase rows, reader's phase rows), the §5.4 vector first. The
+    """Candidate (vector, writer's phase rows, reader's phase rows, per-side widths), the §5.4
+    vector first; each vector again with a side's phases at its own (narrower) width where that
+    side's registers hold only a prefix of it (as a 32-bit store into a 16-byte ldmatrix row). The
     16-byte rows of ldmatrix/stmatrix fix the vector: with ``.trans`` a row holds the bits of
     lanes 2-4 and the 8 rows of a phase differ in the pair register's and lanes 0-1's bits; plain,
     the reverse."""
@@ -103,7 +105,22 @@ def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> 
                 cand = (tuple(vec), tuple(rows) if side == 0 else None, tuple(rows) if side == 1 else None)
                 if cand not in out:
                     out.append(cand)
-    return out
+    full = [(vec, ra, rb, (None, None)) for vec, ra, rb in out]
+    narrow = []
+    for vec, ra, rb in out:  # a side holding only a prefix of the vector moves that prefix
+        widths = (_prefix(vec, a_reg) if ra is None else None, _prefix(vec, b_reg) if rb is None else None)
+        widths = tuple(None if x is None or x >= len(vec) else x for x in widths)
+        if widths != (None, None):
+            narrow.append((vec, ra, rb, widths))
+    return full + narrow
+
+
+def _prefix(vec: tuple[int, ...], regs: list[int]) -> int:
+    """How many of ``vec``'s first bits are registers of the side (its widest ld/st vector)."""
+    k = 0
+    while k < len(vec) and vec[k] in regs:
+        k += 1
+    return k
 
 
 def matrix_options(kind: str, elem_bits: int, stmatrix: bool) -> list[str]:
@@ -288,12 +305,13 @@ def access_bound(layout: LinearLayout, elem_bits: int) -> int:
 def candidates(a: LinearLayout, b: LinearLayout, elem_bits: int, kinds=("store", "load"), dims=None):
     """The candidate constructions (vector, construction) for writer ``a`` and reader ``b``."""
     b = b.transpose_outs(a.out_dim_names)
-    for vec, rows_a, rows_b in _vectors(a, b, Space.of(a, dims), elem_bits):
-        yield vec, _construct(a, b, elem_bits, kinds, dims, vec, (rows_a, rows_b))
+    for vec, rows_a, rows_b, widths in _vectors(a, b, Space.of(a, dims), elem_bits):
+        yield vec, _construct(a, b, elem_bits, kinds, dims, vec, (rows_a, rows_b), widths)
 
 
-def _construct(a, b, elem_bits, kinds, dims, vec, rows) -> Construction:
-    return optimal_swizzle(a, b, elem_bits, kinds[0], kinds[1], dims, vec=list(vec), phase_rows=rows)
+def _construct(a, b, elem_bits, kinds, dims, vec, rows, widths=(None, None)) -> Construction:
+    return optimal_swizzle(a, b, elem_bits, kinds[0], kinds[1], dims, vec=list(vec), phase_rows=rows,
+                           widths=widths)  # fmt: skip
 
 
 def clear_caches() -> None:
@@ -351,13 +369,13 @@ def search(spec: Spec, exhaustive: bool = False) -> list[Candidate]:
     a, b = writer.layout, reader.layout.transpose_outs(writer.layout.out_dim_names)
     space = Space.of(a, spec.dims)
     best: tuple[int, int] | None = None
-    for vec, rows_a, rows_b in _vectors(a, b, space, spec.elem_bits):
+    for vec, rows_a, rows_b, widths in _vectors(a, b, space, spec.elem_bits):
         if not exhaustive and best is not None:
             fw = _floor(writer, spec.elem_bits, spec.arch, vec, space)
             fr = _floor(reader, spec.elem_bits, spec.arch, vec, space)
             if fw is None or fr is None or (fw[0] + fr[0], fw[1] + fr[1]) >= best:
                 continue
-        s = _construct(a, b, spec.elem_bits, kinds, spec.dims, vec, (rows_a, rows_b))
+        s = _construct(a, b, spec.elem_bits, kinds, spec.dims, vec, (rows_a, rows_b), widths)
         w = _cost(writer, s.layout, spec.elem_bits, spec.arch)
         r = _cost(reader, s.layout, spec.elem_bits, spec.arch)
         if w is None or r is None:

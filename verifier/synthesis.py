@@ -7,8 +7,8 @@ which :mod:`bankproof.verifier.render.explain` narrates.
 >>> example = pathlib.Path(__file__).parents[1] / "examples" / "transpose_16x32_plain.toml"
 >>> spec = load_spec(example, require_memory=False)
 >>> r = synth(spec, engines=("enumeration",))
->>> r.synth.memory["notations"]["swizzled_shared"]
-'#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>'
+>>> r.synth.instructions
+{'store': 'st.shared.v4.b32', 'read': 'ld.shared.b32'}
 >>> [a.wavefronts for a in r.accesses], r.synth.meets_lower_bound
 ([16, 16], True)
 """
@@ -99,9 +99,10 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     ranked = search(spec, exhaustive=True) if writer.name != reader.name else []
     base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)
     searched = bool(ranked) and (base is None or ranked[0].key < base.key)
-    if searched:  # another vector and instructions beat §5.4's common vector
-        s = ranked[0].construction
-        chosen = {a.name: ins for a, ins in zip((writer, reader), ranked[0].instructions, strict=True)}
+    pick = ranked[0] if searched else base  # another vector and instructions beat §5.4's common vector
+    if pick is not None:
+        s = pick.construction
+        chosen = {a.name: ins for a, ins in zip((writer, reader), pick.instructions, strict=True)}
     memory = s.layout
     notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)

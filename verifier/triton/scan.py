@@ -31,7 +31,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout, triton_memory_text
-from bankproof.models.swizzle import optimal_swizzle
+from bankproof.models.swizzle import Space, optimal_swizzle
 from bankproof.verifier.choice import access_bound, best_cost, candidates, matrix_options
 from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
@@ -285,21 +285,8 @@ def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
     if not writers or not readers:
         return None
     (_, wd, bits), (_, rd, _) = writers[0], readers[0]
-    best = None
     try:
-        layouts = [c.layout for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits)]
-        layouts += trivial_layouts(whole_buffer(wd).out_dims)  # never above a plain layout either
-        for memory in layouts:
-            total, instrs = 0, []
-            for a, dist, b in parsed:
-                cost = best_cost(dist, a.kind, memory, b, _legal(a.op.name, a.kind, b, sm))
-                if cost is None:
-                    break
-                total += cost[0]
-                instrs.append(cost[2])
-            else:
-                if best is None or total < best[0]:
-                    best = (total, memory, instrs)
+        best = cheapest_plan([(a.op.name, a.kind, dist, b) for a, dist, b in parsed], wd, rd, bits, sm)
     except (InputError, ValueError):
         return None
     known = entry.get("optimal_wavefronts")
@@ -313,6 +300,30 @@ def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
         "better_instructions": best[2],
         "reason": "another layout with other instructions (searched vectors and instructions) costs less",
     }
+
+
+def cheapest_plan(
+    accesses: list[tuple], wd: LinearLayout, rd: LinearLayout, bits: int, sm: int
+) -> tuple | None:
+    """The cheapest (total wavefronts, memory layout, instructions) for ``accesses`` ((op, kind,
+    distributed layout, element bits) each, every one costed with the instructions its op could
+    use) over the searched candidates for writer ``wd`` and reader ``rd`` and the plain layouts."""
+    layouts = [c.layout for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits)]
+    layouts += trivial_layouts(whole_buffer(wd).out_dims)  # never above a plain layout either
+    layouts += [preferred_layout(whole_buffer(wd)), preferred_layout(whole_buffer(rd))]  # nor a side's own
+    best = None
+    for memory in layouts:
+        total, instrs = 0, []
+        for op, kind, dist, b in accesses:
+            cost = best_cost(dist, kind, memory, b, _legal(op, kind, b, sm))
+            if cost is None:
+                break
+            total += cost[0]
+            instrs.append(cost[2])
+        else:
+            if best is None or total < best[0]:
+                best = (total, memory, instrs)
+    return best
 
 
 def trivial_layouts(out_dims) -> list[LinearLayout]:
@@ -330,6 +341,26 @@ def trivial_layouts(out_dims) -> list[LinearLayout]:
                 cols.append([1 << k if i == d else 0 for i in range(len(dims))])
         out.append(LinearLayout.from_bases({"offset": cols}, dict(dims)))
     return out
+
+
+def preferred_layout(dist: LinearLayout) -> LinearLayout:
+    """One side's own order as the memory layout: its register, lane and warp bases (the
+    independent ones, in that order) at offset bits 0.., then the tensor bits it does not reach
+    (row-major): that side's access walks memory in its own order.
+
+    >>> lay = LinearLayout.from_bases({"register": [[1, 0]], "lane": [[0, 1], [0, 0]]}, {"m": 2, "n": 4})
+    >>> preferred_layout(lay).as_dict()["offset"]
+    [[1, 0], [0, 1], [0, 2]]
+    """
+    space = Space.of(dist)
+    cols: list[int] = []
+    units = [1 << k for k in range(space.bits)]  # row-major: the last dim's bits first
+    own = [space.pack_row_major(b) for d in ("register", "lane", "warp") for b in dist.in_bases(d)]
+    for v in own + units:
+        if v and not f2.in_span(v, cols):
+            cols.append(v)
+    return LinearLayout.from_bases({"offset": [list(space.unpack_row_major(v)) for v in cols]},
+                                   dict(dist.out_dims))  # fmt: skip
 
 
 def whole_buffer(dist: LinearLayout) -> LinearLayout:
@@ -462,13 +493,17 @@ def _conversion(mod: Module, op: Op, path: str) -> dict:
     try:
         a = _parse(mod.expand(src.encoding), tuple(src.shape))
         b = _parse(mod.expand(dst.encoding), tuple(dst.shape))
-        s = optimal_swizzle(a, b, src.elem_bits)
-        st = _count(a, s.layout, src.elem_bits, "store", ["auto"])
-        ld = _count(b, s.layout, src.elem_bits, "load", ["auto"])
+        op_kind = [(op.name, "store", a, src.elem_bits), (op.name, "load", b, src.elem_bits)]
+        best = cheapest_plan(op_kind, a, b, src.elem_bits, _sm(mod.target))
     except (InputError, ValueError) as e:
         return {**row, "error": str(e)}
+    if best is None:
+        return {**row, "error": "no searched layout carries both sides"}
+    total, memory, instrs = best
+    st = _count(a, memory, src.elem_bits, "store", [instrs[0]])
+    ld = _count(b, memory, src.elem_bits, "load", [instrs[1]])
     row["shared_plan"] = {
-        "layout": triton_memory_text(s.layout),
+        "layout": triton_memory_text(memory),
         "store": st,
         "load": ld,
         "wavefronts": st["wavefronts"] + ld["wavefronts"],
