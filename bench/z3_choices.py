@@ -40,25 +40,28 @@ def hard_pairs(rng: random.Random, bits: int, want: int, tries: int = 400):
 
 
 def lifted_pairs(rng: random.Random, bits: int, want: int, tries: int = 400):
-    """Pairs of ``bits`` tensor bits built from random smaller pairs above the bound (9-12 bits)
-    by new tensor bits both sides hold alike (as warps while under 32 warps, else as registers),
-    kept when the searched optimum stays above the bound: at 16-20 bits random pairs never are."""
+    """Pairs of ``bits`` tensor bits built from random smaller pairs (9-14 bits, at most 8 fewer)
+    by new tensor bits, each a register of one side and a warp of the other (alternating, at most
+    32 warps), kept when the searched optimum stays above the bound: at 17-20 bits random pairs
+    never are."""
     from bankproof.models.layout import LinearLayout
 
     out = []
     for _ in range(tries):
-        small = rng.randint(9, min(12, bits - 1))
+        small = rng.randint(max(9, bits - 8), min(14, bits - 1))
         a, b, shape = random_pair(rng, small)
         extra = bits - small
         dims = {"dim0": shape[0] << extra, "dim1": shape[1]}
         new = [[shape[0] << i, 0] for i in range(extra)]
-        lifted = []
-        for lay in (a, b):
-            d = lay.as_dict()
-            room = max(0, 5 - len(d["warp"]))
-            d["warp"] = d["warp"] + new[:room]
-            d["register"] = d["register"] + new[room:]
-            lifted.append(LinearLayout.from_bases(d, dims))
+        da, db = a.as_dict(), b.as_dict()
+        da, db = {k: list(v) for k, v in da.items()}, {k: list(v) for k, v in db.items()}
+        for i, bit in enumerate(new):  # a register of one side and a warp of the other, alternating
+            one, other = (da, db) if i % 2 == 0 else (db, da)
+            if len(other["warp"]) >= 5:
+                one, other = other, one
+            one["register"].append(bit)
+            other["warp" if len(other["warp"]) < 5 else "register"].append(bit)
+        lifted = [LinearLayout.from_bases(da, dims), LinearLayout.from_bases(db, dims)]
         dtype = rng.choice(["i8", "f16"])
         size = [dims["dim0"], dims["dim1"]]
         spec = problem(store=lifted[0].as_dict(), load=lifted[1].as_dict(), shape=size, dtype=dtype,
