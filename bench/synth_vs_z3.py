@@ -12,12 +12,10 @@ import random
 import sys
 import time
 
-from bankproof.models.access import build_access
-from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import prove_cheapest
 from bankproof.verifier.api import problem
-from bankproof.verifier.choice import best_cost, search, universal_bound
+from bankproof.verifier.choice import enumerated_cost, search, universal_bound
 
 
 def random_pair(rng: random.Random, bits: int | None = None) -> tuple[LinearLayout, LinearLayout, list[int]]:
@@ -38,22 +36,27 @@ def random_pair(rng: random.Random, bits: int | None = None) -> tuple[LinearLayo
     return one(), one(), shape
 
 
-def check(rng: random.Random, dtype: str, arch: str = "sm90") -> dict:
+def random_problem(rng: random.Random, dtype: str, arch: str):
+    """(writer, reader, spec) of a random pair, in either order (which side writes)."""
     a, b, shape = random_pair(rng)
     if rng.random() < 0.5:
-        a, b = b, a  # both orders: which side writes
+        a, b = b, a
     spec = problem(
         store=a.as_dict(), load=b.as_dict(), shape=shape, dtype=dtype, arch=arch, require_memory=False
     )
+    return a, b, spec
+
+
+def check(rng: random.Random, dtype: str, arch: str = "sm90") -> dict:
+    a, b, spec = random_problem(rng, dtype, arch)
     best = search(spec)[0]
     bits = spec.elem_bits
     proof = prove_cheapest(a, b, bits, ("store", "load"), best.total, arch)
     above = prove_cheapest(a, b, bits, ("store", "load"), best.total + 1, arch)
     enumerated = None
     if above.layout is not None:
-        w = best_cost(a, "store", above.layout, bits, [above.instructions[0]])
-        r = best_cost(b, "load", above.layout, bits, [above.instructions[1]])
-        enumerated = w[0] + r[0] if w and r else None
+        sides = [(a, "store", above.instructions[0]), (b, "load", above.instructions[1])]
+        enumerated = enumerated_cost(sides, above.layout, bits)
     return {"best": best.total, "bound": universal_bound(spec), "proof": proof.status, "above": above.status,
             "agree": enumerated is not None and enumerated == above.modeled <= best.total,
             "seconds": proof.seconds + above.seconds}  # fmt: skip
@@ -62,18 +65,11 @@ def check(rng: random.Random, dtype: str, arch: str = "sm90") -> dict:
 def check_optimum(rng: random.Random, dtype: str, arch: str = "sm90") -> dict:
     """The search's best on a random pair, its layout enumerated (the exact count equals the
     search's), and Z3's verdict that nothing costs less (``proved``: search = Z3's optimum)."""
-    a, b, shape = random_pair(rng)
-    if rng.random() < 0.5:
-        a, b = b, a
-    spec = problem(
-        store=a.as_dict(), load=b.as_dict(), shape=shape, dtype=dtype, arch=arch, require_memory=False
-    )
+    a, b, spec = random_problem(rng, dtype, arch)
     best = search(spec)[0]
-    memory, bits = best.construction.layout, spec.elem_bits
-    enumerated = 0
-    for lay, kind, ins in zip((a, b), ("store", "load"), best.instructions, strict=True):
-        acc = build_access(lay, memory, bits, kind, ins)
-        enumerated += int(evaluate(acc.instr, acc.addresses)[0].sum())
+    bits = spec.elem_bits
+    sides = [(a, "store", best.instructions[0]), (b, "load", best.instructions[1])]
+    enumerated = enumerated_cost(sides, best.construction.layout, bits)
     proof = prove_cheapest(a, b, bits, ("store", "load"), best.total, arch)
     return {"best": best.total, "bound": universal_bound(spec), "enumerated": enumerated,
             "proof": proof.status, "z3_found": proof.modeled, "instructions": best.instructions}  # fmt: skip

@@ -72,11 +72,15 @@ def kernel_name(st, ld) -> str:
     return f"k_layout_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}"
 
 
+def _codes(st, ld) -> tuple[str, str]:
+    """The inline PTX of one store (value ``v``, address ``a``) and one load (into ``r``)."""
+    return _stsm(st) if st.is_matrix else _st(st.width), _ldsm(ld) if ld.is_matrix else _ld(ld.width)
+
+
 def kernel_source(st, ld) -> str:
     """A store-then-load kernel for two instruction kinds."""
     sw, lw = st.data_words, ld.data_words
-    st_code = _stsm(st) if st.is_matrix else _st(st.width)
-    ld_code = _ldsm(ld) if ld.is_matrix else _ld(ld.width)
+    st_code, ld_code = _codes(st, ld)
     return f"""
 extern "C" __global__ void {kernel_name(st, ld)}(
     const unsigned* __restrict__ st_addr, const unsigned* __restrict__ st_val, const int* __restrict__ st_first,
@@ -129,8 +133,7 @@ def timed_kernel_source(st, ld, per_warp: tuple[int, int], smem_bytes: int) -> t
     (nst, nld), sw, lw = per_warp, st.data_words, ld.data_words
     jst, jld = (nst - 1).bit_length(), (nld - 1).bit_length()
     name = f"k_timed_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}_{nst}_{nld}"
-    st_code = _stsm(st) if st.is_matrix else _st(st.width)
-    ld_code = _ld(ld.width) if not ld.is_matrix else _ldsm(ld)
+    st_code, ld_code = _codes(st, ld)
     st_body = "\n".join(
         f"    {{ const unsigned a = base + (st_lw ^ {_xor_terms(j, 'st_j')}); unsigned v[{sw}];"
         f" for (int k = 0; k < {sw}; ++k) v[k] = it ^ {j}u ^ k; {st_code} }}"

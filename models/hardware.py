@@ -272,6 +272,15 @@ def ldst_phases(request_bytes: int, kind: str, lanes) -> int:
     return phases
 
 
+def vector_limit(elem_bits: int) -> int:
+    """log2 of the most elements one lane moves in an ld/st (128 bits per lane).
+
+    >>> vector_limit(16), vector_limit(64)
+    (3, 1)
+    """
+    return max(0, (128 // elem_bits).bit_length() - 1)
+
+
 def bank_field(vector_bits: int, elem_bits: int) -> tuple[int, int]:
     """(lo, hi): the element-offset bits that pick a lane's bank group when each lane moves
     2^vector_bits elements; offsets below ``lo`` stay in one word (the lane's own vector, or the

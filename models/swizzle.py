@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import BANK_BYTES, BANKS, ldst_phases
+from bankproof.models.hardware import BANK_BYTES, BANKS, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 
 LANE_BITS = 5
@@ -150,7 +150,7 @@ def vectorization(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int
     """V: register vectors both layouts hold (A's register order), at most 128 bits per lane."""
     a_reg = [space.pack_row_major(x) for x in a.in_bases("register") if any(x)]
     b_reg = {space.pack_row_major(x) for x in b.in_bases("register") if any(x)}
-    limit = log2(max(1, 128 // elem_bits))
+    limit = vector_limit(elem_bits)
     out: list[int] = []
     for v in a_reg:
         if v in b_reg and len(out) < limit:

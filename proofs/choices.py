@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import z3
 from bankproof.models import f2
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import bank_field, ldst_phases
+from bankproof.models.hardware import bank_field, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Space, packed_bases
 from bankproof.proofs.encode import configure
@@ -81,7 +81,7 @@ def options(
     regs = [x for x in p["register"] if x]
     lanes, warps = p["lane"], [x for x in p["warp"] if x]
     copies = len(layout.in_bases("warp")) + len(layout.in_bases("block"))
-    limit = min(len(regs), max(0, (128 // elem_bits).bit_length() - 1))
+    limit = min(len(regs), vector_limit(elem_bits))
     op = "ld" if kind == "load" else "st"
     out: list[Option] = []
     for choice in choices:

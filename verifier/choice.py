@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from bankproof.models import f2
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases
+from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Construction, Space, optimal_swizzle, packed_bases, vectorization
 from bankproof.verifier.spec import AccessSpec, Spec
@@ -82,7 +82,7 @@ def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> 
     16-byte rows of ldmatrix/stmatrix fix the vector: with ``.trans`` a row holds the bits of
     lanes 2-4 and the 8 rows of a phase differ in the pair register's and lanes 0-1's bits; plain,
     the reverse."""
-    limit = max(0, (128 // elem_bits).bit_length() - 1)
+    limit = vector_limit(elem_bits)
     a_reg = [space.pack_row_major(x) for x in a.in_bases("register") if any(x)]
     b_reg = [space.pack_row_major(x) for x in b.in_bases("register") if any(x)]
     common = vectorization(a, b, space, elem_bits)
@@ -115,7 +115,7 @@ def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> 
     return full + narrow
 
 
-def _prefix(vec: tuple[int, ...], regs: list[int]) -> int:
+def _prefix(vec: tuple[int, ...], regs) -> int:
     """How many of ``vec``'s first bits are registers of the side (its widest ld/st vector)."""
     k = 0
     while k < len(vec) and vec[k] in regs:
@@ -175,7 +175,7 @@ def _width(offs: dict[str, list[int]], elem_bits: int) -> int:
     access's registers and every other basis leaves those bits alone, at most 16 bytes."""
     regs = [o for o in offs["register"] if o]
     others = [o for o in offs["lane"] + offs["warp"] if o]
-    limit = max(0, (128 // elem_bits).bit_length() - 1)
+    limit = vector_limit(elem_bits)
     v = 0
     while v < limit and (1 << v) in regs:
         low = (1 << (v + 1)) - 1
@@ -291,6 +291,23 @@ def best_cost(layout: LinearLayout, kind: str, memory, elem_bits: int, options) 
     return best
 
 
+def enumerated_cost(accesses, memory, elem_bits: int) -> int:
+    """Total wavefronts of ``accesses`` ((distributed layout, kind, instruction) each) on
+    ``memory``, every instruction of every warp through the hardware model (no closed form): the
+    check on a layout found another way.
+
+    >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [16]]}, {"d": 32})
+    >>> mem = LinearLayout.from_bases({"offset": [[1], [2], [4], [8], [16]]}, {"d": 32})
+    >>> enumerated_cost([(lay, "store", "st32"), (lay, "load", "ld32")], mem, 32)
+    2
+    """
+    total = 0
+    for layout, kind, ins in accesses:
+        acc = build_access(layout, memory, elem_bits, kind, ins)
+        total += int(evaluate(acc.instr, acc.addresses)[0].sum())
+    return total
+
+
 def access_bound(layout: LinearLayout, elem_bits: int) -> int:
     """Per warp, the distinct bytes it touches / 128 per wavefront (rounded up), summed: a
     wavefront serves one warp's instruction and at most one word per bank. Layouts that give the
@@ -331,10 +348,8 @@ def _floor(a: AccessSpec, elem_bits: int, arch: str, vec: tuple[int, ...], space
     packed = packed_bases(a.layout, space.dims)
     regs, lanes = [x for x in packed["register"] if x], packed["lane"]
     copies = len(a.layout.in_bases("warp")) + len(a.layout.in_bases("block"))
-    limit = min(len(regs), max(0, (128 // elem_bits).bit_length() - 1))
-    k = 0
-    while k < len(vec) and vec[k] in regs:
-        k += 1
+    limit = min(len(regs), vector_limit(elem_bits))
+    k = _prefix(vec, regs)
     k = limit if k == len(vec) else min(k, limit)  # past the vector, the layout may still extend it
     totals, instrs = [], []
     for opt in _options(a, elem_bits, arch):

@@ -18,14 +18,13 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import evaluate, instruction
+from bankproof.models.hardware import instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
 from bankproof.verifier.check import ENGINES, verify
-from bankproof.verifier.choice import pick_pair, search, universal_bound, vector_instr
+from bankproof.verifier.choice import enumerated_cost, pick_pair, search, universal_bound, vector_instr
 from bankproof.verifier.matrices import memory_matrix
 from bankproof.verifier.results import (
     ExplainResult,
@@ -63,10 +62,8 @@ def optimality(
     enumerated = agrees = offset = None
     status = {"refuted": "found", "proved": "impossible"}.get(found.status, found.status)
     if found.layout is not None:
-        enumerated = 0
-        for a, ins in zip((writer, reader), found.instructions, strict=True):
-            acc = build_access(a.layout, found.layout, spec.elem_bits, a.kind, ins)
-            enumerated += int(evaluate(acc.instr, acc.addresses)[0].sum())
+        sides = [(a.layout, a.kind, ins) for a, ins in zip((writer, reader), found.instructions, strict=True)]
+        enumerated = enumerated_cost(sides, found.layout, spec.elem_bits)
         agrees = enumerated == found.modeled and (proof.status != "proved" or enumerated >= cost)
         offset = found.layout.as_dict()["offset"]
     reason = proof.reason or None
@@ -81,11 +78,6 @@ def optimality(
     )
 
 
-def _vector_instr(a: AccessSpec, bits: int) -> str:
-    """The ld/st instruction moving ``bits`` per lane for access ``a`` (one place for the rule)."""
-    return vector_instr(a.kind, bits)
-
-
 def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> SynthResult:
     """The §5.4 layout for ``spec``'s writer and reader, verified, with its optimality proof
     (``z3`` among ``engines``) and the Lemma 9.5 bound it meets."""
@@ -94,7 +86,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     s, writer, reader, seconds = construct(spec)
     # Verify with the vector width the construction optimized for (``auto`` could differ).
     width = (1 << len(s.vec)) * spec.elem_bits
-    chosen = {a.name: _vector_instr(a, width) for a in (writer, reader) if a.instr == "auto"}
+    chosen = {a.name: vector_instr(a.kind, width) for a in (writer, reader) if a.instr == "auto"}
     bound = universal_bound(spec)
     ranked = search(spec, exhaustive=True) if writer.name != reader.name else []
     base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)

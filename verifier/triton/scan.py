@@ -308,9 +308,10 @@ def cheapest_plan(
     """The cheapest (total wavefronts, memory layout, instructions) for ``accesses`` ((op, kind,
     distributed layout, element bits) each, every one costed with the instructions its op could
     use) over the searched candidates for writer ``wd`` and reader ``rd`` and the plain layouts."""
-    layouts = [c.layout for _, c in candidates(whole_buffer(wd), whole_buffer(rd), bits)]
-    layouts += trivial_layouts(whole_buffer(wd).out_dims)  # never above a plain layout either
-    layouts += [preferred_layout(whole_buffer(wd)), preferred_layout(whole_buffer(rd))]  # nor a side's own
+    wd, rd = whole_buffer(wd), whole_buffer(rd)
+    layouts = [c.layout for _, c in candidates(wd, rd, bits)]
+    layouts += trivial_layouts(wd.out_dims)  # never above a plain layout either
+    layouts += [preferred_layout(wd), preferred_layout(rd)]  # nor a side's own order
     best = None
     for memory in layouts:
         total, instrs = 0, []
