@@ -110,7 +110,7 @@ BAD = [
         ["layout", "#ttg.linear<{register = " + "[" * 5000 + "]" * 5000 + "}>", "--shape", "4"],
         "triton: attribute nests deeper than 32 levels",
     ),
-    (["layout", "(" * 5000 + "8" + ")" * 5000 + ":(1)"], "cute: shape nests deeper than 32 levels"),
+    (["layout", "(" * 5000 + "8" + ")" * 5000 + ":(1)"], "cute: layout nests deeper than 32 levels"),
     (["layout", "m" + "+m" * 3000, "--shape", "8"], "formula: text is too long"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["layout"], "the following arguments are required: notation"),

@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 from bankproof.models.errors import InputError
-from bankproof.models.notation.cute import Swizzle, parse_cute, to_cute
+from bankproof.models.notation import parse_layout
+from bankproof.models.notation.cute import STYLES, CuteLayout, Swizzle, parse_cute, to_cute
 from bankproof.verifier.describe import bank_table
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,7 +57,7 @@ def test_swizzle_apply_matches_definition():
         ("Sw<3,2,3> o (8,8):(1,9)", "cute: stride entries must be powers of two"),
         ("Sw<3,2,3> o (8,6):(1,8)", "cute: shape sizes must be powers of two"),
         ("Sw<3,2,3> o (8,8):((1,2),8)", "cute: stride must have the same nesting as the shape"),
-        ("Sw<3,2,3> o (8,8", "cute: layout must look like (shape):(stride)"),
+        ("Sw<3,2,3> o (8,8", "cute: layout ends early"),
         ("Swizzle<3,2> o (8,8):(1,8)", "cute: swizzle must look like Sw<B,M,S>"),
     ],
 )
@@ -110,3 +111,113 @@ def test_nested_shapes():
     inv = L.invert()
     assert inv.apply(dim0=5, dim1=0)["offset"] == 1 + 32  # sub-mode (1, 1): first sub-mode fastest
     assert to_cute(L).text() == "((4,2),8):((1,32),4)"
+
+
+# ----- every printed form (issue: CuTe and Gluon inputs) ------------------------------------------
+@st.composite
+def cute_layouts(draw):
+    """Random CuTe layouts as parse_cute returns them: nested power-of-two shapes, power-of-two
+    (or zero) strides, an optional swizzle, offset, smem_ptr width and stage mode."""
+
+    def mode(depth: int):
+        if depth < 2 and draw(st.booleans()):
+            subs = [mode(depth + 1) for _ in range(draw(st.integers(1, 3)))]
+            return tuple(s for s, _ in subs), tuple(d for _, d in subs)
+        return 1 << draw(st.integers(0, 4)), draw(st.sampled_from([0, *[1 << k for k in range(12)]]))
+
+    rank = draw(st.integers(1, 3))
+    modes = [mode(0) for _ in range(rank)]
+    shape, stride = tuple(s for s, _ in modes), tuple(d for _, d in modes)
+    stages = 0
+    if rank >= 2 and draw(st.booleans()):
+        stages = draw(st.integers(1, 5))
+        shape, stride = (*shape, stages), (*stride, draw(st.integers(1, 1 << 14)))
+    sw = None
+    if draw(st.booleans()):
+        b = draw(st.integers(1, 3))
+        s = draw(st.integers(b, 4)) * draw(st.sampled_from([1, -1]))
+        sw = Swizzle(b, draw(st.integers(0, 4)), s)
+    ptr = draw(st.sampled_from([0, 8, 16, 32]))
+    offset = 0 if ptr else draw(st.sampled_from([0, 0, 64, 4096]))
+    return CuteLayout(sw, shape, stride, offset=offset, ptr_bits=ptr, stages=stages)
+
+
+@given(cute_layouts(), st.sampled_from(STYLES))
+def test_every_cute_form_round_trips(lay, style):
+    """parse(print(x)) == x, and printing again gives the same text, in every printed style."""
+    text = lay.text(style)
+    rank = len(lay.shape) - (1 if lay.stages else 0)
+    back = parse_cute(text, tensor_rank=rank)
+    assert back == lay, text
+    assert back.text(style) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sw<3,3,3> o (8,64):(64,1)",
+        "Sw<3,3,3> o _0 o (_8,_64):(_64,_1)",
+        "S<3,3,3> o 0 o (8,64):(64,1)",
+        "Swizzle<3,3,3>{} o (8,64):(64,1)",
+        "composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{})",
+        "cute::composition(cute::Swizzle<3,3,3>{}, make_layout(make_shape(Int<8>{}, Int<64>{}), LayoutRight{}))",
+        "composition(Swizzle<3,3,3>{}, make_layout(make_shape(_8{}, _64{}), make_stride(_64{}, _1{})))",
+        "make_composed_layout(Swizzle<3,3,3>{}, _0{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{})",
+        "ComposedLayout<Swizzle<3,3,3>, _0, Layout<Shape<_8,_64>, Stride<_64,_1>>>",
+        "Sw<3,3,3> ∘ (8,64):(64,1)",
+    ],
+)
+def test_cute_forms_of_one_atom_agree(text):
+    """The sm80 half atom written every way a CuTe user holds it is one memory layout."""
+    want = parse_cute("Sw<3,3,3> o (8,64):(64,1)").memory_layout()
+    assert parse_layout(text, dtype="f16").layout == want
+
+
+def test_gmma_atom_in_byte_units_equals_element_atom_and_element_units_warn():
+    """Sw<3,4,3> o smem_ptr[16b] (C++ print of GMMA's K-major SW128 atom for 16-bit types) is
+    element Sw<3,3,3>; read in element units it is another layout, and both readings warn."""
+    cpp = "Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)"
+    dsl = "S<3,4,3> o 0 o (8,64):(64,1)"
+    elem = parse_layout("Sw<3,3,3> o (8,64):(64,1)", dtype="f16").layout
+    for text in (cpp, dsl):
+        assert parse_layout(text, dtype="f16", units="byte", base_align=1024).layout == elem
+        wrong = parse_layout(text, dtype="f16")
+        assert wrong.layout != elem
+        assert len(wrong.warnings) == 1 and "byte" in wrong.warnings[0]
+    assert parse_layout(dsl, dtype="f8e4m3").warnings == ()  # 1-byte elements: units agree
+    with pytest.raises(InputError, match="base_align must be a multiple of 1024"):
+        parse_layout(cpp, dtype="f16", units="byte")
+    with pytest.raises(InputError, match=r"dtype is 32-bit but the layout was printed for smem_ptr\[16b\]"):
+        parse_layout(cpp, dtype="f32", units="byte", base_align=1024)
+
+
+def test_tile_to_shape_matches_its_printed_result():
+    atom = "composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{})"
+    tiled = parse_cute(f"tile_to_shape({atom}, make_shape(Int<128>{{}}, Int<64>{{}}))")
+    assert tiled.text("cpp") == "Sw<3,3,3> o _0 o ((_8,_16),(_64,_1)):((_64,_512),(_1,_0))"
+    right = parse_cute(f"tile_to_shape({atom}, make_shape(Int<16>{{}}, Int<128>{{}}), LayoutRight{{}})")
+    assert right.text() == "Sw<3,3,3> o ((8,2),(64,2)):((64,1024),(1,512))"
+    assert tiled.memory_layout().out_dims == (("dim0", 128), ("dim1", 64))
+
+
+def test_three_pipeline_stages_are_checked_one_by_one():
+    text = "Sw<3,3,3> o _0 o ((_8,_16),(_64,_1),_3):((_64,_512),(_1,_0),_8192)"
+    p = parse_layout(text, shape=[128, 64], dtype="f16")
+    assert p.shape == [128, 64]
+    assert p.layout == parse_layout("Sw<3,3,3> o ((8,16),(64,1)):((64,512),(1,0))", dtype="f16").layout
+    # stages 8256 elements apart: the swizzle reaches the stage start, stage 1 is not the tile
+    bad = "Sw<3,3,3> o (_8,_64,_3):(_64,_1,_8256)"
+    with pytest.raises(InputError, match="cute: stage 1: layout is not "):
+        parse_layout(bad, shape=[8, 64], dtype="f16")
+    assert (
+        parse_layout(bad, shape=[8, 64], dtype="f16", stage=0).layout
+        == parse_layout("Sw<3,3,3> o (8,64):(64,1)", dtype="f16").layout
+    )
+    # a swizzle that reads a stage bit: each stage is the tile up to a constant XOR of 16-byte chunks
+    xor = parse_layout("Sw<2,3,6> o (_8,_64,_3):(_64,_1,_512)", shape=[8, 64], dtype="f16")
+    assert xor.layout == parse_layout("(8,64):(64,1)", dtype="f16").layout
+    with pytest.raises(InputError, match="stage 1: layout starts 1 elements off a 16-byte boundary"):
+        parse_layout("Sw<1,0,9> o (_8,_64,_2):(_64,_1,_512)", shape=[8, 64], dtype="f16")
+    # a power-of-two stage count is a stage mode when the shape says so
+    assert parse_layout("(_8,_64,_4):(_64,_1,_512)", shape=[8, 64]).shape == [8, 64]
+    assert parse_layout("(_8,_64,_4):(_64,_1,_512)").shape == [8, 64, 4]

@@ -90,28 +90,32 @@ def _timeout(timeout: float, where: str) -> float:
     return float(timeout)
 
 
-def _memory(memory: MemoryLike, shape: list[int], dtype: str, dims: list[str], units: str, base_align: int):
-    """(layout, notation name, text) of a memory layout given in any form."""
+def _memory(
+    memory: MemoryLike, shape: list[int], dtype: str, dims: list[str], units: str, base_align: int, stage=None
+):
+    """(layout, notation name, text, warnings) of a memory layout given in any form."""
     where = "memory"
     if isinstance(memory, (LinearLayout, PaddedLayout)):
         lin = memory.linear if isinstance(memory, PaddedLayout) else memory
         if [s for _, s in lin.out_dims] != shape or lin.in_dim_names[:1] != ["offset"]:
             raise InputError(where, "layout", f"must map 'offset' onto the shape {shape}", dict(lin.out_dims))
         text = str(lin.as_dict()["offset"]) if isinstance(memory, LinearLayout) else "(padded)"
-        return memory, "bases", text
+        return memory, "bases", text, ()
     if isinstance(memory, Mapping):
         if set(memory) != {"offset"}:
             raise InputError(where, "bases", "must be {'offset': [[...], ...]}", sorted(memory))
         memory = memory["offset"]
     if isinstance(memory, (list, tuple)):
         bases = [list(b) if isinstance(b, (list, tuple)) else b for b in memory]
-        return parse_bases({"offset": bases}, shape), "offset_bases", str(bases)
+        return parse_bases({"offset": bases}, shape), "offset_bases", str(bases), ()
     if not isinstance(memory, str):
         raise InputError(where, "layout", "must be a notation string, a LinearLayout or offset bases", memory)
-    parsed = parse_layout(memory, shape, dtype=dtype, units=units, base_align=base_align, names=dims)
+    parsed = parse_layout(
+        memory, shape, dtype=dtype, units=units, base_align=base_align, names=dims, stage=stage
+    )
     if parsed.kind != "memory":
         raise InputError(where, "layout", "must be a memory (shared) layout, not a distributed one")
-    return parsed.layout, parsed.notation, memory
+    return parsed.layout, parsed.notation, memory, parsed.warnings
 
 
 def _distributed(layout: LayoutLike, shape: list[int], dtype: str, dims: list[str], where: str):
@@ -143,6 +147,7 @@ def problem(
     dims: Sequence[str] | None = None,
     units: str = "element",
     base_align: int = 0,
+    stage: int | None = None,
     spec: SpecLike | None = None,
     require_memory: bool = True,
 ) -> Spec:
@@ -201,11 +206,11 @@ def problem(
             raise InputError(
                 "problem", "memory", "is missing (a memory layout: notation, LinearLayout or bases)"
             )
-        mem, notation, text = None, "memory", ""
+        mem, notation, text, warnings = None, "memory", "", ()
     else:
-        mem, notation, text = _memory(memory, size, dtype, names, units, base_align)
+        mem, notation, text, warnings = _memory(memory, size, dtype, names, units, base_align, stage)
         mem = check_memory_layout(mem, "memory")
-    return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built)
+    return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built, warnings)
 
 
 def layout(

@@ -260,7 +260,7 @@ def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10
         dtype=spec.dtype,
         shape=tuple(spec.shape),
         dims=tuple(spec.dims),
-        memory=MemoryRef(spec.memory_notation, spec.memory_text),
+        memory=MemoryRef(spec.memory_notation, spec.memory_text, spec.warnings or None),
         verdict=combine([a.proof.status for a in accesses]),
         accesses=accesses,
     )

@@ -152,6 +152,7 @@ class AccessResult(Result):
 class MemoryRef(Result):
     notation: str
     text: str
+    warnings: tuple[str, ...] | None = optional()
 
 
 @dataclass(frozen=True)

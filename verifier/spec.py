@@ -60,6 +60,7 @@ class Spec:
     memory_notation: str
     memory_text: str
     accesses: list[AccessSpec]
+    warnings: tuple[str, ...] = ()
 
 
 def _err(field: str, problem: str, value: object = ...) -> InputError:
@@ -113,12 +114,13 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     if not isinstance(mem, dict):
         raise _err("memory", "is missing (a [memory] table with one of triton, cute, offset_bases, formula)")
     notations = [k for k in ("triton", "cute", "offset_bases", "formula") if k in mem]
-    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "units", "base_align"}
+    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "units", "base_align", "stage"}
     if extra:
         raise _err(
             f"memory.{sorted(extra)[0]}",
-            "is not a memory field (triton, cute, offset_bases, formula, units, base_align)",
+            "is not a memory field (triton, cute, offset_bases, formula, units, base_align, stage)",
         )
+    warnings: tuple[str, ...] = ()
     if len(notations) != 1:
         raise _err(
             "memory", "must give exactly one of triton, cute, offset_bases, formula", notations or None
@@ -136,13 +138,23 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
             raise _err(f"memory.{note}", "must be a string", text)
         units = mem.get("units", "element")
         base_align = mem.get("base_align", 0)
+        stage = mem.get("stage")
+        if stage is not None and note != "cute":
+            raise _err("memory.stage", "is for CuTe layouts with a pipeline-stage mode")
         parsed = _field(
             f"memory.{note}",
             lambda: parse_layout(
-                text, shape, dtype=dtype, units=units, base_align=base_align, names=dims, notation=note
+                text,
+                shape,
+                dtype=dtype,
+                units=units,
+                base_align=base_align,
+                names=dims,
+                notation=note,
+                stage=stage,
             ),
         )
-        memory, kind = parsed.layout, parsed.kind
+        memory, kind, warnings = parsed.layout, parsed.kind, parsed.warnings
     if kind != "memory":
         raise _err(f"memory.{note}", "must be a memory (shared) layout, not a distributed one")
     memory = check_memory_layout(memory, f"spec: memory.{note}")
@@ -157,7 +169,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
         if accesses[-1].name in names:
             raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
         names.add(accesses[-1].name)
-    return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses)
+    return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings)
 
 
 def _field(field: str, fn):

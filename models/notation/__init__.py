@@ -10,6 +10,7 @@ parses it for a shape, and says whether the result is a distributed or a memory 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,10 @@ from bankproof.models.notation.formula import default_names, formula_text, parse
 
 MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
 NOTATIONS = ("triton", "cute", "bases", "formula")
+CUTE_START = (
+    r"(?:cute::)?(?:Sw|S|Swizzle|Layout|ComposedLayout)\s*<|(?:cute::)?(?:composition|make_layout|"
+    r"make_composed_layout|tile_to_shape)\s*\(|_\d+\s*:"
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,7 @@ class ParsedLayout:
     layout: LinearLayout | PaddedLayout
     names: tuple[str, ...]
     source: object = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def shape(self) -> list[int]:
@@ -55,9 +61,7 @@ def detect(text: str) -> str:
             return prefix
     if t.startswith("#"):
         return "triton"
-    if t.startswith(("Sw<", "Sw <", "Swizzle<", "Swizzle <")) or (
-        t.startswith("(") and "):(" in t.replace(" ", "")
-    ):
+    if re.match(CUTE_START, t) or (t.startswith("(") and "):(" in t.replace(" ", "")):
         return "cute"
     if t.startswith("{"):
         return "bases"
@@ -99,6 +103,7 @@ def parse_layout(
     base_align: int = 0,
     names: Sequence[str] | None = None,
     notation: str | None = None,
+    stage: int | None = None,
 ) -> ParsedLayout:
     """Parse ``text`` in its notation for ``shape`` (CuTe and bases may omit the shape)."""
     if not isinstance(text, str) or not text.strip():
@@ -107,7 +112,7 @@ def parse_layout(
     if notation not in NOTATIONS:
         raise InputError("layout", "notation", f"must be one of {', '.join(NOTATIONS)}", notation)
     t = text.strip()
-    if t.startswith(notation + ":"):
+    if t.startswith(notation + ":") and not t.startswith(notation + "::"):
         t = t[len(notation) + 1 :].strip()
     shape = parse_shape(shape) if shape is not None else None
 
@@ -121,8 +126,8 @@ def parse_layout(
         elem_bytes = dtypes.bits(dtype) // 8 if dtype else 0
         if units == "byte" and not elem_bytes:
             raise InputError("cute", "dtype", "is required with byte units (the element size)")
-        src = parse_cute(t, units, elem_bytes or 1, base_align)
-        cute_shape = [_size(m) for m in src.shape]
+        src = parse_cute(t, units, elem_bytes or 1, base_align, len(shape) if shape is not None else None)
+        cute_shape = src.tensor_shape
         parse_shape(cute_shape)
         if shape is not None and list(shape) != cute_shape:
             raise InputError(
@@ -131,7 +136,7 @@ def parse_layout(
                 f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
                 "x".join(map(str, shape)),
             )
-        lay, kind = src.memory_layout(), "memory"
+        lay, kind = src.memory_layout(stage), "memory"
     elif notation == "bases":
         if shape is None:
             raise InputError("layout", "--shape", "is required for explicit bases")
@@ -149,7 +154,8 @@ def parse_layout(
     nm = tuple(names) if names else tuple(default_names(rank))
     if len(nm) != rank:
         raise InputError("layout", "--dims", f"must name {rank} dims", ",".join(nm))
-    return ParsedLayout(notation, kind, lay, nm, src)
+    warn = src.warnings() if notation == "cute" else ()
+    return ParsedLayout(notation, kind, lay, nm, src, warn)
 
 
 def memory_notations(layout: LinearLayout, names: Sequence[str], alignment: int = 16) -> dict[str, str]:
@@ -183,12 +189,3 @@ def triton_memory_text(layout: LinearLayout) -> str:
 
 def _offset_only(layout: LinearLayout) -> LinearLayout:
     return LinearLayout((("offset", layout.in_bases("offset")),), layout.out_dims)
-
-
-def _size(mode: object) -> int:
-    if isinstance(mode, tuple):
-        out = 1
-        for m in mode:
-            out *= _size(m)
-        return out
-    return int(mode)

@@ -1,4 +1,4 @@
-"""CuTe swizzled layouts: ``Sw<B,M,S> o (shape):(stride)``, parsed and printed.
+"""CuTe swizzled layouts: ``Sw<B,M,S> o (shape):(stride)`` and every printed form of it.
 
 ``Swizzle<B,M,S>`` maps an offset x to ``x ^ ((x & yyy) >> S)`` with
 ``yyy = ((1 << B) - 1) << (M + max(0, S))`` (a negative S shifts left). The layout maps a
@@ -6,70 +6,47 @@ coordinate to ``sum(coord_i * stride_i)``; top-level modes are the tensor dims, 
 flattened with their first sub-mode fastest. Units are explicit: ``element`` offsets, or ``byte``
 addresses (strides still in elements) of a buffer aligned to ``base_align`` bytes.
 
+The text may be any form :mod:`~bankproof.models.notation.cute_expr` reads (C++ ``print``, the
+DSL's print, ``composition(...)``, ``make_layout(...)``, ``tile_to_shape(...)``); a last mode of
+pipeline stages (``(_128,_64,_3):(_64,_1,_8192)``) is checked stage by stage.
+
 >>> L = parse_cute("Sw<3,2,3> o (8,8):(1,8)").memory_layout()
 >>> [L.invert().apply(dim0=0, dim1=c)["offset"] % 32 for c in range(8)]
 [0, 8, 16, 24, 4, 12, 20, 28]
+>>> parse_cute("S<3,4,3> o 0 o (8,64):(64,1)").text("cpp")
+'Sw<3,4,3> o _0 o (_8,_64):(_64,_1)'
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import layout_from_offsets
+from bankproof.models.notation.cute_expr import (
+    Composed,
+    Layout,
+    Nested,
+    Swizzle,
+    fmt,
+    fmt_make,
+    fmt_type,
+    leaves,
+    read,
+    size,
+)
 
-Nested = int | tuple  # an int or a tuple of Nested
-
-
-@dataclass(frozen=True)
-class Swizzle:
-    """``Swizzle<B,M,S>``; construction checks validity (no silent identity)."""
-
-    b: int
-    m: int
-    s: int
-
-    def __post_init__(self) -> None:
-        if self.b < 0:
-            raise InputError("cute", "Swizzle B", "must be >= 0", self.b)
-        if self.m < 0:
-            raise InputError("cute", "Swizzle M", "must be >= 0", self.m)
-        if abs(self.s) < self.b:
-            raise InputError(
-                "cute",
-                "Swizzle S",
-                f"must satisfy |S| >= B = {self.b} (source and target bits overlap)",
-                self.s,
-            )
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.b) - 1) << (self.m + max(0, self.s))
-
-    def apply(self, x):  # int or numpy array
-        """Swizzle offsets; an involution.
-
-        >>> Swizzle(3, 2, 3).apply(32)
-        36
-        """
-        y = x & self.mask
-        return x ^ (y >> self.s if self.s >= 0 else y << -self.s)
-
-    @property
-    def top_bit(self) -> int:
-        """One past the highest address bit the swizzle reads or writes."""
-        return self.m + abs(self.s) + self.b
-
-    def text(self) -> str:
-        return f"Sw<{self.b},{self.m},{self.s}>"
+STYLES = ("bankproof", "cpp", "dsl", "composition", "type")
+# GMMA / TMA swizzle atoms of byte addresses: SW32, SW64, SW128 (cute/atom/mma_traits_sm90_gmma.hpp)
+BYTE_ATOMS = {Swizzle(1, 4, 3): "SW32", Swizzle(2, 4, 3): "SW64", Swizzle(3, 4, 3): "SW128"}
 
 
 @dataclass(frozen=True)
 class CuteLayout:
-    """A swizzle (or none) composed with a stride layout, in given units."""
+    """A swizzle (or none) composed with an offset and a stride layout, in given units.
+    ``stages`` > 0 when the last top-level mode is a pipeline-stage mode, not a tensor dim."""
 
     swizzle: Swizzle | None
     shape: tuple[Nested, ...]
@@ -77,12 +54,22 @@ class CuteLayout:
     units: str = "element"
     elem_bytes: int = 1
     base_align: int = 0
+    offset: int = 0
+    ptr_bits: int = 0
+    stages: int = 0
+
+    @property
+    def tensor_shape(self) -> list[int]:
+        """The tensor's dims (the stage mode left out)."""
+        modes = self.shape[:-1] if self.stages else self.shape
+        return [size(m) for m in modes]
 
     def coord_offsets(self) -> np.ndarray:
-        """Element offset of every coordinate, as an array of the tensor's shape (dim0 first)."""
-        dims = [_size(m) for m in self.shape]
+        """Element offset of every coordinate, as an array of the layout's shape (dim0 first;
+        the stage last when there is one)."""
+        dims = [size(m) for m in self.shape]
         grids = np.meshgrid(*[np.arange(d, dtype=np.int64) for d in dims], indexing="ij")
-        off = np.zeros(dims, dtype=np.int64)
+        off = np.full(dims, self.offset, dtype=np.int64)
         for g, mshape, mstride in zip(grids, self.shape, self.stride):
             off += _mode_offset(g, mshape, mstride)
         if self.swizzle is None:
@@ -92,15 +79,41 @@ class CuteLayout:
         addr = self.swizzle.apply(off * self.elem_bytes)
         return addr // self.elem_bytes
 
-    def memory_layout(self) -> LinearLayout:
+    def memory_layout(self, stage: int | None = None) -> LinearLayout:
         """The memory layout ``offset -> (dim0, dim1, ...)``; errors when not an F2-linear
-        bijection onto ``[0, size)``."""
+        bijection onto ``[0, size)``. With stages, every stage is checked: each one's offsets,
+        less its start, must be the same layout (or ``stage`` picks one)."""
         self._check_units()
         off = self.coord_offsets()
-        return layout_from_offsets(off, "cute")
+        if not self.stages:
+            if self.offset:
+                off = _local(off, "cute", self.elem_bytes)
+            return layout_from_offsets(off, "cute")
+        if stage is not None and not (isinstance(stage, int) and 0 <= stage < self.stages):
+            raise InputError("cute", "stage", f"must be an integer in [0, {self.stages})", stage)
+        picks = range(self.stages) if stage is None else [stage]
+        layouts = []
+        for s in picks:
+            where = f"cute: stage {s}"
+            layouts.append(layout_from_offsets(_local(off[..., s], where, self.elem_bytes), where))
+        for s, lay in zip(picks, layouts):
+            if lay != layouts[0]:
+                raise InputError(
+                    "cute",
+                    "stage",
+                    f"is needed: stage {s} lays the tile out differently from stage {picks[0]} "
+                    "(the swizzle reaches the stage offset); name the stage to check",
+                )
+        return layouts[0]
 
     def _check_units(self) -> None:
         sw = self.swizzle
+        if self.ptr_bits and self.units == "byte" and self.ptr_bits != 8 * self.elem_bytes:
+            raise InputError(
+                "cute",
+                "dtype",
+                f"is {8 * self.elem_bytes}-bit but the layout was printed for smem_ptr[{self.ptr_bits}b]",
+            )
         if sw is None or self.units == "element":
             return
         eb = log2(self.elem_bytes)
@@ -113,7 +126,7 @@ class CuteLayout:
                 sw.m,
             )
         need = 1 << sw.top_bit
-        if sw.b and self.base_align % need:
+        if sw.b and (self.base_align <= 0 or self.base_align % need):
             raise InputError(
                 "cute",
                 "base_align",
@@ -122,115 +135,152 @@ class CuteLayout:
                 self.base_align,
             )
 
-    def text(self) -> str:
-        body = f"{_fmt(self.shape)}:{_fmt(self.stride)}"
-        return f"{self.swizzle.text()} o {body}" if self.swizzle else body
+    def warnings(self) -> tuple[str, ...]:
+        """The unit trap: a swizzle that reads as a byte-address atom given in element units.
+
+        >>> parse_cute("S<3,4,3> o 0 o (8,64):(64,1)", elem_bytes=2).warnings()[0][:46]
+        'Sw<3,4,3> matches the 16-byte pattern of SW128'
+        """
+        sw, out = self.swizzle, []
+        if self.units != "element" or sw is None:
+            return ()
+        if self.ptr_bits:
+            out.append(
+                f"the layout was printed with smem_ptr[{self.ptr_bits}b]: its swizzle acts on byte "
+                "addresses; read here in element units (give units = byte and base_align)"
+            )
+        elif sw in BYTE_ATOMS and self.elem_bytes > 1:
+            out.append(
+                f"{sw.text()} matches the 16-byte pattern of {BYTE_ATOMS[sw]} (GMMA/TMA), a swizzle of "
+                f"byte addresses, but element units of {8 * self.elem_bytes}-bit elements were given; "
+                "if it came from a GMMA atom or a DSL print, give units = byte and base_align"
+            )
+        return tuple(out)
+
+    def text(self, style: str = "bankproof") -> str:
+        """The layout printed: ``bankproof`` (``Sw<3,3,3> o (8,64):(64,1)``), ``cpp`` (C++
+        ``print``), ``dsl`` (the Python DSL's print), ``composition`` (a C++ expression) or
+        ``type`` (the C++ type).
+
+        >>> lay = parse_cute("Sw<3,3,3> o (8,64):(64,1)")
+        >>> lay.text("dsl")
+        'S<3,3,3> o 0 o (8,64):(64,1)'
+        >>> lay.text("type")
+        'ComposedLayout<Swizzle<3,3,3>,_0,Layout<Shape<_8,_64>,Stride<_64,_1>>>'
+        """
+        sw = self.swizzle
+        if style not in STYLES:
+            raise InputError("cute", "style", f"must be one of {', '.join(STYLES)}", style)
+        shape, stride = self.shape, self.stride
+        swt = f"{sw.b},{sw.m},{sw.s}" if sw else ""
+        mid = f"smem_ptr[{self.ptr_bits}b](unset)" if self.ptr_bits else None
+        if style == "bankproof":
+            body = f"{fmt(shape)}:{fmt(stride)}"
+            front = [f"Sw<{swt}>"] if sw else []
+            front += [mid] if mid else ([str(self.offset)] if self.offset else [])
+            return " o ".join([*front, body])
+        if style in ("cpp", "dsl"):
+            cpp = style == "cpp"
+            body = f"{fmt(shape, style)}:{fmt(stride, style)}"
+            if not sw and not self.offset and not mid:
+                return body
+            off = mid or (f"_{self.offset}" if cpp else str(self.offset))
+            return f"{'Sw' if cpp else 'S'}<{swt or '0,4,3'}> o {off} o {body}"
+        if style == "composition":
+            lay = f"make_layout({fmt_make(shape, 'make_shape')}, {fmt_make(stride, 'make_stride')})"
+            if not sw and not self.offset and not mid:
+                return lay
+            sw_text = f"Swizzle<{swt or '0,4,3'}>{{}}"
+            if self.offset or mid:
+                off = f"smem_ptr_flag_bits<{self.ptr_bits}>{{}}" if mid else f"Int<{self.offset}>{{}}"
+                return f"make_composed_layout({sw_text}, {off}, {lay})"
+            return f"composition({sw_text}, {lay})"
+        lay = f"Layout<{fmt_type(shape, 'Shape')},{fmt_type(stride, 'Stride')}>"
+        if not sw and not self.offset and not mid:
+            return lay
+        off = f"smem_ptr_flag_bits<{self.ptr_bits}>" if mid else f"_{self.offset}"
+        return f"ComposedLayout<Swizzle<{swt or '0,4,3'}>,{off},{lay}>"
 
 
-# ----- parsing ---------------------------------------------------------------------------------
-_SW = re.compile(
-    r"^\s*(?:Sw|Swizzle)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*(?:\{\s*\})?\s*(?:o|∘)\s*(.*)$", re.S
-)
+def _local(off: np.ndarray, where: str, elem_bytes: int) -> np.ndarray:
+    """A stage's (or an offset layout's) element offsets less its start, and less a constant XOR
+    of whole 16-byte chunks (the image of coordinate 0): neither moves any access to another bank
+    or phase, so every wavefront count is the local layout's.
+
+    >>> _local(np.array([[72, 73], [64, 65]]), "stage", 2).tolist()
+    [[0, 1], [8, 9]]
+    """
+    chunk = max(1, 16 // elem_bytes)
+    start = int(off.min())
+    local = off - start
+    local = local ^ int(local.reshape(-1)[0])
+    for shift in (start, int((off - start).reshape(-1)[0])):
+        if shift % chunk:
+            raise InputError(
+                where,
+                "layout",
+                f"starts {shift} elements off a 16-byte boundary (bank phases would shift)",
+            )
+    return local
 
 
-def parse_cute(text: str, units: str = "element", elem_bytes: int = 1, base_align: int = 0) -> CuteLayout:
-    """Parse ``[Sw<B,M,S> o ](shape):(stride)``.
+def parse_cute(
+    text: str,
+    units: str = "element",
+    elem_bytes: int = 1,
+    base_align: int = 0,
+    tensor_rank: int | None = None,
+) -> CuteLayout:
+    """Parse a CuTe layout in any form :mod:`cute_expr` reads. A last top-level mode of rank
+    >= 3 that is not a power of two (or one mode beyond ``tensor_rank``) is a pipeline-stage mode.
 
     >>> parse_cute("Swizzle<2,0,-3> o ((4,2),8):((1,32),4)").text()
     'Sw<2,0,-3> o ((4,2),8):((1,32),4)'
+    >>> parse_cute("Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64,_3):(_64,_1,_512)").stages
+    3
     """
     if units not in ("element", "byte"):
         raise InputError("cute", "units", "must be 'element' or 'byte'", units)
-    text = text.strip()
-    swizzle = None
-    m = _SW.match(text)
-    if m:
-        swizzle = Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        text = m.group(4).strip()
-    elif re.match(r"^\s*(Sw|Swizzle)\b", text):
-        raise InputError("cute", "swizzle", "must look like Sw<B,M,S> o (shape):(stride)", text)
-    if ":" not in text:
-        raise InputError("cute", "layout", "must look like (shape):(stride)", text)
-    shape_txt, _, stride_txt = text.partition(":")
-    shape = _parse_nested(shape_txt, "shape")
-    stride = _parse_nested(stride_txt, "stride")
+    value = read(text)
+    if isinstance(value, Layout):
+        value = Composed(None, 0, 0, value)
+    if not isinstance(value, Composed):
+        raise InputError(
+            "cute", "layout", "must look like (shape):(stride) or Sw<B,M,S> o (shape):(stride)", text
+        )
+    shape, stride = value.layout.shape, value.layout.stride
     if not isinstance(shape, tuple):
         shape, stride = (shape,), (stride,)
-    if not isinstance(stride, tuple) or not _congruent(shape, stride):
-        raise InputError(
-            "cute", "stride", f"must have the same nesting as the shape {_fmt(shape)}", _fmt(stride)
-        )
-    for s in _leaves(shape):
+    stages = 0
+    last = shape[-1]
+    if not isinstance(last, tuple) and (
+        (len(shape) > 2 and not is_pow2(last)) or (tensor_rank is not None and len(shape) == tensor_rank + 1)
+    ):
+        stages = last
+        if stages < 1:
+            raise InputError("cute", "shape", "stage count must be >= 1", stages)
+    for s in leaves(shape[:-1] if stages else shape):
         if not is_pow2(s):
-            raise InputError("cute", "shape", "sizes must be powers of two", _fmt(shape))
-    for s in _leaves(stride):
+            raise InputError("cute", "shape", "sizes must be powers of two", fmt(shape))
+    for s in leaves(stride[:-1] if stages else stride):
         if s != 0 and not is_pow2(s):
             raise InputError("cute", "stride", "entries must be powers of two (F2-linear layouts only)", s)
     if units == "byte" and not is_pow2(elem_bytes):
         raise InputError("cute", "dtype", "element size must be a power of two bytes", elem_bytes)
-    return CuteLayout(swizzle, shape, stride, units, elem_bytes, base_align)
-
-
-def _parse_nested(text: str, field: str) -> Nested:
-    tokens = re.findall(r"\(|\)|,|_?-?\d+|\S", text)
-    pos = 0
-
-    def item(depth: int = 0) -> Nested:
-        nonlocal pos
-        if depth > 32:
-            raise InputError("cute", field, "nests deeper than 32 levels", text.strip()[:40])
-        if pos >= len(tokens):
-            raise InputError("cute", field, "ends early", text.strip())
-        t = tokens[pos]
-        if t == "(":
-            pos += 1
-            items = [item(depth + 1)]
-            while pos < len(tokens) and tokens[pos] == ",":
-                pos += 1
-                items.append(item(depth + 1))
-            if pos >= len(tokens) or tokens[pos] != ")":
-                raise InputError("cute", field, "has unbalanced parentheses", text.strip())
-            pos += 1
-            return tuple(items)
-        if re.fullmatch(r"_?-?\d+", t):
-            pos += 1
-            return int(t.lstrip("_"))
-        raise InputError("cute", field, f"has unexpected {t!r}", text.strip())
-
-    out = item()
-    if pos != len(tokens):
-        raise InputError("cute", field, f"has unexpected {tokens[pos]!r}", text.strip())
-    return out
-
-
-def _congruent(a: Nested, b: Nested) -> bool:
-    if isinstance(a, tuple):
-        return isinstance(b, tuple) and len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))
-    return not isinstance(b, tuple)
-
-
-def _leaves(x: Nested) -> list[int]:
-    return [y for z in x for y in _leaves(z)] if isinstance(x, tuple) else [x]
-
-
-def _size(x: Nested) -> int:
-    out = 1
-    for v in _leaves(x):
-        out *= v
-    return out
+    if value.offset < 0:
+        raise InputError("cute", "offset", "must be >= 0", value.offset)
+    return CuteLayout(
+        value.swizzle, shape, stride, units, elem_bytes, base_align, value.offset, value.ptr_bits, stages
+    )
 
 
 def _mode_offset(c: np.ndarray, shape: Nested, stride: Nested) -> np.ndarray:
     """Offset contributed by coordinate ``c`` of one mode (sub-modes first-fastest)."""
     out = np.zeros_like(c)
-    for s, d in zip(_leaves(shape), _leaves(stride)):
+    for s, d in zip(leaves(shape), leaves(stride)):
         out += (c % s) * d
         c = c // s
     return out
-
-
-def _fmt(x: Nested) -> str:
-    return "(" + ",".join(_fmt(y) for y in x) + ")" if isinstance(x, tuple) else str(x)
 
 
 # ----- printing --------------------------------------------------------------------------------

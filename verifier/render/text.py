@@ -21,6 +21,7 @@ def to_text(result: VerifyResult) -> str:
     mem = report["memory"]
     where = f"{shape} {report['dtype']} on {report['arch']}"
     lines = [f"{report['spec']}: {where}, memory {mem['notation']} {mem['text']}"]
+    lines += [f"  warning: {w}" for w in mem.get("warnings", ())]
     width = max(len(a["name"]) for a in report["accesses"])
     for a in report["accesses"]:
         status = a["proof"]["status"]

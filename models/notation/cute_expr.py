@@ -1,0 +1,430 @@
+"""CuTe text as people hold it: what C++ ``print`` and the Python DSL print, and the C++
+expressions that build a layout, read into plain values.
+
+Printed forms: ``Sw<3,4,3> o _0 o (_8,_64):(_64,_1)`` (C++), ``S<3,4,3> o 0 o (8,64):(64,1)``
+(DSL), ``Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`` (a swizzle of byte addresses).
+Expressions: ``Int<64>{}``, ``_64``, ``make_shape``/``make_stride``, ``Shape<...>``,
+``Layout<Shape<...>, Stride<...>>{}``, ``make_layout(shape[, stride | LayoutRight{} |
+LayoutLeft{}])``, ``composition(Swizzle<3,3,3>{}, layout)``, ``make_composed_layout(sw, off,
+layout)``, ``ComposedLayout<Swizzle<...>, smem_ptr_flag_bits<16>, Layout<...>>`` and
+``tile_to_shape(atom, shape[, LayoutRight{}])``. Nothing is executed: the text is tokenized and
+read by a small recursive-descent reader with length and depth limits.
+
+>>> v = read("composition(Swizzle<3,3,3>{}, make_layout(make_shape(Int<8>{}, _64{}), LayoutRight{}))")
+>>> v.swizzle, v.layout.shape, v.layout.stride
+(Swizzle(b=3, m=3, s=3), (8, 64), (64, 1))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bankproof.models.errors import InputError
+
+MAX_TEXT = 20_000
+MAX_DEPTH = 32
+Nested = int | tuple  # an int or a tuple of Nested
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """``Swizzle<B,M,S>``; construction checks validity (no silent identity).
+
+    >>> Swizzle(3, 2, 3).apply(32)
+    36
+    """
+
+    b: int
+    m: int
+    s: int
+
+    def __post_init__(self) -> None:
+        if self.b < 0:
+            raise InputError("cute", "Swizzle B", "must be >= 0", self.b)
+        if self.m < 0:
+            raise InputError("cute", "Swizzle M", "must be >= 0", self.m)
+        if abs(self.s) < self.b:
+            raise InputError(
+                "cute",
+                "Swizzle S",
+                f"must satisfy |S| >= B = {self.b} (source and target bits overlap)",
+                self.s,
+            )
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.b) - 1) << (self.m + max(0, self.s))
+
+    def apply(self, x):  # int or numpy array
+        """Swizzle offsets; an involution."""
+        y = x & self.mask
+        return x ^ (y >> self.s if self.s >= 0 else y << -self.s)
+
+    @property
+    def top_bit(self) -> int:
+        """One past the highest address bit the swizzle reads or writes."""
+        return self.m + abs(self.s) + self.b
+
+    def text(self) -> str:
+        return f"Sw<{self.b},{self.m},{self.s}>"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A plain CuTe layout ``shape:stride`` (congruent nested tuples)."""
+
+    shape: Nested
+    stride: Nested
+
+
+@dataclass(frozen=True)
+class Composed:
+    """``swizzle o offset o layout``; ``ptr_bits`` is the element width of a printed
+    ``smem_ptr[Nb]`` (the sign of a swizzle of byte addresses), 0 when there is none."""
+
+    swizzle: Swizzle | None
+    offset: int
+    ptr_bits: int
+    layout: Layout
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A named value that is not a number: ``LayoutRight``, ``LayoutLeft``, a copy atom's name."""
+
+    name: str
+    args: tuple = ()
+
+
+@dataclass(frozen=True)
+class _Ptr:
+    bits: int
+
+
+_TOKEN = re.compile(
+    r"\s*(?:(smem_ptr\[(\d+)b\]\([^()]*\))|([A-Za-z_][A-Za-z_0-9]*)|(-?\d+)|(∘|[<>(){},:\[\]]))"
+)
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    """``(kind, text)`` tokens: ``ptr``, ``name``, ``num``, ``op``; ``cute::`` prefixes dropped.
+
+    >>> tokens("Sw<3,4,3> o _0")[:3]
+    [('name', 'Sw'), ('op', '<'), ('num', '3')]
+    """
+    if not isinstance(text, str):
+        raise InputError("cute", "layout", "must be a string", type(text).__name__)
+    if len(text) > MAX_TEXT:
+        raise InputError("cute", "layout", f"is longer than {MAX_TEXT} characters", len(text))
+    text = re.sub(r"\b(?:cute|std|cutlass)::", "", text).strip()
+    out, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            rest = text[pos:].strip()
+            if not rest:
+                break
+            raise InputError("cute", "layout", f"has unexpected {rest[:1]!r}", text[:80])
+        if m.group(1):
+            out.append(("ptr", m.group(2)))
+        elif m.group(3):
+            out.append(("name", m.group(3)))
+        elif m.group(4):
+            out.append(("num", m.group(4)))
+        else:
+            out.append(("op", "∘" if m.group(5) == "∘" else m.group(5)))
+        pos = m.end()
+    return out
+
+
+def read(text: str):
+    """Read CuTe text into a value: an int, a tuple, a :class:`Layout`, a :class:`Composed`, a
+    :class:`Swizzle` or a :class:`Tag`."""
+    r = _Reader(tokens(text), text)
+    v = r.chain(0)
+    if r.pos != len(r.toks):
+        raise r.error(f"has unexpected {r.toks[r.pos][1]!r}")
+    return v
+
+
+class _Reader:
+    def __init__(self, toks: list[tuple[str, str]], text: str):
+        self.toks, self.text, self.pos = toks, text, 0
+
+    def error(self, problem: str) -> InputError:
+        return InputError("cute", "layout", problem, self.text.strip()[:120])
+
+    def peek(self, k: int = 0) -> tuple[str, str]:
+        return self.toks[self.pos + k] if self.pos + k < len(self.toks) else ("end", "")
+
+    def take(self, want: str | None = None) -> tuple[str, str]:
+        t = self.peek()
+        if t[0] == "end":
+            raise self.error("ends early")
+        if want is not None and t[1] != want:
+            raise self.error(f"expected {want!r} but found {t[1]!r}")
+        self.pos += 1
+        return t
+
+    def chain(self, depth: int):
+        """``a o b o c``: a swizzle, an offset or ``smem_ptr``, and a layout."""
+        parts = [self.pair(depth)]
+        while self.peek() in (("name", "o"), ("op", "∘")):
+            self.pos += 1
+            parts.append(self.pair(depth))
+        return parts[0] if len(parts) == 1 else compose(parts, self.error)
+
+    def pair(self, depth: int):
+        """``shape:stride`` or a single value."""
+        v = self.primary(depth)
+        if self.peek() == ("op", ":"):
+            self.pos += 1
+            d = self.primary(depth)
+            return make_layout(v, d, self.error)
+        return v
+
+    def args(self, close: str, depth: int) -> list:
+        out = []
+        if self.peek() == ("op", close):
+            self.pos += 1
+            return out
+        while True:
+            out.append(self.chain(depth + 1))
+            t = self.take()
+            if t[1] == close:
+                return out
+            if t[1] != ",":
+                raise self.error(f"expected ',' or {close!r} but found {t[1]!r}")
+
+    def primary(self, depth: int):
+        if depth > MAX_DEPTH:
+            raise self.error(f"nests deeper than {MAX_DEPTH} levels")
+        kind, t = self.take()
+        if kind == "num":
+            return int(t)
+        if kind == "ptr":
+            return _Ptr(int(t))
+        if t == "(":
+            items = self.args(")", depth)
+            if not items:
+                raise self.error("has an empty tuple '()'")
+            return tuple(items)
+        if kind != "name":
+            raise self.error(f"has unexpected {t!r}")
+        if self.peek() == ("op", "<"):
+            self.pos += 1
+            targs = self.args(">", depth)
+            self._braces()
+            return template(t, targs, self.error)
+        if self.peek() == ("op", "("):
+            self.pos += 1
+            return call(t, self.args(")", depth), self.error)
+        self._braces()
+        if re.fullmatch(r"_\d+", t):
+            return int(t[1:])
+        return Tag(t)
+
+    def _braces(self) -> None:
+        if self.peek() == ("op", "{"):
+            self.pos += 1
+            self.take("}")
+
+
+# ----- meaning -----------------------------------------------------------------------------------
+def _int(v, what: str, error) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise error(f"{what} must be an integer")
+    return v
+
+
+def _tuple(v, error) -> Nested:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, tuple):
+        return tuple(_tuple(x, error) for x in v)
+    raise error("shape and stride entries must be integers or tuples")
+
+
+def make_layout(shape, stride, error) -> Layout:
+    """``shape:stride`` with its nesting checked; a tag stride (``LayoutRight``) makes it compact."""
+    shape = _tuple(shape, error)
+    if isinstance(stride, Tag):
+        if stride.name in ("LayoutRight", "GenRowMajor"):
+            return Layout(shape, compact(shape, right=True))
+        if stride.name in ("LayoutLeft", "GenColMajor"):
+            return Layout(shape, compact(shape, right=False))
+        raise error(f"has a stride {stride.name!r} (a stride tuple, LayoutLeft or LayoutRight)")
+    stride = _tuple(stride, error)
+    if not congruent(shape, stride):
+        raise InputError(
+            "cute", "stride", f"must have the same nesting as the shape {fmt(shape)}", fmt(stride)
+        )
+    return Layout(shape, stride)
+
+
+def compact(shape: Nested, right: bool) -> Nested:
+    """Compact strides: first mode fastest (``LayoutLeft``) or last (``LayoutRight``, per level).
+
+    >>> compact((8, (4, 2)), right=True), compact((8, (4, 2)), right=False)
+    ((8, (2, 1)), (1, (8, 32)))
+    """
+    if not isinstance(shape, tuple):
+        return 1
+    out: list = [None] * len(shape)
+    acc = 1
+    order = range(len(shape) - 1, -1, -1) if right else range(len(shape))
+    for i in order:
+        out[i] = _scaled(compact(shape[i], right), acc)
+        acc *= size(shape[i])
+    return tuple(out)
+
+
+def _scaled(x: Nested, k: int) -> Nested:
+    return tuple(_scaled(y, k) for y in x) if isinstance(x, tuple) else x * k
+
+
+def compose(parts: list, error) -> Composed:
+    """``swizzle o [offset | smem_ptr] o layout`` (each part optional but the layout)."""
+    *front, last = parts
+    if isinstance(last, Composed):
+        return last if not front else compose([*front, last.layout], error)
+    if not isinstance(last, Layout):
+        raise error("must end its 'o' chain with a layout (shape):(stride)")
+    sw, offset, ptr = None, 0, 0
+    for p in front:
+        if isinstance(p, Swizzle) and sw is None and not offset and not ptr:
+            sw = p if p.b else None  # Sw<0,M,S> is the identity
+        elif isinstance(p, _Ptr) and not ptr:
+            ptr = p.bits
+        elif isinstance(p, int) and not isinstance(p, bool) and not offset:
+            offset = p
+        else:
+            raise error("must look like Sw<B,M,S> o offset o (shape):(stride)")
+    return Composed(sw, offset, ptr, last)
+
+
+def template(name: str, targs: list, error):
+    if name in ("Int", "C", "Int32", "integral_constant"):
+        if len(targs) != 1:
+            raise error(f"{name}<N> takes one number")
+        return _int(targs[-1], f"{name}<N>", error)
+    if name in ("Sw", "S", "Swizzle"):
+        if len(targs) != 3:
+            raise InputError("cute", "swizzle", "must look like Sw<B,M,S> o (shape):(stride)", f"{name}<...>")
+        return Swizzle(*(_int(a, "Swizzle B, M, S", error) for a in targs))
+    if name in ("Shape", "Stride", "Step", "tuple", "Tile"):
+        return tuple(_tuple(a, error) for a in targs)
+    if name == "Layout":
+        if len(targs) not in (1, 2):
+            raise error("Layout<Shape, Stride> takes a shape and an optional stride")
+        shape = targs[0]
+        return make_layout(shape, targs[1] if len(targs) == 2 else Tag("LayoutLeft"), error)
+    if name in ("smem_ptr_flag_bits",):
+        return _Ptr(_int(targs[0], "smem_ptr_flag_bits<N>", error))
+    if name == "ComposedLayout":
+        if len(targs) != 3:
+            raise error("ComposedLayout<Swizzle, offset, Layout> takes three arguments")
+        return compose(targs, error)
+    return Tag(name, tuple(targs))
+
+
+def call(name: str, args: list, error):
+    if name in ("make_shape", "make_stride", "make_step", "make_tuple", "make_tile"):
+        return tuple(_tuple(a, error) for a in args)
+    if name == "make_layout":
+        if len(args) == 1:
+            return make_layout(args[0], Tag("LayoutLeft"), error)
+        if len(args) == 2 and not isinstance(args[0], Layout):
+            return make_layout(args[0], args[1], error)
+        if all(isinstance(a, Layout) for a in args):  # modes side by side
+            return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
+        raise error("make_layout takes a shape and a stride (or LayoutLeft{} / LayoutRight{})")
+    if name == "composition":
+        if len(args) != 2 or not isinstance(args[0], Swizzle):
+            raise error(
+                "composition is read for a swizzle with a layout: composition(Swizzle<B,M,S>{}, layout)"
+            )
+        return compose([args[0], args[1]], error)
+    if name == "make_composed_layout":
+        if len(args) != 3:
+            raise error("make_composed_layout takes a swizzle, an offset and a layout")
+        return compose(args, error)
+    if name == "tile_to_shape":
+        if len(args) not in (2, 3):
+            raise error("tile_to_shape takes an atom, a shape and an optional order")
+        return tile_to_shape(args[0], args[1], args[2] if len(args) == 3 else Tag("LayoutLeft"), error)
+    return Tag(name, tuple(args))
+
+
+def tile_to_shape(atom, shape, order, error):
+    """CuTe's ``tile_to_shape``: repeat ``atom`` (a layout or a swizzled layout) over ``shape``,
+    repeats ordered column-major (``LayoutLeft``, the default) or row-major; each result mode is
+    ``(atom mode, repeats)``.
+
+    >>> tile_to_shape(Layout((8, 64), (64, 1)), (16, 128), Tag("LayoutLeft"), None)
+    Layout(shape=((8, 2), (64, 2)), stride=((64, 512), (1, 1024)))
+    """
+    inner = atom.layout if isinstance(atom, Composed) else atom
+    if not isinstance(inner, Layout) or not isinstance(inner.shape, tuple):
+        raise error("tile_to_shape needs a layout of rank >= 1 as its atom")
+    shape = _tuple(shape, error)
+    if not isinstance(shape, tuple) or len(shape) != len(inner.shape):
+        raise error(f"tile_to_shape needs a shape of the atom's rank {len(inner.shape)}")
+    reps = []
+    for have, want in zip(inner.shape, shape):
+        a, w = size(have), size(want)
+        if w % a:
+            raise error(f"tile_to_shape: {w} is not a multiple of the atom's {a}")
+        reps.append(w // a)
+    right = isinstance(order, Tag) and order.name in ("LayoutRight", "GenRowMajor")
+    rep_strides = compact(tuple(reps), right)
+    span = cosize(inner)
+    new_shape = tuple((s, r) for s, r in zip(inner.shape, reps))
+    new_stride = tuple((d, rs * span if r > 1 else 0) for d, rs, r in zip(inner.stride, rep_strides, reps))
+    out = Layout(new_shape, new_stride)
+    return Composed(atom.swizzle, atom.offset, atom.ptr_bits, out) if isinstance(atom, Composed) else out
+
+
+def cosize(layout: Layout) -> int:
+    """One past the largest offset the layout reaches."""
+    return 1 + sum((s - 1) * abs(d) for s, d in zip(leaves(layout.shape), leaves(layout.stride)))
+
+
+def congruent(a: Nested, b: Nested) -> bool:
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
+    return not isinstance(b, tuple)
+
+
+def leaves(x: Nested) -> list[int]:
+    return [y for z in x for y in leaves(z)] if isinstance(x, tuple) else [x]
+
+
+def size(x: Nested) -> int:
+    out = 1
+    for v in leaves(x):
+        out *= v
+    return out
+
+
+def fmt(x: Nested, style: str = "plain") -> str:
+    """A nested tuple printed: ``(8,(4,2))``; ``cpp`` writes ``_8``; ``type`` writes
+    ``Shape<_8,Shape<_4,_2>>`` (``kind`` below); ``make`` writes ``make_shape(Int<8>{}, ...)``."""
+    if isinstance(x, tuple):
+        return "(" + ",".join(fmt(y, style) for y in x) + ")"
+    return f"_{x}" if style == "cpp" and x >= 0 else str(x)
+
+
+def fmt_type(x: Nested, kind: str) -> str:
+    """``Shape<_8,Shape<_4,_2>>`` (or ``Stride<...>``)."""
+    if isinstance(x, tuple):
+        return f"{kind}<" + ",".join(fmt_type(y, kind) for y in x) + ">"
+    return f"_{x}" if x >= 0 else f"Int<{x}>"
+
+
+def fmt_make(x: Nested, fn: str) -> str:
+    """``make_shape(Int<8>{}, make_shape(Int<4>{}, Int<2>{}))``."""
+    if isinstance(x, tuple):
+        return f"{fn}(" + ", ".join(fmt_make(y, fn) for y in x) + ")"
+    return f"Int<{x}>{{}}"
