@@ -36,17 +36,25 @@ class Instr:
 
     ``op`` is ``ld``/``st`` (per-lane accesses of ``width`` bytes) or ``ldsm``/``stsm``
     (``ldmatrix``/``stmatrix``: ``matrices`` 8x8 b16 matrices, rows of 16 bytes addressed by
-    lanes ``0 .. 8*matrices-1``)."""
+    lanes ``0 .. 8*matrices-1``). A ``st`` whose ``variant`` is ``ca`` or ``cg`` is a
+    ``cp.async`` of that cache mode: global to shared, ``width`` bytes per lane."""
 
     op: str
     width: int = 4
     matrices: int = 0
     trans: bool = False
-    variant: str = ""  # "b64" for ld/st.shared.b64 (same width as .v2.b32)
+    variant: str = ""  # "b64" for ld/st.shared.b64 (same width as .v2.b32); "ca"/"cg": cp.async
+
+    @property
+    def is_copy(self) -> bool:
+        """A ``cp.async`` (LDGSTS): its shared side is a store of ``width`` bytes per lane."""
+        return self.variant in ("ca", "cg")
 
     @property
     def name(self) -> str:
         """The PTX name."""
+        if self.is_copy:
+            return f"cp.async.{self.variant}.shared.global.{self.width}"
         if self.op in ("ld", "st"):
             suffix = {1: "u8", 2: "u16", 4: "b32", 8: "v2.b32", 16: "v4.b32"}[self.width]
             if self.variant == "b64":
@@ -58,13 +66,17 @@ class Instr:
 
     @property
     def short(self) -> str:
-        """The short name (``ld128``, ``st32``, ``ldsm.x4.trans``)."""
+        """The short name (``ld128``, ``st32``, ``ldsm.x4.trans``; ``cp16.cg``: bytes)."""
+        if self.is_copy:
+            return f"cp{self.width}.{self.variant}"
         if self.op in ("ld", "st"):
             return f"{self.op}{self.width * 8}" + ("b" if self.variant == "b64" else "")
         return f"{self.op}.x{self.matrices}" + (".trans" if self.trans else "")
 
     @property
     def sass(self) -> str:
+        if self.is_copy:
+            return "LDGSTS.E" + (".BYPASS" if self.variant == "cg" else "") + f".{8 * self.width}"
         if self.op in ("ld", "st"):
             base = "LDS" if self.op == "ld" else "STS"
             suffix = {1: ".U8", 2: ".U16", 4: "", 8: ".64", 16: ".128"}[self.width]
@@ -142,6 +154,11 @@ def _names() -> dict[str, Instr]:
         table[f"{op}.shared.b8"] = table[f"{op}.shared.s8"] = Instr(op, 1)
         table[f"{op}.shared.b16"] = table[f"{op}.shared.s16"] = Instr(op, 2)
         table[f"{op}.shared.u64"] = Instr(op, 8, variant="b64")
+    for mode, widths in (("ca", (4, 8, 16)), ("cg", (16,))):
+        for w in widths:
+            ins = Instr("st", w, variant=mode)
+            for n in (ins.name, ins.short, ins.sass):
+                table[n.lower()] = ins
     table["lds.32"] = Instr("ld", 4)
     table["sts.32"] = Instr("st", 4)
     return table
@@ -184,9 +201,23 @@ def check_arch(arch: object, where: str = "arch", field: str = "arch") -> str:
     return arch
 
 
-def model_status(arch: str) -> str:
-    """``measured`` where the rules were pinned by measurements on ``arch``, else ``assumed``."""
+def model_status(arch: str, ins: Instr | None = None) -> str:
+    """``measured`` where the rules were pinned by measurements on ``arch``, else ``assumed``;
+    always ``assumed`` for ``cp.async.cg`` (see :data:`COPY_NOTE`).
+
+    >>> model_status("sm90"), model_status("sm90", instruction("cp16.cg"))
+    ('measured', 'assumed')
+    """
+    if ins is not None and ins.variant == "cg":
+        return "assumed"
     return "measured" if arch in MEASURED_ARCHS else "assumed"
+
+
+COPY_NOTE = (
+    "cp.async.cg (LDGSTS.BYPASS): no Nsight Compute counter sees its shared-side wavefronts on an H100, so "
+    "it is counted as st.shared.v4 of the same addresses (assumed); timed, it runs slower than that when "
+    "a warp's copies spread over shared memory (gpu_checks/results/h100-2026-11-23-cp-async-phase-times.json)"
+)
 
 
 def unmodeled(ins: Instr, offsets: np.ndarray, active: np.ndarray, arch: str) -> np.ndarray:

@@ -235,7 +235,7 @@ def check_access(
         ideal_wavefronts=int(ideals.sum()),
         max_wavefronts_per_instruction=worst,
         conflict_free=None if verdict not in ("proved", "refuted") else verdict == "proved",
-        hardware_model=model_status(spec.arch),
+        hardware_model=model_status(spec.arch, a.instr),
         engines=results,
         proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
         counterexample=cx if verdict == "refuted" else None,

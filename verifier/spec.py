@@ -28,6 +28,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
+from bankproof.models.notation.cute_tv import CuteAccess, mma_fragment, tiled_copy, tv_to_layout
 from bankproof.models.notation.formula import default_names
 from bankproof.models.swizzle import Space
 
@@ -196,9 +197,18 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
     if not isinstance(instr, str):
         raise _err(f"{where}.instr", "must be a string", instr)
     lay = a.get("layout")
-    if not isinstance(lay, dict) or len(lay) != 1 or next(iter(lay)) not in ("triton", "bases"):
-        raise _err(f"{where}.layout", "must give exactly one of layout.triton, layout.bases")
-    key, value = next(iter(lay.items()))
+    keys = ("triton", "bases", *CUTE_ACCESS_KEYS)
+    if not isinstance(lay, dict) or not lay or not set(lay) <= {*keys, "tile"}:
+        raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
+    given = [k for k in keys if k in lay]
+    if len(given) != 1 or ("tile" in lay and given != ["cute_tv"]):
+        raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
+    key, value = given[0], lay[given[0]]
+    if key in CUTE_ACCESS_KEYS:
+        cute = _field(f"{where}.layout.{key}", lambda: cute_access(key, value, shape, dtype, kind, lay.get("tile")))
+        instr = _atom_instr(instr, cute, f"{where}.instr")
+        layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims)
+        return AccessSpec(name, kind, instr, layout, cute.text)
     if key == "triton":
         if not isinstance(value, str):
             raise _err(f"{where}.layout.triton", "must be a string", value)
@@ -216,6 +226,43 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
         text = str(value)
     layout = check_access_layout(layout, kind, f"spec: {where}.layout", dims)
     return AccessSpec(name, kind, instr, layout, text)
+
+
+CUTE_ACCESS_KEYS = ("cute_tv", "cute_copy", "cute_mma")
+
+
+def cute_access(key: str, value: object, shape: list[int], dtype: str, kind: str, tile: object = None) -> CuteAccess:
+    """A CuTe access from a spec's ``layout.cute_tv`` (a TV layout string, optional ``tile``),
+    ``layout.cute_copy`` (``{atom, thr, val}``) or ``layout.cute_mma`` (``{atom, operand,
+    warps, copy}``)."""
+    bits = dtypes.bits(dtype)
+    if key == "cute_tv":
+        if not isinstance(value, str):
+            raise InputError("cute", "cute_tv", "must be a CuTe layout string", value)
+        if tile is not None and (not isinstance(tile, list) or not all(isinstance(t, int) for t in tile)):
+            raise InputError("cute", "tile", "must be a list of integers", tile)
+        return CuteAccess(tv_to_layout(value, shape, tile), None, value)
+    fields = {"cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}), "cute_mma": ({"atom", "operand", "warps", "copy"}, {"atom", "operand"})}[key]  # fmt: skip
+    if not isinstance(value, dict) or not set(value) <= fields[0] or not fields[1] <= set(value):
+        raise InputError("cute", key, f"must be a table with {', '.join(sorted(fields[1]))} (and {', '.join(sorted(fields[0] - fields[1]))})", value)  # fmt: skip
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise InputError("cute", f"{key}.{k}", "must be a string", v)
+    if key == "cute_copy":
+        return tiled_copy(value["atom"], value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
+    return mma_fragment(value["atom"], value["operand"], shape, bits, value.get("warps", "(1,1,1)"), value.get("copy"), kind)  # fmt: skip
+
+
+def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:
+    """The access's instruction: the copy atom's, unless ``instr`` names the same one."""
+    if cute.instr is None:
+        return instr
+    if instr not in ("auto", cute.instr):
+        from bankproof.models.hardware import instruction
+
+        if instruction(instr) != instruction(cute.instr):
+            raise InputError(where, "", f"names {instr} but the copy atom {cute.atom} issues {cute.instr}")
+    return cute.instr
 
 
 def _per_cta(lin: LinearLayout, where: str) -> LinearLayout:

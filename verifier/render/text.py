@@ -4,7 +4,7 @@ own ``to_json()``).
 
 from __future__ import annotations
 
-from bankproof.models.hardware import BANK_BYTES
+from bankproof.models.hardware import BANK_BYTES, COPY_NOTE
 from bankproof.verifier.results import EXIT, ConvertResult, GpuResult, SynthResult, VerifyResult
 
 
@@ -60,7 +60,9 @@ def to_text(result: VerifyResult) -> str:
                 f"    why (Lemma 9.4): lanes whose elements differ by {by} hit the same bank in another "
                 f"segment: 2^{len(why)} words per bank"
             )
-        if a["hardware_model"] == "assumed":
+        if a["instr"].startswith("cp.async.cg"):
+            lines.append(f"    note: {COPY_NOTE}")
+        elif a["hardware_model"] == "assumed":
             lines.append(f"    note: hardware model measured on sm90 only; {report['arch']} assumed the same")
     lines.append(f"verdict: {report['verdict']} (exit {exit_code(report['verdict'])})")
     return "\n".join(lines) + "\n"

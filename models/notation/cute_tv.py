@@ -1,0 +1,370 @@
+"""CuTe accesses as CuTe users write them: thread-value layouts, TiledCopy with a copy atom, and a
+TiledMMA's A/B/C fragments (``make_tiled_copy_A/B/C``), as distributed layouts
+``(register, lane, warp) -> tensor coordinate`` with the instruction the atom implies.
+
+A TV layout maps ``(thread, value)`` to an index of the tile, read column-major (CuTe's
+``idx2crd``: the first dim fastest). Thread bits 0-4 are the lane, the rest the warp; value bits
+are registers. A tile smaller than the tensor is repeated over it (more registers, the tile's
+dims in order). Every map is checked linear over F2 by enumerating it.
+
+>>> acc = tiled_copy("UniversalCopy<uint128_t>", "(16,8):(8,1)", "(1,8)", [16, 64], elem_bits=16)
+>>> acc.instr, acc.layout.in_bases("register")[:3], acc.layout.in_bases("lane")[:2]
+('st128', ((0, 1), (0, 2), (0, 4)), ((0, 8), (0, 16)))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models.errors import InputError, is_pow2, log2
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation.cute_expr import Layout, Tag, leaves, read, size
+
+LANE_BITS = 5
+
+
+@dataclass(frozen=True)
+class CuteAccess:
+    """A distributed layout from CuTe and the instruction its atom names (``None``: any)."""
+
+    layout: LinearLayout
+    instr: str | None
+    text: str
+    atom: str = ""
+
+
+# ----- copy atoms --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CopyAtom:
+    """A CuTe copy operation: its instruction for a load and for a store (``None`` where it
+    cannot do that direction), and the bits one thread moves per instruction (0: the element)."""
+
+    name: str
+    load: str | None
+    store: str | None
+    bits: int
+
+
+_UINT_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128,
+              "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "half_t": 16, "bfloat16_t": 16,
+              "float": 32, "tfloat32_t": 32, "double": 64, "float_e4m3_t": 8, "float_e5m2_t": 8}  # fmt: skip
+
+
+def _fixed_atoms() -> dict[str, CopyAtom]:
+    out = {}
+    for n, m in ((1, 1), (2, 2), (4, 4)):
+        out[f"SM75_U32x{n}_LDSM_N"] = CopyAtom(f"SM75_U32x{n}_LDSM_N", f"ldsm.x{m}", None, 32 * n)
+        out[f"SM75_U16x{2 * n}_LDSM_T"] = CopyAtom(f"SM75_U16x{2 * n}_LDSM_T", f"ldsm.x{m}.trans", None, 32 * n)
+        out[f"SM90_U32x{n}_STSM_N"] = CopyAtom(f"SM90_U32x{n}_STSM_N", None, f"stsm.x{m}", 32 * n)
+        out[f"SM90_U16x{2 * n}_STSM_T"] = CopyAtom(f"SM90_U16x{2 * n}_STSM_T", None, f"stsm.x{m}.trans", 32 * n)
+    return out
+
+
+FIXED_ATOMS = _fixed_atoms()
+
+
+def copy_atom(text: str, elem_bits: int) -> CopyAtom:
+    """A copy atom by its CuTe name: ``SM75_U32x4_LDSM_N``, ``SM90_U16x8_STSM_T``,
+    ``UniversalCopy<uint128_t>``, ``SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>``, ``DefaultCopy``, or
+    any of these inside ``Copy_Atom<..., half_t>``.
+
+    >>> copy_atom("Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint64_t>, half_t>", 16).store
+    'cp8.ca'
+    """
+    value = read(text) if isinstance(text, str) else None
+    if isinstance(value, Tag) and value.name == "Copy_Atom" and value.args:
+        value = value.args[0]
+    if not isinstance(value, Tag):
+        raise InputError("cute", "copy atom", "must name a CuTe copy atom (e.g. SM75_U32x4_LDSM_N)", text)
+    name, args = value.name, value.args
+    if name in FIXED_ATOMS and not args:
+        return FIXED_ATOMS[name]
+    if name in ("DefaultCopy", "AutoVectorizingCopy") and not args:
+        width = elem_bits
+    elif name in ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL") and len(args) >= 1:
+        t = args[0]
+        width = _UINT_BITS.get(t.name) if isinstance(t, Tag) else None
+        if width is None:
+            raise InputError("cute", "copy atom", f"{name} takes an element type such as uint128_t", text)
+    else:
+        known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", "SM80_CP_ASYNC_CACHEALWAYS<T>",
+                           "SM80_CP_ASYNC_CACHEGLOBAL<T>", "DefaultCopy"])  # fmt: skip
+        raise InputError("cute", "copy atom", f"is not one bankproof models ({known})", text)
+    full = f"{name}<{args[0].name}>" if args else name
+    if name.startswith("SM80_CP_ASYNC"):
+        mode = "cg" if "GLOBAL" in name else "ca"
+        if width not in (32, 64, 128) or (mode == "cg" and width != 128):
+            allowed = "uint128_t" if mode == "cg" else "uint32_t, uint64_t or uint128_t"
+            raise InputError("cute", "copy atom", f"{name} copies {allowed} (cp.async 4, 8 or 16 bytes)", text)
+        return CopyAtom(full, None, f"cp{width // 8}.{mode}", width)
+    if width not in (8, 16, 32, 64, 128):
+        raise InputError("cute", "copy atom", "moves 8 to 128 bits per thread", text)
+    return CopyAtom(full, f"ld{width}", f"st{width}", width)
+
+
+# ----- TV layouts -> distributed layouts ---------------------------------------------------------
+def _layout(value, field: str) -> Layout:
+    v = read(value) if isinstance(value, str) else value
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = Layout(v, 1)
+    if isinstance(v, tuple):  # a shape alone: compact, first mode fastest
+        from bankproof.models.notation.cute_expr import compact
+
+        v = Layout(v, compact(v, right=False))
+    if not isinstance(v, Layout):
+        raise InputError("cute", field, "must be a CuTe layout (shape):(stride)", value)
+    return v
+
+
+def evaluate(layout: Layout, index: np.ndarray) -> np.ndarray:
+    """A CuTe layout at 1-D indices (the coordinate split first mode fastest)."""
+    out = np.zeros_like(index)
+    for s, d in zip(leaves(layout.shape), leaves(layout.stride)):
+        out += (index % s) * d
+        index = index // s
+    return out
+
+
+def _modes(layout: Layout, field: str) -> tuple[Layout, Layout]:
+    if not isinstance(layout.shape, tuple) or len(layout.shape) != 2:
+        raise InputError("cute", field, "must have two modes: (thread, value)", f"{layout.shape}")
+    return Layout(layout.shape[0], layout.stride[0]), Layout(layout.shape[1], layout.stride[1])
+
+
+def tv_to_layout(tv, shape: list[int], tile: list[int] | None = None, field: str = "cute_tv") -> LinearLayout:
+    """A ``(thread, value) -> tile index`` layout as ``(register, lane, warp) -> coordinate``.
+
+    >>> tv_to_layout("((4,8),(2,2)):((32,1),(16,8))", [16, 8]).in_bases("lane")
+    ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
+    """
+    lay = _layout(tv, field)
+    thr, val = _modes(lay, field)
+    n_thr, n_val = size(thr.shape), size(val.shape)
+    t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
+    return distributed(evaluate(thr, t) + evaluate(val, v), shape, list(tile or shape), field)
+
+
+def distributed(idx: np.ndarray, shape: list[int], tile: list[int], field: str) -> LinearLayout:
+    """``idx[thread, value]`` (a tile index) as ``(register, lane, warp) -> coordinate``, checked
+    linear; the tile repeated over ``shape``."""
+    n_thr, n_val = idx.shape
+    for what, n in (("thread", n_thr), ("value", n_val)):
+        if not is_pow2(n):
+            raise InputError("cute", field, f"{what} mode size must be a power of two", n)
+    if n_thr < 32:
+        raise InputError("cute", field, "thread mode must cover a 32-lane warp", n_thr)
+    if len(tile) != len(shape) or any(not is_pow2(t) or s % t for t, s in zip(tile, shape)):
+        raise InputError("cute", "tile", f"must be powers of two dividing the shape {shape}", tile)
+    t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
+    total = int(np.prod(tile))
+    if idx.min() < 0 or idx.max() >= total:
+        raise InputError("cute", field, f"reaches index {int(idx.max())}, outside the {'x'.join(map(str, tile))} tile")
+    coords = []
+    rest = idx
+    for d in tile:  # column-major: dim0 fastest
+        coords.append(rest % d)
+        rest = rest // d
+    coord = np.stack(coords, axis=-1)  # (thread, value, rank)
+
+    def image(th: int, va: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in coord[th, va])
+
+    regs = [image(0, 1 << k) for k in range(log2(n_val))]
+    thr_bases = [image(1 << k, 0) for k in range(log2(n_thr))]
+    if any(image(0, 0)):
+        raise InputError("cute", field, "maps thread 0, value 0 to a nonzero coordinate (not linear)")
+    acc = np.zeros_like(coord)
+    for k, b in enumerate(regs):
+        acc ^= ((v >> k) & 1)[..., None] * np.array(b)
+    for k, b in enumerate(thr_bases):
+        acc ^= ((t >> k) & 1)[..., None] * np.array(b)
+    if not np.array_equal(acc, coord):
+        th, va = (int(x[0]) for x in np.nonzero((acc != coord).any(-1)))
+        raise InputError(
+            "cute",
+            field,
+            f"is not linear over F2: thread {th}, value {va} goes to {image(th, va)}, "
+            f"the XOR of its bits' images is {tuple(int(x) for x in acc[th, va])}",
+        )
+    # the tile repeated over the tensor: one register bit per doubling, dims in order
+    for d, (s, tl) in enumerate(zip(shape, tile)):
+        for k in range(log2(s // tl)):
+            e = [0] * len(shape)
+            e[d] = tl << k
+            regs.append(tuple(e))
+    dims = {f"dim{i}": s for i, s in enumerate(shape)}
+    bases = {"register": regs, "lane": thr_bases[:LANE_BITS], "warp": thr_bases[LANE_BITS:]}
+    return LinearLayout.from_bases(bases, dims)
+
+
+def tiled_copy(atom: str, thr: str, val: str, shape: list[int], elem_bits: int, kind: str = "store") -> CuteAccess:
+    """``make_tiled_copy(Copy_Atom<atom, T>, thr_layout, val_layout)`` over ``shape``: thread
+    ``(m, n)`` of ``thr_layout`` holds the ``val_layout`` block at ``(m * Vm, n * Vn)`` (CuTe's
+    ``raked_product``), the tile is repeated over the tensor. The atom must move exactly the
+    values one thread holds in a row of registers: its bits are a multiple of the element's and
+    divide the thread's values."""
+    a = copy_atom(atom, elem_bits)
+    ins = a.load if kind == "load" else a.store
+    if ins is None:
+        raise InputError("cute", "copy atom", f"{a.name} cannot {kind} shared memory", atom)
+    tl, vl = _layout(thr, "thr_layout"), _layout(val, "val_layout")
+    rank = len(shape)
+    tshape = _rank(tl, rank, "thr_layout")
+    vshape = _rank(vl, rank, "val_layout")
+    tile = [ts * vs for ts, vs in zip(tshape, vshape)]
+    n_thr, n_val = int(np.prod(tshape)), int(np.prod(vshape))
+    # (m, n) -> (thread, value), inverted into (thread, value) -> tile index
+    inv = np.full((n_thr, n_val), -1, dtype=np.int64)
+    grid = np.indices(tile).reshape(rank, -1)
+    tc = [g // vs for g, vs in zip(grid, vshape)]
+    vc = [g % vs for g, vs in zip(grid, vshape)]
+    th = evaluate(tl, _colmajor(tc, tshape))
+    va = evaluate(vl, _colmajor(vc, vshape))
+    if th.max() >= n_thr or va.max() >= n_val or len(set(zip(th.tolist(), va.tolist()))) != th.size:
+        raise InputError("cute", "thr_layout/val_layout", "must each be a bijection onto their size")
+    inv[th, va] = _colmajor(list(grid), tile)
+    layout = distributed(inv, shape, tile, "thr_layout")
+    width = a.bits or elem_bits
+    _check_atom(a, width, elem_bits, n_val)
+    text = f"make_tiled_copy(Copy_Atom<{a.name}>, {thr}, {val})"
+    return CuteAccess(layout, ins, text, a.name)
+
+
+def _rank(layout: Layout, rank: int, field: str) -> list[int]:
+    shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    sizes = [size(m) for m in shape] + [1] * (rank - len(shape))
+    if len(sizes) != rank:
+        raise InputError("cute", field, f"has more modes than the tensor's {rank} dims", layout.shape)
+    return sizes
+
+
+def _colmajor(coords: list[np.ndarray], dims: list[int]) -> np.ndarray:
+    out = np.zeros_like(coords[0])
+    mul = 1
+    for c, d in zip(coords, dims):
+        out += c * mul
+        mul *= d
+    return out
+
+
+def _check_atom(atom: CopyAtom, width: int, elem_bits: int, n_val: int) -> None:
+    if width % elem_bits:
+        raise InputError(
+            "cute", "copy atom", f"{atom.name} moves {width} bits, not a whole number of {elem_bits}-bit elements"
+        )
+    per = width // elem_bits
+    if n_val % per:
+        raise InputError(
+            "cute",
+            "copy atom",
+            f"{atom.name} moves {per} elements per thread but each thread holds {n_val} (not a multiple)",
+        )
+
+
+# ----- TiledMMA fragments --------------------------------------------------------------------
+@dataclass(frozen=True)
+class MmaAtom:
+    """An MMA atom's shape ``(M, N, K)``, threads, and the TV layouts of its operands (CuTe's
+    ``ALayout`` over ``(M, K)``, ``BLayout`` over ``(N, K)``, ``CLayout`` over ``(M, N)``), as
+    the PTX ISA defines the fragments of ``mma.sync`` / ``wgmma``."""
+
+    mnk: tuple[int, int, int]
+    threads: int
+    a: str | None
+    b: str | None
+    c: str
+
+
+_C16x8 = "((4,8),(2,2)):((32,1),(16,8))"
+MMA_ATOMS = {
+    "16x8x8": MmaAtom((16, 8, 8), 32, "((4,8),(2,2)):((32,1),(16,8))", "((4,8),2):((16,1),8)", _C16x8),
+    "16x8x16": MmaAtom((16, 8, 16), 32, "((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))", _C16x8),
+    "16x8x32": MmaAtom((16, 8, 32), 32, "((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))", _C16x8),
+}  # fmt: skip
+
+
+def mma_atom(name: str) -> MmaAtom:
+    """``SM80_16x8x16_F16F16F16F16_TN`` (any ``SM80``/``SM89`` m16n8k8/16/32 ``_TN`` atom) or
+    ``SM90_64xNx16_..._SS`` (a warpgroup GMMA: its C fragment only; A and B come from shared
+    memory through descriptors).
+
+    >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
+    '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
+    """
+    import re
+
+    n = name.strip() if isinstance(name, str) else ""
+    m = re.fullmatch(r"SM8[09]_(16x8x(?:8|16|32))_\w+_TN", n)
+    if m:
+        return MMA_ATOMS[m.group(1)]
+    m = re.fullmatch(r"SM90_64x(\d+)x(\d+)_\w+", n)
+    if m and int(m.group(1)) % 8 == 0 and is_pow2(int(m.group(1))):
+        w = int(m.group(1))
+        c = f"((4,8,4),(2,2,{w // 8})):((128,1,16),(64,8,512))"
+        return MmaAtom((64, w, int(m.group(2))), 128, None, None, c)
+    raise InputError(
+        "cute",
+        "mma atom",
+        "must be an SM80/SM89 m16n8k8/k16/k32 _TN atom (e.g. SM80_16x8x16_F16F16F16F16_TN) or an "
+        "SM90_64xNxK GMMA atom (C only)",
+        name,
+    )
+
+
+def mma_fragment(
+    atom: str,
+    operand: str,
+    shape: list[int],
+    elem_bits: int,
+    warps: str = "(1,1,1)",
+    copy: str | None = None,
+    kind: str = "load",
+) -> CuteAccess:
+    """The access of ``make_tiled_copy_A/B/C(Copy_Atom<copy>, make_tiled_mma(atom, warps))``
+    over a tensor of ``shape`` (``(M, K)`` for A, ``(N, K)`` for B, ``(M, N)`` for C): the
+    TiledMMA's fragment TV layout over its tile, the tile repeated over the tensor. ``warps`` is
+    the ``AtomLayoutMNK`` (warps or warpgroups; first mode fastest unless strides say otherwise).
+
+    >>> acc = mma_fragment("SM80_16x8x16_F16F16F16F16_TN", "A", [32, 16], 16, "(2,2,1)", "SM75_U32x4_LDSM_N")
+    >>> acc.instr, acc.layout.in_bases("warp")
+    ('ldsm.x4', ((16, 0), (0, 0)))
+    """
+    op = operand.upper() if isinstance(operand, str) else ""
+    if op not in ("A", "B", "C"):
+        raise InputError("cute", "operand", "must be A, B or C", operand)
+    at = mma_atom(atom)
+    frag = {"A": at.a, "B": at.b, "C": at.c}[op]
+    if frag is None:
+        raise InputError("cute", "operand", f"{atom} reads {op} from shared memory through descriptors", op)
+    wl = _layout(warps, "warps")
+    wshape = _rank(wl, 3, "warps")
+    n_w = int(np.prod(wshape))
+    w_of = evaluate(wl, np.arange(n_w))  # MNK coordinate index -> warp
+    if sorted(w_of.tolist()) != list(range(n_w)):
+        raise InputError("cute", "warps", "must be a bijection onto the warps", warps)
+    mnk = np.unravel_index(np.argsort(w_of), wshape, order="F")  # warp -> (wm, wn, wk)
+    dims = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}[op]
+    tile = [at.mnk[d] * wshape[d] for d in dims]
+    thr, val = _modes(_layout(frag, "mma fragment"), "mma fragment")
+    n_thr, n_val = size(thr.shape), size(val.shape)
+    t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
+    atom_idx = evaluate(thr, t) + evaluate(val, v)
+    a0 = at.mnk[dims[0]]
+    r, c = atom_idx % a0, atom_idx // a0
+    idx = np.zeros((n_thr * n_w, n_val), dtype=np.int64)
+    for w in range(n_w):
+        rr = r + mnk[dims[0]][w] * at.mnk[dims[0]]
+        cc = c + mnk[dims[1]][w] * at.mnk[dims[1]]
+        idx[w * n_thr : (w + 1) * n_thr] = rr + tile[0] * cc
+    layout = distributed(idx, list(shape), tile, "mma fragment")
+    ins = None
+    name = ""
+    if copy is not None:
+        a = copy_atom(copy, elem_bits)
+        ins = a.load if kind == "load" else a.store
+        if ins is None:
+            raise InputError("cute", "copy atom", f"{a.name} cannot {kind} shared memory", copy)
+        name = a.name
+    text = f"make_tiled_copy_{op}({copy or 'any'}, make_tiled_mma({atom}, {warps}))"
+    return CuteAccess(layout, ins, text, name)
