@@ -102,6 +102,10 @@ def default_patterns(seed: int = 15, n_random: int = 12) -> dict[str, list[int]]
     rng = random.Random(seed)
     out = {"contiguous": [16 * i for i in range(32)], "fa2 16 per row": fa2_offsets(16),
            "fa2 16 per row warp1": fa2_offsets(16, 1), "fa2 8 per row": fa2_offsets(8)}  # fmt: skip
+    for x in (256, 512, 1024):  # the warp's two 16-lane halves x bytes apart, each contiguous
+        out[f"halves {x} apart"] = [16 * i if i < 16 else x + 16 * (i - 16) for i in range(32)]
+    for y in (256, 512):  # each 8-lane phase contiguous, phases y bytes apart
+        out[f"phases {y} apart"] = [y * (i // 8) + 16 * (i % 8) for i in range(32)]
     for r in range(n_random):
         offs = [0] * 32
         for k in range(16):
@@ -131,7 +135,9 @@ def plan(patterns: dict[str, list[int]]) -> list[dict]:
                             out.append({"mode": mode, "grid": grid, "family": f"pair {a} {j}",
                                         "byte_offsets": offs, "mask": mask})  # fmt: skip
             for name, offs in patterns.items():
-                out.append({"mode": mode, "grid": grid, "family": name, "byte_offsets": offs, "mask": 0xFFFFFFFF})
+                out.append(
+                    {"mode": mode, "grid": grid, "family": name, "byte_offsets": offs, "mask": 0xFFFFFFFF}
+                )
     for i, p in enumerate(out):
         p["id"] = i
     return out

@@ -72,9 +72,20 @@ def kernel_name(st, ld) -> str:
     return f"k_layout_{st.short.replace('.', '_')}_{ld.short.replace('.', '_')}"
 
 
+def _cp(ins) -> str:
+    """A ``cp.async`` of the lane's ``st_val`` words (global memory) to ``a``; waited for below."""
+    return (
+        "{ unsigned long long g; "
+        'asm volatile("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(st_val + (i * 32 + lane) * SW)); '
+        f'asm volatile("cp.async.{ins.variant}.shared.global [%0], [%1], {ins.width};" :: "r"(a), "l"(g) : "memory"); }}'
+    )
+
+
 def _codes(st, ld) -> tuple[str, str]:
-    """The inline PTX of one store (value ``v``, address ``a``) and one load (into ``r``)."""
-    return _stsm(st) if st.is_matrix else _st(st.width), _ldsm(ld) if ld.is_matrix else _ld(ld.width)
+    """The inline PTX of one store (value ``v``, address ``a``; a ``cp.async`` copies the same
+    words from global memory) and one load (into ``r``)."""
+    store = _stsm(st) if st.is_matrix else _cp(st) if st.is_copy else _st(st.width)
+    return store.replace("SW", str(st.data_words)), _ldsm(ld) if ld.is_matrix else _ld(ld.width)
 
 
 def kernel_source(st, ld) -> str:
@@ -95,6 +106,7 @@ extern "C" __global__ void {kernel_name(st, ld)}(
     for (int k = 0; k < {sw}; ++k) v[k] = st_val[(i * 32 + lane) * {sw} + k];
     {st_code}
   }}
+  {'asm volatile("cp.async.wait_all;" ::: "memory");' if st.is_copy else ''}
   __syncthreads();
   for (int i = ld_first[warp]; i < ld_first[warp + 1]; ++i) {{
     const unsigned a = base + ld_addr[i * 32 + lane];

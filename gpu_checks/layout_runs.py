@@ -21,7 +21,13 @@ import numpy as np
 from bankproof.gpu_checks.kernels import SMEM_BYTES
 from bankproof.gpu_checks.layout_cases import _unpack
 from bankproof.gpu_checks.layout_kernels import case_kernel
-from bankproof.gpu_checks.metrics import INSTRUCTIONS, LAYOUT_RUNS, WAVEFRONTS
+from bankproof.gpu_checks.metrics import (
+    COPY_INSTRUCTIONS,
+    COPY_WAVEFRONTS,
+    INSTRUCTIONS,
+    LAYOUT_RUNS,
+    WAVEFRONTS,
+)
 from bankproof.models.hardware import instruction
 
 
@@ -117,6 +123,12 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
     runs = []
     for i, (c, r) in enumerate(zip(cases, rows)):
         bad = check_data(c, data[str(i)])
+        st_ins = instruction(c["store"]["instr"])
+        if st_ins.is_copy:  # a cp.async: its own metrics (Nsight Compute sees no .cg wavefronts)
+            store = _number(r.get(COPY_WAVEFRONTS[st_ins.variant], ""))
+            store_n = _number(r.get(COPY_INSTRUCTIONS, ""))
+        else:
+            store, store_n = _number(r[WAVEFRONTS["st"]]), _instructions(r, "st")
         runs.append(
             {
                 "id": c["id"],
@@ -134,9 +146,9 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
                     "load_instructions": c["load"]["instructions"],
                 },
                 "measured": {
-                    "store": _number(r[WAVEFRONTS["st"]]),
+                    "store": store,
                     "load": _number(r[WAVEFRONTS["ld"]]),
-                    "store_instructions": _instructions(r, "st"),
+                    "store_instructions": store_n,
                     "load_instructions": _instructions(r, "ld"),
                 },
                 "data_mismatches": bad,
@@ -177,12 +189,17 @@ def time_cases(plan_path: str, results_path: str, iters: int = 200) -> None:
     with open(plan_path) as fh:
         cases = json.load(fh)
     dev = cp.cuda.Device()
-    arch, sms = int(dev.compute_capability), cp.cuda.runtime.getDeviceProperties(dev.id)["multiProcessorCount"]
+    arch, sms = (
+        int(dev.compute_capability),
+        cp.cuda.runtime.getDeviceProperties(dev.id)["multiProcessorCount"],
+    )
     rows = []
     for c in cases:
         tables = [address_table(c[k]["addresses"], c[k]["first"]) for k in ("store", "load")]
         if None in tables:
-            rows.append({"id": c["id"], "timed": False, "reason": "addresses not linear in (lane, instruction, warp)"})
+            rows.append(
+                {"id": c["id"], "timed": False, "reason": "addresses not linear in (lane, instruction, warp)"}
+            )
             continue
         per_warp = tuple(c[k]["first"][1] - c[k]["first"][0] for k in ("store", "load"))
         tile = int(np.prod(c["shape"])) * c["elem_bits"] // 8

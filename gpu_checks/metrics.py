@@ -8,7 +8,7 @@ instruction counts only under ``sm__sass_inst_executed_op_ldsm`` / ``..._op_shar
 >>> WAVEFRONTS["ld"]
 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum'
 >>> len(SINGLE_INSTRUCTION), LAYOUT_RUNS[-1]
-(7, 'sm__sass_inst_executed_op_shared_stsm.sum')
+(7, 'sm__sass_inst_executed_op_ldgsts.sum')
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ INSTRUCTIONS = {  # warp instructions executed, by instruction op
 }
 # What the single-instruction probes collect, and what whole-layout runs collect.
 SINGLE_INSTRUCTION = [*WAVEFRONTS.values(), INSTRUCTIONS["ld"], INSTRUCTIONS["st"], INSTRUCTIONS["ldsm"]]
-LAYOUT_RUNS = [*SINGLE_INSTRUCTION, INSTRUCTIONS["stsm"]]
 LDGSTS = [  # cp.async (LDGSTS) probes
     f"sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts{mode}.sum"
     for mode in ("", "_cache_access", "_cache_bypass")
@@ -41,3 +40,6 @@ LDGSTS = [  # cp.async (LDGSTS) probes
     WAVEFRONTS["st"],
     INSTRUCTIONS["st"],
 ]
+COPY_WAVEFRONTS = {"ca": LDGSTS[1], "cg": LDGSTS[2]}  # a cp.async's shared side, by cache mode
+COPY_INSTRUCTIONS = LDGSTS[5]
+LAYOUT_RUNS = [*SINGLE_INSTRUCTION, INSTRUCTIONS["stsm"], *COPY_WAVEFRONTS.values(), COPY_INSTRUCTIONS]

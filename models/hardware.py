@@ -214,9 +214,10 @@ def model_status(arch: str, ins: Instr | None = None) -> str:
 
 
 COPY_NOTE = (
-    "cp.async.cg (LDGSTS.BYPASS): no Nsight Compute counter sees its shared-side wavefronts on an H100, so "
-    "it is counted as st.shared.v4 of the same addresses (assumed); timed, it runs slower than that when "
-    "a warp's copies spread over shared memory (gpu_checks/results/h100-2026-11-23-cp-async-phase-times.json)"
+    "cp.async.cg (LDGSTS.BYPASS) is counted as st.shared.v4 of the same addresses: equal in every whole-layout "
+    "run recorded (gpu_checks/results/h100-2026-11-23-cute-examples.json), not yet measured with conflicts "
+    "(assumed); timed on an H100 it also slows when one instruction's copies span more than one 512-byte "
+    "block of shared memory (1.3-1.4x at two blocks, about 8x at four: ...-cp-async-spread-times.json)"
 )
 
 

@@ -205,7 +205,9 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
         raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
     key, value = given[0], lay[given[0]]
     if key in CUTE_ACCESS_KEYS:
-        cute = _field(f"{where}.layout.{key}", lambda: cute_access(key, value, shape, dtype, kind, lay.get("tile")))
+        cute = _field(
+            f"{where}.layout.{key}", lambda: cute_access(key, value, shape, dtype, kind, lay.get("tile"))
+        )
         instr = _atom_instr(instr, cute, f"{where}.instr")
         layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims)
         return AccessSpec(name, kind, instr, layout, cute.text)
@@ -231,7 +233,9 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
 CUTE_ACCESS_KEYS = ("cute_tv", "cute_copy", "cute_mma")
 
 
-def cute_access(key: str, value: object, shape: list[int], dtype: str, kind: str, tile: object = None) -> CuteAccess:
+def cute_access(
+    key: str, value: object, shape: list[int], dtype: str, kind: str, tile: object = None
+) -> CuteAccess:
     """A CuTe access from a spec's ``layout.cute_tv`` (a TV layout string, optional ``tile``),
     ``layout.cute_copy`` (``{atom, thr, val}``) or ``layout.cute_mma`` (``{atom, operand,
     warps, copy}``)."""
@@ -242,15 +246,17 @@ def cute_access(key: str, value: object, shape: list[int], dtype: str, kind: str
         if tile is not None and (not isinstance(tile, list) or not all(isinstance(t, int) for t in tile)):
             raise InputError("cute", "tile", "must be a list of integers", tile)
         return CuteAccess(tv_to_layout(value, shape, tile), None, value)
-    fields = {"cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}), "cute_mma": ({"atom", "operand", "warps", "copy"}, {"atom", "operand"})}[key]  # fmt: skip
+    fields = {"cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}), "cute_mma": ({"atom", "operand", "warps", "copy", "transposed"}, {"atom", "operand"})}[key]  # fmt: skip
     if not isinstance(value, dict) or not set(value) <= fields[0] or not fields[1] <= set(value):
         raise InputError("cute", key, f"must be a table with {', '.join(sorted(fields[1]))} (and {', '.join(sorted(fields[0] - fields[1]))})", value)  # fmt: skip
     for k, v in value.items():
-        if not isinstance(v, str):
-            raise InputError("cute", f"{key}.{k}", "must be a string", v)
+        if not isinstance(v, bool if k == "transposed" else str):
+            raise InputError(
+                "cute", f"{key}.{k}", "must be true or false" if k == "transposed" else "must be a string", v
+            )
     if key == "cute_copy":
         return tiled_copy(value["atom"], value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
-    return mma_fragment(value["atom"], value["operand"], shape, bits, value.get("warps", "(1,1,1)"), value.get("copy"), kind)  # fmt: skip
+    return mma_fragment(value["atom"], value["operand"], shape, bits, value.get("warps", "(1,1,1)"), value.get("copy"), kind, value.get("transposed", False))  # fmt: skip
 
 
 def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:

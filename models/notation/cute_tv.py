@@ -55,9 +55,13 @@ def _fixed_atoms() -> dict[str, CopyAtom]:
     out = {}
     for n, m in ((1, 1), (2, 2), (4, 4)):
         out[f"SM75_U32x{n}_LDSM_N"] = CopyAtom(f"SM75_U32x{n}_LDSM_N", f"ldsm.x{m}", None, 32 * n)
-        out[f"SM75_U16x{2 * n}_LDSM_T"] = CopyAtom(f"SM75_U16x{2 * n}_LDSM_T", f"ldsm.x{m}.trans", None, 32 * n)
+        out[f"SM75_U16x{2 * n}_LDSM_T"] = CopyAtom(
+            f"SM75_U16x{2 * n}_LDSM_T", f"ldsm.x{m}.trans", None, 32 * n
+        )
         out[f"SM90_U32x{n}_STSM_N"] = CopyAtom(f"SM90_U32x{n}_STSM_N", None, f"stsm.x{m}", 32 * n)
-        out[f"SM90_U16x{2 * n}_STSM_T"] = CopyAtom(f"SM90_U16x{2 * n}_STSM_T", None, f"stsm.x{m}.trans", 32 * n)
+        out[f"SM90_U16x{2 * n}_STSM_T"] = CopyAtom(
+            f"SM90_U16x{2 * n}_STSM_T", None, f"stsm.x{m}.trans", 32 * n
+        )
     return out
 
 
@@ -82,7 +86,9 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
         return FIXED_ATOMS[name]
     if name in ("DefaultCopy", "AutoVectorizingCopy") and not args:
         width = elem_bits
-    elif name in ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL") and len(args) >= 1:
+    elif (
+        name in ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL") and len(args) >= 1
+    ):
         t = args[0]
         width = _UINT_BITS.get(t.name) if isinstance(t, Tag) else None
         if width is None:
@@ -96,7 +102,9 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
         mode = "cg" if "GLOBAL" in name else "ca"
         if width not in (32, 64, 128) or (mode == "cg" and width != 128):
             allowed = "uint128_t" if mode == "cg" else "uint32_t, uint64_t or uint128_t"
-            raise InputError("cute", "copy atom", f"{name} copies {allowed} (cp.async 4, 8 or 16 bytes)", text)
+            raise InputError(
+                "cute", "copy atom", f"{name} copies {allowed} (cp.async 4, 8 or 16 bytes)", text
+            )
         return CopyAtom(full, None, f"cp{width // 8}.{mode}", width)
     if width not in (8, 16, 32, 64, 128):
         raise InputError("cute", "copy atom", "moves 8 to 128 bits per thread", text)
@@ -159,7 +167,9 @@ def distributed(idx: np.ndarray, shape: list[int], tile: list[int], field: str) 
     t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
     total = int(np.prod(tile))
     if idx.min() < 0 or idx.max() >= total:
-        raise InputError("cute", field, f"reaches index {int(idx.max())}, outside the {'x'.join(map(str, tile))} tile")
+        raise InputError(
+            "cute", field, f"reaches index {int(idx.max())}, outside the {'x'.join(map(str, tile))} tile"
+        )
     coords = []
     rest = idx
     for d in tile:  # column-major: dim0 fastest
@@ -198,7 +208,9 @@ def distributed(idx: np.ndarray, shape: list[int], tile: list[int], field: str) 
     return LinearLayout.from_bases(bases, dims)
 
 
-def tiled_copy(atom: str, thr: str, val: str, shape: list[int], elem_bits: int, kind: str = "store") -> CuteAccess:
+def tiled_copy(
+    atom: str, thr: str, val: str, shape: list[int], elem_bits: int, kind: str = "store"
+) -> CuteAccess:
     """``make_tiled_copy(Copy_Atom<atom, T>, thr_layout, val_layout)`` over ``shape``: thread
     ``(m, n)`` of ``thr_layout`` holds the ``val_layout`` block at ``(m * Vm, n * Vn)`` (CuTe's
     ``raked_product``), the tile is repeated over the tensor. The atom must move exactly the
@@ -251,7 +263,9 @@ def _colmajor(coords: list[np.ndarray], dims: list[int]) -> np.ndarray:
 def _check_atom(atom: CopyAtom, width: int, elem_bits: int, n_val: int) -> None:
     if width % elem_bits:
         raise InputError(
-            "cute", "copy atom", f"{atom.name} moves {width} bits, not a whole number of {elem_bits}-bit elements"
+            "cute",
+            "copy atom",
+            f"{atom.name} moves {width} bits, not a whole number of {elem_bits}-bit elements",
         )
     per = width // elem_bits
     if n_val % per:
@@ -320,11 +334,14 @@ def mma_fragment(
     warps: str = "(1,1,1)",
     copy: str | None = None,
     kind: str = "load",
+    transposed: bool = False,
 ) -> CuteAccess:
     """The access of ``make_tiled_copy_A/B/C(Copy_Atom<copy>, make_tiled_mma(atom, warps))``
     over a tensor of ``shape`` (``(M, K)`` for A, ``(N, K)`` for B, ``(M, N)`` for C): the
     TiledMMA's fragment TV layout over its tile, the tile repeated over the tensor. ``warps`` is
     the ``AtomLayoutMNK`` (warps or warpgroups; first mode fastest unless strides say otherwise).
+    ``transposed``: the tensor's dims are the operand's swapped (``(K, M)``, ``(K, N)``: an
+    MN-major tile, or FlashAttention's V read as the B operand of ``P @ V``).
 
     >>> acc = mma_fragment("SM80_16x8x16_F16F16F16F16_TN", "A", [32, 16], 16, "(2,2,1)", "SM75_U32x4_LDSM_N")
     >>> acc.instr, acc.layout.in_bases("warp")
@@ -357,7 +374,14 @@ def mma_fragment(
         rr = r + mnk[dims[0]][w] * at.mnk[dims[0]]
         cc = c + mnk[dims[1]][w] * at.mnk[dims[1]]
         idx[w * n_thr : (w + 1) * n_thr] = rr + tile[0] * cc
-    layout = distributed(idx, list(shape), tile, "mma fragment")
+    op_shape = list(shape)[::-1] if transposed else list(shape)
+    if len(op_shape) != 2:
+        raise InputError("cute", "shape", f"must be 2-D for an MMA operand ({op} tile)", shape)
+    layout = distributed(idx, op_shape, tile, "mma fragment")
+    if transposed:
+        layout = LinearLayout.from_bases(
+            {d: [b[::-1] for b in bs] for d, bs in layout.bases}, {"dim0": shape[0], "dim1": shape[1]}
+        )
     ins = None
     name = ""
     if copy is not None:
