@@ -214,10 +214,11 @@ def model_status(arch: str, ins: Instr | None = None) -> str:
 
 
 COPY_NOTE = (
-    "cp.async.cg (LDGSTS.BYPASS) is counted as st.shared.v4 of the same addresses: equal in every whole-layout "
-    "run recorded (gpu_checks/results/h100-2026-11-23-cute-examples.json), not yet measured with conflicts "
-    "(assumed); timed on an H100 it also slows when one instruction's copies span more than one 512-byte "
-    "block of shared memory (1.3-1.4x at two blocks, about 8x at four: ...-cp-async-spread-times.json)"
+    "cp.async.cg (LDGSTS.BYPASS) is counted as st.shared.v4 of the same addresses: equal in every "
+    "whole-layout run recorded (gpu_checks/results/h100-2026-11-23-cute-examples.json), not yet "
+    "measured with conflicts (assumed); timed on an H100 it also slows when one instruction's copies "
+    "span more than one 512-byte block of shared memory (1.3-1.4x at two blocks, about 8x at four: "
+    "...-cp-async-spread-times.json)"
 )
 
 

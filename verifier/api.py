@@ -101,6 +101,8 @@ def _memory(
             raise InputError(where, "layout", f"must map 'offset' onto the shape {shape}", dict(lin.out_dims))
         text = str(lin.as_dict()["offset"]) if isinstance(memory, LinearLayout) else "(padded)"
         return memory, "bases", text, ()
+    if type(memory).__module__.split(".")[0] == "cutlass":  # a CuTe DSL layout: read what it prints
+        memory = f"cute:{memory}"
     if isinstance(memory, Mapping):
         if set(memory) != {"offset"}:
             raise InputError(where, "bases", "must be {'offset': [[...], ...]}", sorted(memory))

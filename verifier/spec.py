@@ -246,9 +246,13 @@ def cute_access(
         if tile is not None and (not isinstance(tile, list) or not all(isinstance(t, int) for t in tile)):
             raise InputError("cute", "tile", "must be a list of integers", tile)
         return CuteAccess(tv_to_layout(value, shape, tile), None, value)
-    fields = {"cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}), "cute_mma": ({"atom", "operand", "warps", "copy", "transposed"}, {"atom", "operand"})}[key]  # fmt: skip
-    if not isinstance(value, dict) or not set(value) <= fields[0] or not fields[1] <= set(value):
-        raise InputError("cute", key, f"must be a table with {', '.join(sorted(fields[1]))} (and {', '.join(sorted(fields[0] - fields[1]))})", value)  # fmt: skip
+    allowed, needed = {
+        "cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}),
+        "cute_mma": ({"atom", "operand", "warps", "copy", "transposed"}, {"atom", "operand"}),
+    }[key]
+    if not isinstance(value, dict) or not set(value) <= allowed or not needed <= set(value):
+        need, opt = ", ".join(sorted(needed)), ", ".join(sorted(allowed - needed))
+        raise InputError("cute", key, f"must be a table with {need} (and {opt})", value)
     for k, v in value.items():
         if not isinstance(v, bool if k == "transposed" else str):
             raise InputError(
@@ -256,7 +260,8 @@ def cute_access(
             )
     if key == "cute_copy":
         return tiled_copy(value["atom"], value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
-    return mma_fragment(value["atom"], value["operand"], shape, bits, value.get("warps", "(1,1,1)"), value.get("copy"), kind, value.get("transposed", False))  # fmt: skip
+    warps, copy, transposed = value.get("warps", "(1,1,1)"), value.get("copy"), value.get("transposed", False)
+    return mma_fragment(value["atom"], value["operand"], shape, bits, warps, copy, kind, transposed)
 
 
 def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:
