@@ -163,6 +163,8 @@ def test_missing_spec_file(capsys):
     assert "spec: file cannot be read" in capsys.readouterr().err
 
 
+from tests.test_cute_access import EXAMPLES as CUTE_EXAMPLES  # noqa: E402
+
 EXPECTED_VERDICTS = {
     "transpose_16x32_plain": "refuted",
     "transpose_16x32_xor_m": "refuted",
@@ -183,6 +185,7 @@ EXPECTED_VERDICTS = {
     "basetile_float_8x16": "proved",
     "basetile_float_16x8": "proved",
     "hopper_nvmma_128b_f16": "proved",
+    **{name: verdict for name, (_, _, verdict) in CUTE_EXAMPLES.items()},
 }
 
 
