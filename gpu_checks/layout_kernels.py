@@ -76,7 +76,7 @@ def _cp(ins) -> str:
     """A ``cp.async`` of the lane's ``st_val`` words (global memory) to ``a``; waited for below."""
     return (
         "{ unsigned long long g; "
-        'asm volatile("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(st_val + (i * 32 + lane) * SW)); '
+        f'asm volatile("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(st_val + (i * 32 + lane) * {ins.data_words})); '
         f'asm volatile("cp.async.{ins.variant}.shared.global [%0], [%1], {ins.width};" :: "r"(a), "l"(g) : "memory"); }}'
     )
 
@@ -85,7 +85,7 @@ def _codes(st, ld) -> tuple[str, str]:
     """The inline PTX of one store (value ``v``, address ``a``; a ``cp.async`` copies the same
     words from global memory) and one load (into ``r``)."""
     store = _stsm(st) if st.is_matrix else _cp(st) if st.is_copy else _st(st.width)
-    return store.replace("SW", str(st.data_words)), _ldsm(ld) if ld.is_matrix else _ld(ld.width)
+    return store, _ldsm(ld) if ld.is_matrix else _ld(ld.width)
 
 
 def kernel_source(st, ld) -> str:

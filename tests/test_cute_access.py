@@ -11,7 +11,8 @@ import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction, wavefronts
 from bankproof.models.notation.cute_tv import copy_atom, mma_fragment, tiled_copy, tv_to_layout
-from bankproof.verifier.spec import load_spec
+from bankproof.verifier.gpu import spec_case
+from bankproof.verifier.spec import load_spec, parse_spec, tomllib
 
 from bankproof import verify
 
@@ -56,8 +57,6 @@ def test_unit_trap_example_reads_a_false_conflict_and_warns():
     path = ROOT / "examples" / "cute_sm90_gmma_k_sw128_f16.toml"
     text = path.read_text().replace('units = "byte"\nbase_align = 1024\n', "")
     text = text.replace("Sw<3,4,3> o smem_ptr[16b](unset) o", "S<3,4,3> o 0 o")
-    import tomllib
-
     r = verify(spec=tomllib.loads(text))
     assert r.verdict == "refuted" and r.accesses[1].state == "2-way conflict"
     assert "byte" in r.memory.warnings[0]
@@ -66,8 +65,6 @@ def test_unit_trap_example_reads_a_false_conflict_and_warns():
 def test_gpu_record_of_the_cute_examples_replays():
     """Every example ran on an H100 (plus the cp.async.cg ones as .ca): data correct, Nsight
     Compute's wavefronts and instructions = what bankproof predicts today."""
-    from bankproof.verifier.gpu import spec_case
-
     runs = json.loads((RESULTS / "h100-2026-11-23-cute-examples.json").read_text())["runs"]
     assert len(runs) == 22
     seen = 0
@@ -78,9 +75,6 @@ def test_gpu_record_of_the_cute_examples_replays():
             text = (ROOT / "examples" / f"{name}.toml").read_text()
             if run["id"].startswith("/tmp/ca/"):
                 text = text.replace("SM80_CP_ASYNC_CACHEGLOBAL", "SM80_CP_ASYNC_CACHEALWAYS")
-            import tomllib
-            from bankproof.verifier.spec import parse_spec
-
             case = spec_case(parse_spec(tomllib.loads(text), name))
             assert case["store"]["predicted"] == run["predicted"]["store"]
             assert case["load"]["predicted"] == run["predicted"]["load"]

@@ -198,10 +198,8 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
         raise _err(f"{where}.instr", "must be a string", instr)
     lay = a.get("layout")
     keys = ("triton", "bases", *CUTE_ACCESS_KEYS)
-    if not isinstance(lay, dict) or not lay or not set(lay) <= {*keys, "tile"}:
-        raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
-    given = [k for k in keys if k in lay]
-    if len(given) != 1 or ("tile" in lay and given != ["cute_tv"]):
+    given = [k for k in keys if k in lay] if isinstance(lay, dict) else []
+    if len(given) != 1 or set(lay) - {given[0]} - ({"tile"} if given == ["cute_tv"] else set()):
         raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
     key, value = given[0], lay[given[0]]
     if key in CUTE_ACCESS_KEYS:

@@ -30,6 +30,7 @@ from bankproof.models.notation.cute_expr import (
     Layout,
     Nested,
     Swizzle,
+    evaluate,
     fmt,
     fmt_make,
     fmt_type,
@@ -71,7 +72,7 @@ class CuteLayout:
         grids = np.meshgrid(*[np.arange(d, dtype=np.int64) for d in dims], indexing="ij")
         off = np.full(dims, self.offset, dtype=np.int64)
         for g, mshape, mstride in zip(grids, self.shape, self.stride):
-            off += _mode_offset(g, mshape, mstride)
+            off += evaluate(mshape, mstride, g)
         if self.swizzle is None:
             return off
         if self.units == "element":
@@ -174,6 +175,7 @@ class CuteLayout:
         shape, stride = self.shape, self.stride
         swt = f"{sw.b},{sw.m},{sw.s}" if sw else ""
         mid = f"smem_ptr[{self.ptr_bits}b](unset)" if self.ptr_bits else None
+        plain = not sw and not self.offset and not mid
         if style == "bankproof":
             body = f"{fmt(shape)}:{fmt(stride)}"
             front = [f"Sw<{swt}>"] if sw else []
@@ -182,13 +184,13 @@ class CuteLayout:
         if style in ("cpp", "dsl"):
             cpp = style == "cpp"
             body = f"{fmt(shape, style)}:{fmt(stride, style)}"
-            if not sw and not self.offset and not mid:
+            if plain:
                 return body
             off = mid or (f"_{self.offset}" if cpp else str(self.offset))
             return f"{'Sw' if cpp else 'S'}<{swt or '0,4,3'}> o {off} o {body}"
         if style == "composition":
             lay = f"make_layout({fmt_make(shape, 'make_shape')}, {fmt_make(stride, 'make_stride')})"
-            if not sw and not self.offset and not mid:
+            if plain:
                 return lay
             sw_text = f"Swizzle<{swt or '0,4,3'}>{{}}"
             if self.offset or mid:
@@ -196,7 +198,7 @@ class CuteLayout:
                 return f"make_composed_layout({sw_text}, {off}, {lay})"
             return f"composition({sw_text}, {lay})"
         lay = f"Layout<{fmt_type(shape, 'Shape')},{fmt_type(stride, 'Stride')}>"
-        if not sw and not self.offset and not mid:
+        if plain:
             return lay
         off = f"smem_ptr_flag_bits<{self.ptr_bits}>" if mid else f"_{self.offset}"
         return f"ComposedLayout<Swizzle<{swt or '0,4,3'}>,{off},{lay}>"
@@ -213,15 +215,15 @@ def _local(off: np.ndarray, where: str, elem_bytes: int) -> np.ndarray:
     chunk = max(1, 16 // elem_bytes)
     start = int(off.min())
     local = off - start
-    local = local ^ int(local.reshape(-1)[0])
-    for shift in (start, int((off - start).reshape(-1)[0])):
+    xor = int(local.reshape(-1)[0])
+    for shift in (start, xor):
         if shift % chunk:
             raise InputError(
                 where,
                 "layout",
                 f"starts {shift} elements off a 16-byte boundary (bank phases would shift)",
             )
-    return local
+    return local ^ xor
 
 
 def parse_cute(
@@ -272,15 +274,6 @@ def parse_cute(
     return CuteLayout(
         value.swizzle, shape, stride, units, elem_bytes, base_align, value.offset, value.ptr_bits, stages
     )
-
-
-def _mode_offset(c: np.ndarray, shape: Nested, stride: Nested) -> np.ndarray:
-    """Offset contributed by coordinate ``c`` of one mode (sub-modes first-fastest)."""
-    out = np.zeros_like(c)
-    for s, d in zip(leaves(shape), leaves(stride)):
-        out += (c % s) * d
-        c = c // s
-    return out
 
 
 # ----- printing --------------------------------------------------------------------------------

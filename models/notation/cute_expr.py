@@ -386,6 +386,19 @@ def tile_to_shape(atom, shape, order, error):
     return Composed(atom.swizzle, atom.offset, atom.ptr_bits, out) if isinstance(atom, Composed) else out
 
 
+def evaluate(shape: Nested, stride: Nested, index):
+    """A CuTe layout at 1-D indices (an int or an array), the coordinate split first mode fastest.
+
+    >>> evaluate((4, 2), (2, 1), 5)
+    3
+    """
+    out = index * 0
+    for s, d in zip(leaves(shape), leaves(stride)):
+        out += (index % s) * d
+        index = index // s
+    return out
+
+
 def cosize(layout: Layout) -> int:
     """One past the largest offset the layout reaches."""
     return 1 + sum((s - 1) * abs(d) for s, d in zip(leaves(layout.shape), leaves(layout.stride)))

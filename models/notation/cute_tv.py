@@ -14,12 +14,14 @@ dims in order). Every map is checked linear over F2 by enumerating it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.notation.cute_expr import Layout, Tag, leaves, read, size
+from bankproof.models.notation.cute_expr import Layout, Tag, compact, read, size
+from bankproof.models.notation.cute_expr import evaluate as _at
 
 LANE_BITS = 5
 
@@ -117,8 +119,6 @@ def _layout(value, field: str) -> Layout:
     if isinstance(v, int) and not isinstance(v, bool):
         v = Layout(v, 1)
     if isinstance(v, tuple):  # a shape alone: compact, first mode fastest
-        from bankproof.models.notation.cute_expr import compact
-
         v = Layout(v, compact(v, right=False))
     if not isinstance(v, Layout):
         raise InputError("cute", field, "must be a CuTe layout (shape):(stride)", value)
@@ -127,11 +127,7 @@ def _layout(value, field: str) -> Layout:
 
 def evaluate(layout: Layout, index: np.ndarray) -> np.ndarray:
     """A CuTe layout at 1-D indices (the coordinate split first mode fastest)."""
-    out = np.zeros_like(index)
-    for s, d in zip(leaves(layout.shape), leaves(layout.stride)):
-        out += (index % s) * d
-        index = index // s
-    return out
+    return _at(layout.shape, layout.stride, index)
 
 
 def _modes(layout: Layout, field: str) -> tuple[Layout, Layout]:
@@ -170,25 +166,19 @@ def distributed(idx: np.ndarray, shape: list[int], tile: list[int], field: str) 
         raise InputError(
             "cute", field, f"reaches index {int(idx.max())}, outside the {'x'.join(map(str, tile))} tile"
         )
-    coords = []
-    rest = idx
-    for d in tile:  # column-major: dim0 fastest
-        coords.append(rest % d)
-        rest = rest // d
-    coord = np.stack(coords, axis=-1)  # (thread, value, rank)
+    coord = np.stack(np.unravel_index(idx, tile, order="F"), axis=-1)  # (thread, value, rank), dim0 fastest
 
     def image(th: int, va: int) -> tuple[int, ...]:
         return tuple(int(x) for x in coord[th, va])
 
     regs = [image(0, 1 << k) for k in range(log2(n_val))]
     thr_bases = [image(1 << k, 0) for k in range(log2(n_thr))]
-    if any(image(0, 0)):
-        raise InputError("cute", field, "maps thread 0, value 0 to a nonzero coordinate (not linear)")
-    acc = np.zeros_like(coord)
-    for k, b in enumerate(regs):
-        acc ^= ((v >> k) & 1)[..., None] * np.array(b)
-    for k, b in enumerate(thr_bases):
-        acc ^= ((t >> k) & 1)[..., None] * np.array(b)
+    dims = {f"dim{i}": s for i, s in enumerate(shape)}
+    lay = LinearLayout.from_bases(
+        {"register": regs, "lane": thr_bases[:LANE_BITS], "warp": thr_bases[LANE_BITS:]}, dims
+    )
+    got = lay.apply_arrays(register=v, lane=t % 32, warp=t >> LANE_BITS)
+    acc = np.stack([got[d] for d in dims], axis=-1)
     if not np.array_equal(acc, coord):
         th, va = (int(x[0]) for x in np.nonzero((acc != coord).any(-1)))
         raise InputError(
@@ -203,9 +193,7 @@ def distributed(idx: np.ndarray, shape: list[int], tile: list[int], field: str) 
             e = [0] * len(shape)
             e[d] = tl << k
             regs.append(tuple(e))
-    dims = {f"dim{i}": s for i, s in enumerate(shape)}
-    bases = {"register": regs, "lane": thr_bases[:LANE_BITS], "warp": thr_bases[LANE_BITS:]}
-    return LinearLayout.from_bases(bases, dims)
+    return lay.with_in_bases("register", regs)
 
 
 def tiled_copy(
@@ -231,11 +219,11 @@ def tiled_copy(
     grid = np.indices(tile).reshape(rank, -1)
     tc = [g // vs for g, vs in zip(grid, vshape)]
     vc = [g % vs for g, vs in zip(grid, vshape)]
-    th = evaluate(tl, _colmajor(tc, tshape))
-    va = evaluate(vl, _colmajor(vc, vshape))
+    th = evaluate(tl, np.ravel_multi_index(tc, tshape, order="F"))
+    va = evaluate(vl, np.ravel_multi_index(vc, vshape, order="F"))
     if th.max() >= n_thr or va.max() >= n_val or len(set(zip(th.tolist(), va.tolist()))) != th.size:
         raise InputError("cute", "thr_layout/val_layout", "must each be a bijection onto their size")
-    inv[th, va] = _colmajor(list(grid), tile)
+    inv[th, va] = np.ravel_multi_index(grid, tile, order="F")
     layout = distributed(inv, shape, tile, "thr_layout")
     width = a.bits or elem_bits
     _check_atom(a, width, elem_bits, n_val)
@@ -249,15 +237,6 @@ def _rank(layout: Layout, rank: int, field: str) -> list[int]:
     if len(sizes) != rank:
         raise InputError("cute", field, f"has more modes than the tensor's {rank} dims", layout.shape)
     return sizes
-
-
-def _colmajor(coords: list[np.ndarray], dims: list[int]) -> np.ndarray:
-    out = np.zeros_like(coords[0])
-    mul = 1
-    for c, d in zip(coords, dims):
-        out += c * mul
-        mul *= d
-    return out
 
 
 def _check_atom(atom: CopyAtom, width: int, elem_bits: int, n_val: int) -> None:
@@ -318,8 +297,6 @@ def mma_atom(name: str) -> MmaAtom:
     >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
     '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
     """
-    import re
-
     n = name.strip() if isinstance(name, str) else ""
     m = re.fullmatch(r"SM8[09]_(16x8x(?:8|16|32))_\w+_TN", n)
     if m:
