@@ -190,7 +190,7 @@ def test_layout_forms_agree(data):
 BAD = [
     (lambda: bankproof.verify("32*m + n", shape=(16, 32), dtype="f32"), "problem: accesses must give a store or load"),
     (lambda: bankproof.verify("32*m + n", load=COLS, dtype="f32"), "problem: shape is missing"),
-    (lambda: bankproof.verify(3, load=COLS, shape=(16, 32), dtype="f32"), "memory: layout must be a notation string"),
+    (lambda: bankproof.verify(3, load=COLS, shape=(16, 32), dtype="f32"), "memory: layout must be notation text"),
     (lambda: bankproof.verify("32*m + n", load=COLS, shape=(16, 32), dtype="f13"), "dtype: name is unknown"),
     (lambda: bankproof.verify("32*m + n", load=COLS, shape=(16, 32), dtype="f32", engines="fast"),
      "verify: engines must be one of enum, algebra, z3, all, got fast"),

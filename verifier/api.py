@@ -24,9 +24,10 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.notation import parse_layout, parse_shape
+from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.formula import default_names
+from bankproof.models.notation.gluon import gluon_shape, is_gluon
 from bankproof.verifier import batch, check, describe, scope, synthesis
 from bankproof.verifier import convert as conversion
 from bankproof.verifier.results import (
@@ -101,8 +102,7 @@ def _memory(
             raise InputError(where, "layout", f"must map 'offset' onto the shape {shape}", dict(lin.out_dims))
         text = str(lin.as_dict()["offset"]) if isinstance(memory, LinearLayout) else "(padded)"
         return memory, "bases", text, ()
-    if type(memory).__module__.split(".")[0] == "cutlass":  # a CuTe DSL layout: read what it prints
-        memory = f"cute:{memory}"
+    memory = foreign_text(memory) or memory  # a Gluon or CuTe DSL layout object
     if isinstance(memory, Mapping):
         if set(memory) != {"offset"}:
             raise InputError(where, "bases", "must be {'offset': [[...], ...]}", sorted(memory))
@@ -111,7 +111,9 @@ def _memory(
         bases = [list(b) if isinstance(b, (list, tuple)) else b for b in memory]
         return parse_bases({"offset": bases}, shape), "offset_bases", str(bases), ()
     if not isinstance(memory, str):
-        raise InputError(where, "layout", "must be a notation string, a LinearLayout or offset bases", memory)
+        raise InputError(
+            where, "layout", "must be notation text, a Gluon layout, a LinearLayout or offset bases", memory
+        )
     parsed = parse_layout(
         memory, shape, dtype=dtype, units=units, base_align=base_align, names=dims, stage=stage
     )
@@ -127,9 +129,10 @@ def _distributed(layout: LayoutLike, shape: list[int], dtype: str, dims: list[st
         return layout, str(layout.as_dict())
     if isinstance(layout, Mapping):
         return parse_bases(dict(layout), shape), str(dict(layout))
+    layout = foreign_text(layout) or layout  # a Gluon layout object
     if not isinstance(layout, str):
         raise InputError(
-            where, "layout", "must be a notation string, a LinearLayout or a dict of bases", layout
+            where, "layout", "must be a notation string, a Gluon layout, a LinearLayout or bases", layout
         )
     parsed = parse_layout(layout, shape, dtype=dtype, names=dims)
     if parsed.kind != "distributed":
@@ -173,6 +176,9 @@ def problem(
         if isinstance(spec, (str, Path)):
             return load_spec(spec, require_memory)
         raise InputError("problem", "spec", "must be a path, a dict or a Spec", type(spec).__name__)
+    if shape is None:  # a Gluon object that carries its shape gives it
+        given = [memory, store, load, *(a.layout for a in accesses if isinstance(a, Access))]
+        shape = next((s for x in given if is_gluon(x) and (s := gluon_shape(x))), None)
     if shape is None:
         raise InputError("problem", "shape", "is missing (e.g. shape=(16, 32))")
     size = parse_shape(shape)

@@ -26,7 +26,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import LANES, check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.notation import parse_layout, parse_shape
+from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute_tv import CuteAccess, mma_fragment, tiled_copy, tv_to_layout
 from bankproof.models.notation.formula import default_names
@@ -135,6 +135,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
         kind = "memory"
     else:
         text = mem[note]
+        text = text if isinstance(text, str) else foreign_text(text) or text  # a Gluon/CuTe DSL object
         if not isinstance(text, str):
             raise _err(f"memory.{note}", "must be a string", text)
         units = mem.get("units", "element")
@@ -210,6 +211,7 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
         layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims)
         return AccessSpec(name, kind, instr, layout, cute.text)
     if key == "triton":
+        value = value if isinstance(value, str) else foreign_text(value) or value  # a Gluon object
         if not isinstance(value, str):
             raise _err(f"{where}.layout.triton", "must be a string", value)
         parsed = _field(

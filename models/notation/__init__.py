@@ -22,6 +22,7 @@ from bankproof.models.notation import triton as triton_notation
 from bankproof.models.notation.bases import bases_text, parse_bases
 from bankproof.models.notation.cute import parse_cute, to_cute
 from bankproof.models.notation.formula import default_names, formula_text, parse_formula
+from bankproof.models.notation.gluon import gluon_attribute, gluon_shape, is_gluon
 
 MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
 NOTATIONS = ("triton", "cute", "bases", "formula")
@@ -94,8 +95,18 @@ def parse_shape(text: str | Sequence[int]) -> list[int]:
     return shape
 
 
+def foreign_text(obj: object) -> str | None:
+    """The notation text of a layout *object* from another library, or None: a Gluon layout
+    reads as the Triton attribute it builds, a CuTe DSL (``cutlass``) layout as what it prints."""
+    if is_gluon(obj):
+        return gluon_attribute(obj).text()
+    if type(obj).__module__.split(".")[0] == "cutlass":
+        return f"cute:{obj}"
+    return None
+
+
 def parse_layout(
-    text: str,
+    text: object,
     shape: Sequence[int] | None = None,
     *,
     dtype: str | None = None,
@@ -105,7 +116,12 @@ def parse_layout(
     notation: str | None = None,
     stage: int | None = None,
 ) -> ParsedLayout:
-    """Parse ``text`` in its notation for ``shape`` (CuTe and bases may omit the shape)."""
+    """Parse ``text`` in its notation for ``shape`` (CuTe and bases may omit the shape). ``text``
+    may also be a Gluon or CuTe DSL layout object (:func:`foreign_text`); a Gluon object that
+    carries a shape gives the default shape."""
+    if not isinstance(text, str) and (foreign := foreign_text(text)) is not None:
+        shape = gluon_shape(text) if shape is None and is_gluon(text) else shape
+        text = foreign
     if not isinstance(text, str) or not text.strip():
         raise InputError("layout", "notation", "is empty")
     notation = notation or detect(text)

@@ -45,3 +45,15 @@ def run_oracle(items: list[dict], timeout: float = 300.0) -> dict[int, dict]:
         for r in res:
             out[r["id"]] = r
     return out
+
+
+def tally(title: str, kinds, counts, mismatches: list, per_kind: int, width: int = 16) -> None:
+    """Print ``kind compared / mismatches`` per kind (``counts[(kind, same)]``), then assert at
+    least ``per_kind`` of each kind were compared and none mismatched."""
+    print(f"\n{title} (compared / mismatches):")
+    for k in kinds:
+        print(f"  {k:{width}} {counts[(k, True)] + counts[(k, False)]:4d} / {counts[(k, False)]}")
+    print(f"  {'total':{width}} {sum(counts.values()):4d} / {len(mismatches)}")
+    for k in kinds:
+        assert counts[(k, True)] + counts[(k, False)] >= per_kind, k
+    assert not mismatches, mismatches[:3]

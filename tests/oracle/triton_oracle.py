@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import warnings
+from pathlib import Path
 
 warnings.filterwarnings("ignore")
 
@@ -34,6 +35,13 @@ def _module(items: list[dict], warps: int, ctas: int) -> str:
             lines.append(f"    %v{n} = arith.constant dense<0> : tensor<{shape}x{elem}, {it['text']}>")
     lines += ["    tt.return", "  }", "}"]
     return "\n".join(lines)
+
+
+def _padded_fields(lay) -> list:
+    """A ``PaddedSharedLayout``'s fields as plain lists (Triton's readback holds tuples)."""
+    return [[list(x) for x in getattr(lay, f)] for f in ("interval_padding_pairs", "offset_bases", "cga_layout")] + [
+        list(lay.shape)
+    ]
 
 
 def _run(items: list[dict], warps: int, ctas: int) -> list[dict]:
@@ -63,6 +71,7 @@ def _run(items: list[dict], warps: int, ctas: int) -> list[dict]:
                 lay = b.get_gluon_layout_from_memdesc(v)
                 if type(lay).__name__ == "PaddedSharedLayout":
                     res = {
+                        "object": _padded_fields(lay),
                         "intervals": [list(p) for p in lay.interval_padding_pairs],
                         "offset": [list(x) for x in lay.offset_bases],
                         "block": [list(x) for x in lay.cga_layout],
@@ -82,14 +91,50 @@ def _run(items: list[dict], warps: int, ctas: int) -> list[dict]:
                     "warp": [list(x) for x in ll.warp_bases],
                     "block": [list(x) for x in ll.block_bases],
                 }
-            out.append({"id": it["id"], "ok": True, "bases": res})
+            obj = res.pop("object", None)
+            out.append({"id": it["id"], "ok": True, "bases": res, **({"object": obj} if obj else {})})
         except Exception as e:  # noqa: BLE001
+            out.append({"id": it["id"], "ok": False, "error": str(e)[:400]})
+    return out
+
+
+def _gluon(items: list[dict]) -> list[dict]:
+    """Gluon objects built from recipes: ``to_linear_layout`` of each; a padded layout has none
+    (Triton aborts), so its answer is its own fields as Triton reads them back from our text."""
+    import triton.experimental.gluon.language as ttgl
+    from triton._C.libtriton import gluon_ir, ir
+
+    from tests.oracle.gluon_generate import build
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    b = gluon_ir.GluonOpBuilder(ctx)
+    out = []
+    for it in items:
+        try:
+            obj = build(it["recipe"], vars(ttgl))
+            if it["recipe"]["cls"] == "PaddedSharedLayout":
+                back = _run([{**it, "memory": True}], 1, 1)[0]
+                back["same_object"] = back.get("object") == _padded_fields(obj)
+                out.append(back)
+                continue
+            ll = b.to_linear_layout(obj._to_ir(b), list(it["shape"]))
+            bases = {"register": ll.reg_bases, "lane": ll.lane_bases, "warp": ll.warp_bases,
+                     "block": ll.block_bases} if not it["memory"] else {  # fmt: skip
+                "offset": ll.offset_bases, "block": ll.block_bases}
+            out.append({"id": it["id"], "ok": True, "bases": {k: [list(x) for x in v] for k, v in bases.items()}})
+        except Exception as e:  # noqa: BLE001 - Triton refused the object: report as data
             out.append({"id": it["id"], "ok": False, "error": str(e)[:400]})
     return out
 
 
 def main() -> None:
     items = json.load(sys.stdin)
+    sys.path.insert(0, str(Path(__file__).parents[2]))
+    gluon = [it for it in items if "recipe" in it]
+    for res in _gluon(gluon) if gluon else []:
+        sys.stdout.write(json.dumps(res) + "\n")
+    items = [it for it in items if "recipe" not in it]
     groups: dict[tuple[int, int], list[dict]] = {}
     for it in items:
         groups.setdefault((it["warps"], it["ctas"]), []).append(it)
