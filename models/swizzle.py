@@ -364,6 +364,8 @@ class Lemma94:
     paper_applies: bool
     reason: str = ""
     directions: tuple[int, ...] = ()  # a basis of those lane differences (packed tensor bits)
+    segment: tuple[int, ...] = ()  # M_Seg: the tensor vectors of the offset bits above a 128-byte row
+    thread_span: tuple[int, ...] = ()  # lane vectors that share a phase
 
 
 def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: str, vec_bits: int) -> Lemma94:
@@ -390,7 +392,7 @@ def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: st
     _, same, _, phases = _thread_sets(dist, space, vec_bytes, kind)
     directions = conflict_directions(word, idx, same)
     count = phases * (1 << len(directions))
-    return Lemma94(True, count, not reasons, "; ".join(reasons), tuple(directions))
+    return Lemma94(True, count, not reasons, "; ".join(reasons), tuple(directions), tuple(idx), tuple(same))
 
 
 def lemma_9_5_bound(d: int, dim_u: int, dim_v: int) -> int:

@@ -174,6 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
     sho.add_argument("--json", action="store_true", help="the wavefront groups (machine-readable)")
     sho.set_defaults(run=_show)
 
+    srv = sub.add_parser(
+        "serve",
+        help="the workbench: a local web page to toggle a swizzle and watch the conflicts move",
+        description="Serve the workbench page (loopback by default; nothing fetched from elsewhere): the "
+        "toggle grid, live wavefront counts, the bank scope, the algebra, synth/explain/export. It opens "
+        "on the seeds' 16x32 transpose, a spec file, or a TTGIR file's shared buffers.",
+    )
+    srv.add_argument("file", nargs="?", help="a spec file (TOML) or a TTGIR file (.ttgir)")
+    srv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
+    srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
+    srv.set_defaults(run=_serve)
+
     tri = sub.add_parser(
         "triton",
         help="check the shared-memory layouts a Triton kernel chose (TTGIR)",
@@ -350,6 +362,25 @@ def _show(args: argparse.Namespace) -> int:
     sys.stdout.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
     if args.svg:
         _write("show", "--svg", args.svg, scope_render.to_svg(result))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from bankproof.verifier import serve
+
+    if not 0 <= args.port <= 65535:
+        raise InputError("serve", "--port", "must be between 0 and 65535", args.port)
+    server = serve.make_server(args.file, args.host, args.port)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        sys.stderr.write(f"bankproof: serving on {args.host}: reachable from other machines\n")
+    sys.stdout.write(f"bankproof workbench: {serve.url(server)}  (Ctrl-C stops it)\n")
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

@@ -1,0 +1,184 @@
+"""``bankproof serve``: the workbench as a local web app, on the standard library's threading
+HTTP server (loopback by default; the page and its script are files of this package, nothing is
+fetched from elsewhere, so it works offline).
+
+Routes: ``GET /`` (the page), ``GET /app.js`` and ``/app.css``, ``GET /api/start`` (the problem to
+open: the seeds' 16x32 transpose, a spec given on the command line, or a TTGIR file's buffers),
+``POST /api/evaluate`` (enumeration and algebra: every toggle), ``/api/export``, and the slow ones
+``/api/prove``, ``/api/synth``, ``/api/explain`` (at most two at once, each under a time limit).
+Bad input answers 400 with ``{"ok": false, "error": message}``; the server keeps running.
+Nothing is read but the file named on the command line (once, at start) and the package's own
+three page files; nothing is written.
+
+>>> initial = start_state(None)
+>>> initial["problem"]["memory"], initial["ttgir"]
+('32*m + n', None)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from bankproof.models.errors import InputError
+from bankproof.verifier import workbench
+
+WEB = Path(__file__).with_name("web")
+ASSETS = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascript"),
+          "/app.css": ("app.css", "text/css")}  # fmt: skip
+FAST = {"evaluate": workbench.evaluate, "export": workbench.export}
+SLOW = {"prove": workbench.prove, "synth": workbench.synth, "explain": workbench.explain}
+MAX_BODY = 64 * 1024  # bytes of one request
+SLOW_AT_ONCE = 2
+
+
+def _spec_problem(path: str) -> dict:
+    """A spec file as the page's request (the memory as written; accesses as written when they
+    are Triton text, else as their bases)."""
+    from bankproof.verifier.spec import load_spec, tomllib
+
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
+    spec = load_spec(path)
+    mem = data.get("memory", {})
+    note = next(k for k in ("triton", "cute", "offset_bases", "formula") if k in mem)
+    memory = mem[note] if note != "offset_bases" else json.dumps(mem[note])
+    if "stage" in mem:  # one stage of a staged CuTe layout: its bases
+        memory = json.dumps(spec.memory.in_bases("offset"))
+    accesses = []
+    for raw, acc in zip(data.get("access", []), spec.accesses):
+        lay = raw.get("layout", {})
+        text = lay["triton"] if "triton" in lay else json.dumps(acc.layout.as_dict())
+        accesses.append({"name": acc.name, "kind": acc.kind, "instr": acc.instr, "layout": text})
+    out = {"memory": memory, "shape": "x".join(map(str, spec.shape)), "dtype": spec.dtype,
+           "arch": spec.arch, "dims": ",".join(spec.dims), "accesses": accesses}  # fmt: skip
+    if "units" in mem and "stage" not in mem:
+        out["units"] = mem["units"]
+        out["base_align"] = mem.get("base_align", 0)
+    return out
+
+
+def _ttgir_buffers(path: str) -> list[dict]:
+    """Each shared buffer of a TTGIR file as a loadable problem, with the scan's counts."""
+    from bankproof.models.notation.mlir import split_aliases
+    from bankproof.models.notation.triton import parse_triton
+    from bankproof.verifier.triton.scan import scan_text
+
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("serve", "FILE", f"cannot be read ({type(e).__name__})", path) from None
+    aliases, _ = split_aliases(text)
+
+    def full(attr: str) -> str:
+        return parse_triton(attr, aliases).text()
+
+    rep = scan_text(text, path)
+    out = []
+    for b in rep["buffers"]:
+        accesses = [
+            {"name": f"{a['kind']}@{a['location'].get('ttgir_line', i)}", "kind": a["kind"],
+             "instr": a.get("instr", "auto"), "layout": full(a["layout"])}
+            for i, a in enumerate(b["accesses"])
+        ]  # fmt: skip
+        problem = {"memory": full(b["shared"]), "shape": "x".join(map(str, b["shape"])), "dtype": b["dtype"],
+                   "arch": "sm90", "dims": "", "accesses": accesses}  # fmt: skip
+        counts = {k: b.get(k) for k in ("buffer", "wavefronts", "optimal_wavefronts", "better_layout")}
+        out.append({**counts, "problem": problem})
+    return out
+
+
+def start_state(path: str | None) -> dict:
+    """What the page opens on: ``{"problem", "ttgir", "source"}``."""
+    if path is None:
+        return {"problem": workbench.SEED, "ttgir": None, "source": "the seeds' 16x32 transpose"}
+    if path.endswith(".ttgir") or path.endswith(".mlir"):
+        buffers = _ttgir_buffers(path)
+        if not buffers:
+            raise InputError("serve", "FILE", "has no shared buffer with a checked access", path)
+        return {"problem": buffers[0]["problem"], "ttgir": buffers, "source": path}
+    return {"problem": _spec_problem(path), "ttgir": None, "source": path}
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One request: a page file, the start state, or one workbench call as JSON."""
+
+    server_version = "bankproof"
+    state: dict = {}
+    slow = threading.BoundedSemaphore(SLOW_AT_ONCE)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        pass
+
+    def _send(self, code: int, body: bytes, kind: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", kind + "; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, code: int, value: dict) -> None:
+        self._send(code, json.dumps(value).encode(), "application/json")
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        path = self.path.split("?")[0]
+        if path == "/api/start":
+            self._json(200, self.state)
+        elif path in ASSETS:
+            name, kind = ASSETS[path]
+            self._send(200, (WEB / name).read_bytes(), kind)
+        else:
+            self._json(404, {"ok": False, "error": f"no such page: {path[:80]}"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        name = self.path.split("?")[0].removeprefix("/api/")
+        call = FAST.get(name) or SLOW.get(name)
+        if call is None:
+            return self._json(404, {"ok": False, "error": f"no such call: {name[:80]}"})
+        try:
+            size = int(self.headers.get("Content-Length", "0"))
+        except ValueError:
+            size = -1
+        if not 0 < size <= MAX_BODY:
+            return self._json(413, {"ok": False, "error": f"a request must be 1 to {MAX_BODY} bytes of JSON"})
+        try:
+            req = json.loads(self.rfile.read(size))
+        except (ValueError, UnicodeDecodeError):
+            return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
+        if name in SLOW and not self.slow.acquire(blocking=False):
+            return self._json(503, {"ok": False, "error": f"busy: {SLOW_AT_ONCE} proofs are running"})
+        try:
+            self._json(200, call(req))
+        except InputError as e:
+            self._json(400, {"ok": False, "error": str(e)})
+        except Exception as e:  # noqa: BLE001 - answer and keep serving
+            self._json(500, {"ok": False, "error": f"internal error: {type(e).__name__}: {e}"[:400]})
+        finally:
+            if name in SLOW:
+                self.slow.release()
+
+
+def make_server(path: str | None, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """A server (not yet serving) for the problem at ``path``; ``port`` 0 picks a free port."""
+    state = start_state(path)
+    handler = type(
+        "BoundHandler", (Handler,), {"state": state, "slow": threading.BoundedSemaphore(SLOW_AT_ONCE)}
+    )
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except OSError as e:
+        raise InputError("serve", "--port", f"cannot listen on {host}:{port} ({e.strerror})") from None
+    server.daemon_threads = True
+    return server
+
+
+def url(server: ThreadingHTTPServer) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host}:{port}/"

@@ -1,0 +1,388 @@
+"""The workbench's answers (``bankproof serve``): one JSON request in, one JSON answer out, no
+state kept between requests. The page sends the problem as the user wrote it (any notation the
+command accepts) plus the toggle grid; every toggle is answered by the enumeration engine and
+the algebra (Lemma 9.4), fast; Z3, synthesis and the §5.4 steps are separate requests.
+
+**The toggle grid** (seed 000, for any linear memory layout). Offset bits split, by the byte
+address bit they drive, into word bits (within a 4-byte bank word), bank bits (which of the 32
+banks) and segment bits (which 128-byte row). Let ``c_k`` be the tensor coordinate that offset
+bit ``k`` reaches. Toggling cell ``(i, j)`` (segment bit ``i``, bank bit ``j``) XORs segment bit
+``i``'s value into bank bit ``j`` of every address, which is ``c_seg_i ^= c_bank_j``. Toggles
+commute and each is its own inverse, so a layout is a *base* plus a 0/1 grid ``K``: ``c_seg_i =
+base_i ^ XOR_j K[i][j] c_bank_j``, where ``base_i`` is ``c_seg_i`` reduced against the bank
+columns (zero at their pivots). Every loaded layout decomposes this way, uniquely; the seeds'
+unswizzled 16x32 transpose has ``K = 0`` and ``n ^ m`` has ``K = I``.
+
+>>> r = evaluate({**SEED, "grid": [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0]]})
+>>> [(a["name"], a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]]
+[('store', 16, 1), ('read', 32, 2)]
+>>> r["formula"]
+'32*m + (n ^ m)'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import numpy as np
+from bankproof.models.access import build_access
+from bankproof.models.errors import InputError, log2
+from bankproof.models.hardware import BANK_BYTES, BANKS, model_status
+from bankproof.models.hardware import evaluate as hw_evaluate
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import memory_notations
+from bankproof.models.notation.formula import formula_text
+from bankproof.models.notation.triton import shared_alignment
+from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.verifier import api
+from bankproof.verifier.check import find_conflict
+from bankproof.verifier.matrices import Matrix, access_matrix, memory_matrix
+from bankproof.verifier.scope import groups as scope_groups
+from bankproof.verifier.spec import Spec
+
+WHERE = "workbench"
+ROWS = (
+    "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+)
+SEED = {  # the seeds' 16x32 fp32 transpose, unswizzled (seeds 000 and 001)
+    "memory": "32*m + n",
+    "shape": "16x32",
+    "dtype": "f32",
+    "arch": "sm90",
+    "dims": "m,n",
+    "accesses": [
+        {"name": "store", "kind": "store", "instr": "auto", "layout": ROWS},
+        {"name": "read", "kind": "load", "instr": "auto",
+         "layout": '{"register": [[0, 2], [0, 4], [0, 8], [0, 16]], '
+                   '"lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}'},
+    ],
+}  # fmt: skip
+FIELDS = {"memory", "shape", "dtype", "arch", "dims", "units", "base_align", "accesses", "grid", "access",
+          "instruction", "timeout"}  # fmt: skip
+
+
+def _str(req: Mapping, key: str, default: str | None = None) -> str:
+    v = req.get(key, default)
+    if not isinstance(v, str) or not v.strip():
+        raise InputError(WHERE, key, "must be a non-empty string", v)
+    return v.strip()
+
+
+def problem(req: object) -> Spec:
+    """The :class:`Spec` a request describes (``memory``, ``accesses``, ``shape``, ``dtype``, ...)."""
+    if not isinstance(req, Mapping):
+        raise InputError(WHERE, "request", "must be a JSON object")
+    extra = set(req) - FIELDS
+    if extra:
+        raise InputError(WHERE, sorted(extra)[0], f"is not a field ({', '.join(sorted(FIELDS))})")
+    accesses = req.get("accesses")
+    if not isinstance(accesses, list) or not accesses or len(accesses) > 8:
+        raise InputError(WHERE, "accesses", "must list 1 to 8 accesses")
+    listed = []
+    for i, a in enumerate(accesses):
+        if not isinstance(a, Mapping) or set(a) - {"name", "kind", "instr", "layout"}:
+            raise InputError(WHERE, f"accesses[{i}]", "must be {name, kind, instr, layout}", a)
+        layout = _str(a, "layout")
+        layout = _bases_json(layout, f"accesses[{i}].layout")
+        listed.append(api.Access(a.get("kind", "load"), layout, a.get("name") or f"access{i}",
+                                 a.get("instr") or "auto"))  # fmt: skip
+    dims = req.get("dims")
+    dims = [d.strip() for d in dims.split(",")] if isinstance(dims, str) and dims.strip() else dims or None
+    base_align = req.get("base_align", 0)
+    if isinstance(base_align, str):
+        base_align = int(base_align) if base_align.strip().isdigit() else base_align
+    return api.problem(
+        _bases_json(_str(req, "memory"), "memory"),
+        accesses=listed,
+        shape=_str(req, "shape"),
+        dtype=_str(req, "dtype"),
+        arch=_str(req, "arch", "sm90"),
+        dims=dims,
+        units=req.get("units", "element") or "element",
+        base_align=base_align,
+    )
+
+
+def _bases_json(text: str, field: str) -> object:
+    """Bases pasted as JSON text become a dict (the API's bases form); other text is notation."""
+    if not text.startswith("{") and not text.startswith("["):
+        return text
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise InputError(WHERE, field, f"looks like JSON bases but does not parse ({e.msg})") from None
+
+
+# ----- the toggle grid ---------------------------------------------------------------------------
+def offset_roles(elem_bits: int, n: int) -> list[str]:
+    """What each of ``n`` offset bits selects: ``word`` (a byte in a bank word), ``bank``,
+    ``segment`` (the 128-byte row).
+
+    >>> offset_roles(32, 9)
+    ['bank', 'bank', 'bank', 'bank', 'bank', 'segment', 'segment', 'segment', 'segment']
+    """
+    shift = log2(elem_bits) - 3
+    bank_lo, seg_lo = log2(BANK_BYTES), log2(BANK_BYTES * BANKS)
+    return ["word" if k + shift < bank_lo else "bank" if k + shift < seg_lo else "segment" for k in range(n)]
+
+
+def decompose(columns: list[int], roles: list[str]) -> tuple[list[int], list[list[int]]]:
+    """(base segment columns, grid ``K``) of packed offset columns: see the module docstring.
+
+    >>> decompose([0b01, 0b11], ["bank", "segment"])  # segment bit reaches m0+n0 = base m0, K = [[1]]
+    ([2], [[1]])
+    """
+    bank = [c for c, r in zip(columns, roles) if r == "bank"]
+    echelon: list[tuple[int, int]] = []  # (vector, which bank columns it combines), distinct top bits
+    for j, b in enumerate(bank):
+        v, m = b, 1 << j
+        for e, em in echelon:
+            if v ^ e < v:
+                v, m = v ^ e, m ^ em
+        if v:
+            echelon.append((v, m))
+            echelon.sort(reverse=True)
+    base, grid = [], []
+    for c, r in zip(columns, roles):
+        if r != "segment":
+            continue
+        v, m = c, 0
+        for e, em in echelon:
+            if v ^ e < v:
+                v, m = v ^ e, m ^ em
+        base.append(v)
+        grid.append([(m >> j) & 1 for j in range(len(bank))])
+    return base, grid
+
+
+def with_grid(columns: list[int], roles: list[str], grid: list[list[int]]) -> list[int]:
+    """The columns of the layout whose base is ``columns``' and whose grid is ``grid``."""
+    base, _ = decompose(columns, roles)
+    bank = [c for c, r in zip(columns, roles) if r == "bank"]
+    out, s = [], 0
+    for c, r in zip(columns, roles):
+        if r != "segment":
+            out.append(c)
+            continue
+        v = base[s]
+        for j, bit in enumerate(grid[s]):
+            if bit:
+                v ^= bank[j]
+        out.append(v)
+        s += 1
+    return out
+
+
+def _grid_cells(value: object, rows: int, cols: int) -> list[list[int]]:
+    if (
+        not isinstance(value, list)
+        or len(value) != rows
+        or not all(isinstance(r, list) and len(r) == cols and all(x in (0, 1) for x in r) for r in value)
+    ):
+        raise InputError(WHERE, "grid", f"must be {rows} rows of {cols} zeros and ones")
+    return [[int(x) for x in r] for r in value]
+
+
+def _memory_with_grid(spec: Spec, grid: object) -> tuple[LinearLayout, dict | None]:
+    """The memory layout after the request's grid, and the grid's description (None: no grid)."""
+    mem = spec.memory
+    if not isinstance(mem, LinearLayout):
+        return mem, None
+    space = Space.of(mem, spec.dims)
+    cols = [space.pack_row_major(b) for b in mem.in_bases("offset")]
+    roles = offset_roles(spec.elem_bits, len(cols))
+    base, loaded = decompose(cols, roles)
+    bank = [c for c, r in zip(cols, roles) if r == "bank"]
+    cells = loaded if grid is None else _grid_cells(grid, len(base), len(bank))
+    new = with_grid(cols, roles, cells)
+    bases = {"offset": [list(space.unpack_row_major(v)) for v in new]}
+    if "block" in mem.in_dim_names:
+        bases["block"] = mem.in_bases("block")
+    layout = LinearLayout.from_bases(bases, dict(mem.out_dims))
+    desc = {
+        "rows": [f"s{i}" for i in range(len(base))],
+        "row_bases": [space.name(v) for v in base],
+        "cols": [f"b{j}" for j in range(len(bank))],
+        "col_bases": [space.name(v) for v in bank],
+        "cells": cells,
+        "loaded": loaded,
+    }
+    return layout, desc
+
+
+# ----- answers -----------------------------------------------------------------------------------
+def _matrix_json(m: Matrix, lit: set[tuple[int, int]] = frozenset()) -> dict:
+    labels = [c for _, cs in m.groups for c in cs]
+    return {
+        "title": m.title,
+        "rows": list(m.rows),
+        "groups": [[g, len(cs)] for g, cs in m.groups],
+        "cols": labels,
+        "cells": [[m.cell(r, c) for c in range(len(labels))] for r in range(len(m.rows))],
+        "lit": sorted([list(x) for x in lit]),
+    }
+
+
+def _access(spec: Spec, acc, memory) -> dict:
+    a = build_access(acc.layout, memory, spec.elem_bits, acc.kind, acc.instr)
+    counts, ideals, _ = hw_evaluate(a.instr, a.addresses)
+    out: dict = {
+        "name": acc.name,
+        "kind": acc.kind,
+        "instr": a.instr.name,
+        "short": a.instr.short,
+        "vector": a.vector,
+        "instructions": len(counts),
+        "per_instruction": counts.tolist(),
+        "wavefronts": int(counts.sum()),
+        "ideal": int(ideals.sum()),
+        "max_per_instruction": int(counts.max()),
+        "ideal_per_instruction": int(ideals.max()),
+        "conflict_free": bool((counts == ideals).all()),
+        "hardware_model": model_status(spec.arch, a.instr),
+        "counterexample": None,
+        "algebra": None,
+    }
+    if not out["conflict_free"]:
+        i = int(np.argmax(counts - ideals > 0))
+        c = find_conflict(a, i)
+        lanes = c["lanes"]
+        out["counterexample"] = {
+            "instruction": i,
+            "lanes": lanes,
+            "bank": c["bank"],
+            "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
+            "byte_addresses": [int(a.addresses[i, lane]) for lane in lanes],
+        }
+    if isinstance(memory, LinearLayout):
+        lem = lemma_9_4(
+            memory.with_in_bases("block", []), acc.layout, spec.elem_bits, acc.kind, log2(a.vector)
+        )
+        space = Space.of(memory, spec.dims)
+        out["algebra"] = {
+            "applies": lem.applies,
+            "reason": lem.reason,
+            "segment_basis": [space.name(v) for v in lem.segment],
+            "thread_span": [space.name(v) for v in lem.thread_span],
+            "intersection": [space.name(v) for v in lem.directions],
+            "dim": len(lem.directions),
+            "per_instruction": lem.wavefronts_per_instruction,
+            "phases": int(ideals.max()) if len(ideals) else 0,
+        }
+    return out
+
+
+def evaluate(req: Mapping) -> dict:
+    """Everything the page shows for one state: per access the enumerated wavefronts (per
+    instruction too), the counterexample, the algebra; the bank scope of one instruction; the
+    matrices with toggled cells lit; the current layout in every notation that expresses it."""
+    t0 = time.perf_counter()
+    spec = problem(req)
+    memory, grid = _memory_with_grid(spec, req.get("grid"))
+    accesses = [_access(spec, acc, memory) for acc in spec.accesses]
+    current = Spec(spec.path, spec.shape, spec.dtype, spec.elem_bits, spec.arch, spec.dims, memory,
+                   spec.memory_notation, spec.memory_text, spec.accesses, spec.warnings)  # fmt: skip
+    pick = req.get("access")
+    if pick is None:  # the costliest access relative to its ideal
+        pick = max(accesses, key=lambda a: a["wavefronts"] / max(a["ideal"], 1))["name"]
+    instruction = req.get("instruction")
+    if instruction is not None and (type(instruction) is not int):
+        raise InputError(WHERE, "instruction", "must be an integer", instruction)
+    info, phases = scope_groups(current, pick, instruction)
+    lit: set[tuple[int, int]] = set()  # memory-matrix cells the grid changed from its base
+    if grid is not None:
+        now = memory_matrix(memory, spec.dims, spec.elem_bits)
+        offsets = memory.in_bases("offset")
+        base = with_grid(
+            [Space.of(memory, spec.dims).pack_row_major(b) for b in offsets],
+            offset_roles(spec.elem_bits, len(offsets)),
+            [[0] * len(grid["cols"]) for _ in grid["rows"]],
+        )
+        lit = {
+            (r, c) for c, v in enumerate(base) for r in range(len(now.rows)) if now.cell(r, c) != (v >> r) & 1
+        }
+    answer = {
+        "ok": True,
+        "shape": spec.shape,
+        "dims": spec.dims,
+        "dtype": spec.dtype,
+        "elem_bits": spec.elem_bits,
+        "memory": {
+            "notation": spec.memory_notation,
+            "text": spec.memory_text,
+            "warnings": list(spec.warnings),
+        },
+        "grid": grid,
+        "accesses": accesses,
+        "scope": {
+            **info,
+            "groups": [
+                {str(b): {str(w): ls for w, ls in words.items()} for b, words in g.items()} for g in phases
+            ],
+        },  # fmt: skip
+        "matrices": [_matrix_json(memory_matrix(memory, spec.dims, spec.elem_bits), lit)]
+        + [_matrix_json(access_matrix(a.layout, spec.dims, a.name)) for a in spec.accesses],
+        "formula": formula_text(memory, spec.dims) if isinstance(memory, LinearLayout) else None,
+        "offset_bases": memory.in_bases("offset") if isinstance(memory, LinearLayout) else None,
+    }
+    answer["seconds"] = round(time.perf_counter() - t0, 4)
+    return answer
+
+
+def export(req: Mapping) -> dict:
+    """Every notation that expresses the current (toggled) memory layout, ready to copy."""
+    spec = problem(req)
+    memory, _ = _memory_with_grid(spec, req.get("grid"))
+    if isinstance(memory, PaddedLayout):
+        return {"ok": True, "notations": {"triton": spec.memory_text}}
+    return {"ok": True, "notations": memory_notations(memory, spec.dims, shared_alignment(None))}
+
+
+def _current(req: Mapping) -> Spec:
+    spec = problem(req)
+    memory, _ = _memory_with_grid(spec, req.get("grid"))
+    return Spec(spec.path, spec.shape, spec.dtype, spec.elem_bits, spec.arch, spec.dims, memory,
+                spec.memory_notation, spec.memory_text, spec.accesses, spec.warnings)  # fmt: skip
+
+
+def _timeout(req: Mapping) -> float:
+    t = req.get("timeout", 10)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 60:
+        raise InputError(WHERE, "timeout", "must be between 0 and 60 seconds", t)
+    return float(t)
+
+
+def prove(req: Mapping) -> dict:
+    """Every engine (Z3 included, under the request's time limit) on the current layout."""
+    import json
+
+    spec = _current(req)
+    return {"ok": True, "result": json.loads(api.verify(spec=spec, timeout=_timeout(req)).to_json())}
+
+
+def synth(req: Mapping) -> dict:
+    """The synthesized layout for the problem's first store and first load, with its optimality."""
+    import json
+
+    spec = _current(req)
+    r = api.synth(spec=spec, timeout=_timeout(req))
+    return {"ok": True, "result": json.loads(r.to_json()), "grid_of": _grid_of(spec, r.layout)}
+
+
+def _grid_of(spec: Spec, layout: LinearLayout) -> dict:
+    space = Space.of(layout, spec.dims)
+    cols = [space.pack_row_major(b) for b in layout.in_bases("offset")]
+    grid = decompose(cols, offset_roles(spec.elem_bits, len(cols)))[1]
+    return {"memory": str(layout.in_bases("offset")), "grid": grid}
+
+
+def explain(req: Mapping) -> dict:
+    """The §5.4 construction's steps for the problem's writer and reader."""
+    from bankproof.verifier.render.explain import to_text
+
+    r = api.explain(spec=_current(req))
+    return {"ok": True, "text": to_text(r)}
