@@ -22,13 +22,15 @@ demo: $(STAMP)
 	$(BIN)/bankproof synth examples/transpose_16x32_plain.toml
 	$(BIN)/bankproof verify examples/transpose_16x32_xor_2m.toml --html demo-report.html
 	@echo "open demo-report.html for the page (verdicts, bank maps, matrices, the §5.4 construction)"
+	@echo "the live workbench: $(BIN)/bankproof serve   (then open http://127.0.0.1:8765/)"
 
-# The HTML report test renders pages in Debian's headless Chromium.
+# The HTML report and workbench tests render pages in Debian's headless Chromium; the workbench
+# test drives it through Debian's chromedriver (Selenium; no browser is downloaded).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing Debian's chromium (the HTML report test renders pages in it)"; \
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium and chromium-driver (the page tests run in them)"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .

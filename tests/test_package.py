@@ -122,15 +122,17 @@ def test_build_requirement_supports_the_license_field():
 
 
 # --- the import graph -------------------------------------------------------------------------
+# The command line and the workbench (its answers and its server) use renderers and the API.
+FRONT_ENDS = ("bankproof.verifier.cli", "bankproof.verifier.workbench", "bankproof.verifier.serve")
 # Layers, lowest first: each module may import its own layer and the layers below, never above.
 LAYERS = [
     ("models", lambda m: m.startswith("bankproof.models")),
     ("proofs", lambda m: m.startswith("bankproof.proofs")),
     ("gpu_checks", lambda m: m.startswith("bankproof.gpu_checks")),
     ("api", lambda m: m.startswith("bankproof.verifier") and not m.startswith(("bankproof.verifier.render",
-                                                                                "bankproof.verifier.cli"))),
+                                                                                *FRONT_ENDS))),
     ("renderers", lambda m: m.startswith("bankproof.verifier.render")),
-    ("cli", lambda m: m == "bankproof.verifier.cli"),
+    ("front ends", lambda m: m in FRONT_ENDS),
     ("package", lambda m: m in ("bankproof", "bankproof.testing")),
 ]  # fmt: skip
 # proofs and gpu_checks are side by side: neither imports the other.

@@ -1,0 +1,308 @@
+"""The workbench (``bankproof serve``): the toggle grid's algebra, the answers, the HTTP server's
+refusals, and the page itself in Debian's Chromium driven by Selenium (``make test`` installs
+chromium, its driver and selenium; without them the browser test skips, or fails under
+``BANKPROOF_REQUIRE_BROWSER=1``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from bankproof.models.errors import InputError
+from bankproof.verifier import serve, workbench
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bankproof as bp
+from tests.browser import chromium, decode_png
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = workbench.SEED["accesses"][0]["layout"]
+COLS = json.loads(workbench.SEED["accesses"][1]["layout"])
+IDENTITY = [[1 if i == j else 0 for j in range(5)] for i in range(4)]
+SHIFTED = [[1 if j == i + 1 else 0 for j in range(5)] for i in range(4)]
+SEED_TABLE = {"unswizzled": ([[0] * 5] * 4, 16), "XOR m": (IDENTITY, 2), "XOR 2m": (SHIFTED, 1)}
+
+
+def seed_bases(grid: list[list[int]]) -> list[list[int]]:
+    """Seed 000's meaning of a grid, computed directly: element (m, n) lives at offset
+    ``32*m + (n ^ g(m))`` with bank bit j of g(m) the XOR of the m bits whose row has a 1 in column j;
+    returns the offset -> (m, n) bases."""
+    where = {}
+    for m in range(16):
+        g = sum(((bin(m & sum(grid[i][j] << i for i in range(4))).count("1") & 1) << j) for j in range(5))
+        for n in range(32):
+            where[32 * m + (n ^ g)] = [m, n]
+    return [where[1 << k] for k in range(9)]
+
+
+def expected(grid: list[list[int]]) -> dict[str, tuple[int, int]]:
+    accesses = [bp.Access("store", ROWS, "store"), bp.Access("load", COLS, "read")]
+    r = bp.verify(seed_bases(grid), accesses=accesses, shape=(16, 32), dtype="f32", engines="enum")
+    return {a.name: (a.wavefronts, a.max_wavefronts_per_instruction) for a in r.accesses}
+
+
+# ----- the grid's algebra ----------------------------------------------------------------------
+def test_the_seeds_table_by_grid():
+    for name, (grid, per_instruction) in SEED_TABLE.items():
+        r = workbench.evaluate({**workbench.SEED, "grid": grid})
+        read = r["accesses"][1]
+        assert read["max_per_instruction"] == per_instruction, name
+        assert read["algebra"]["per_instruction"] == per_instruction, name
+        assert {a["name"]: (a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]} == expected(grid)
+    assert workbench.evaluate({**workbench.SEED, "grid": SHIFTED})["formula"] == "32*m + (n ^ (2*m))"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 1), min_size=5, max_size=5), min_size=4, max_size=4))
+def test_every_grid_means_what_seed_000_says(grid):
+    r = workbench.evaluate({**workbench.SEED, "grid": grid})
+    assert r["grid"]["cells"] == grid
+    assert {a["name"]: (a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]} == expected(grid)
+    assert sorted(map(tuple, r["offset_bases"])) == sorted(map(tuple, seed_bases(grid)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_any_loaded_layout_decomposes_into_base_and_grid(seed):
+    """Decomposing a random invertible layout and rebuilding it with its own grid gives it back; a
+    zero grid gives the base, whose segment columns are reduced against the bank columns."""
+    rng = random.Random(seed)
+    n = rng.randint(3, 10)
+    roles = workbench.offset_roles(rng.choice([8, 16, 32]), n)
+    cols = [1 << k for k in range(n)]
+    for _ in range(3 * n):  # random invertible: column operations
+        i, j = rng.sample(range(n), 2)
+        cols[i] ^= cols[j]
+    base, grid = workbench.decompose(cols, roles)
+    assert workbench.with_grid(cols, roles, grid) == cols
+    zero = workbench.with_grid(cols, roles, [[0] * len(grid[0]) for _ in grid] if grid and grid[0] else grid)
+    assert [c for c, r in zip(zero, roles) if r == "segment"] == base
+    assert workbench.decompose(zero, roles)[1] == [[0] * len(g) for g in grid]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"grid": [[0] * 5] * 3}, "workbench: grid must be 4 rows of 5 zeros and ones"),
+        ({"grid": [[2] * 5] * 4}, "workbench: grid must be 4 rows"),
+        ({"memory": "32*m + (n ^ m"}, "formula"),
+        ({"memory": ""}, "workbench: memory must be a non-empty string"),
+        ({"shape": "16x"}, "shape: value must look like 16x32"),
+        ({"accesses": []}, "workbench: accesses must list 1 to 8 accesses"),
+        ({"instruction": 99}, "show: --instruction must be in \\[0, 16\\)"),
+        ({"evil": 1}, "workbench: evil is not a field"),
+        ({"memory": '{"offset": [[0, 1]'}, "workbench: memory looks like JSON bases but does not parse"),
+    ],
+)
+def test_bad_requests_name_the_field(change, message):
+    with pytest.raises(InputError, match=message):
+        workbench.evaluate({**workbench.SEED, **change})
+
+
+def test_slow_calls_answer():
+    synth = workbench.synth({**workbench.SEED, "timeout": 5})
+    assert synth["result"]["synth"]["optimality"]["proof"]["status"] == "proved"
+    assert workbench.explain(workbench.SEED)["text"].startswith("bankproof explain: 16x32 f32")
+    proof = workbench.prove({**workbench.SEED, "grid": SHIFTED, "timeout": 10})["result"]
+    assert proof["verdict"] == "proved" and [a["wavefronts"] for a in proof["accesses"]] == [16, 16]
+    assert workbench.export({**workbench.SEED, "grid": IDENTITY})["notations"]["formula"] == "32*m + (n ^ m)"
+
+
+# ----- the server --------------------------------------------------------------------------------
+@pytest.fixture
+def server():
+    srv = serve.make_server(None)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield serve.url(srv)
+    srv.shutdown()
+    srv.server_close()
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_server_refuses_bad_requests_and_keeps_serving(server):
+    assert serve.url(serve.make_server(None)).startswith("http://127.0.0.1:")
+    assert _post(server + "api/evaluate", b"{not json") == (400, {"ok": False, "error": "workbench: request is not JSON"})
+    code, body = _post(server + "api/evaluate", b"x" * (serve.MAX_BODY + 1))
+    assert code == 413 and "65536 bytes" in body["error"]
+    assert _post(server + "api/nothing", b"{}")[0] == 404
+    code, body = _post(server + "api/evaluate", json.dumps({**workbench.SEED, "memory": "#ttg.nope<{}>"}).encode())
+    assert code == 400 and body["error"].startswith("triton: attribute kind must be one of")
+    for path in ("../README.md", "%2e%2e/README.md", "app.py"):
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(server + path, timeout=10)
+    code, body = _post(server + "api/evaluate", json.dumps(workbench.SEED).encode())
+    assert code == 200 and [a["wavefronts"] for a in body["accesses"]] == [16, 256]
+    page = urllib.request.urlopen(server, timeout=10).read().decode()
+    assert "<script src=\"/app.js\">" in page and "http" not in page.replace("http-equiv", "")
+
+
+def test_start_states_from_files():
+    spec = serve.start_state(str(ROOT / "examples" / "transpose_16x32_xor_m.toml"))
+    r = workbench.evaluate(spec["problem"])
+    assert r["grid"]["cells"] == IDENTITY and [a["wavefronts"] for a in r["accesses"]] == [16, 32]
+    ttgir = serve.start_state(str(ROOT / "verifier" / "triton" / "sample.ttgir"))
+    (buf,) = ttgir["ttgir"]
+    assert (buf["wavefronts"], buf["optimal_wavefronts"]) == (272, 32)
+    assert sum(a["wavefronts"] for a in workbench.evaluate(buf["problem"])["accesses"]) == 272
+    better = workbench.evaluate({**buf["problem"], "memory": buf["better_layout"]})
+    assert sum(a["wavefronts"] for a in better["accesses"]) == 32
+    with pytest.raises(InputError, match="serve: SPEC cannot be read"):
+        serve.start_state(str(ROOT / "no-such.toml"))
+
+
+# ----- the page in a real browser ----------------------------------------------------------------
+def _driver():
+    exe = chromium()
+    driver_path = shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        driver_path = None
+    if driver_path is None:
+        if os.environ.get("BANKPROOF_REQUIRE_BROWSER") == "1":
+            pytest.fail("selenium or chromedriver is missing (make test installs both)")
+        pytest.skip("selenium or chromedriver is missing (make test installs both)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = exe
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,2000"):
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+
+
+class Page:
+    """The workbench page: clicks that wait for the answer, and what it displays."""
+
+    def __init__(self, driver):
+        self.d = driver
+
+    def seq(self) -> int:
+        return int(self.d.find_element("tag name", "body").get_attribute("data-seq"))
+
+    def wait(self, before: int) -> None:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def done(d):
+            body = d.find_element("tag name", "body")
+            return int(body.get_attribute("data-seq")) > before and body.get_attribute("data-busy") == "0"
+
+        WebDriverWait(self.d, 30).until(done)
+
+    def click(self, selector: str) -> None:
+        before = self.seq()
+        self.d.find_element("css selector", selector).click()
+        self.wait(before)
+
+    def grid(self) -> list[list[int]]:
+        return json.loads(self.d.find_element("id", "grid").get_attribute("data-cells"))
+
+    def set_grid(self, target: list[list[int]]) -> None:
+        now = self.grid()
+        for i, row in enumerate(target):
+            for j, v in enumerate(row):
+                if now[i][j] != v:
+                    self.click(f"#grid button[data-row='{i}'][data-col='{j}']")
+        assert self.grid() == target
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        for tr in self.d.find_elements("css selector", "#accesses tr[data-access]"):
+            wf = tr.find_element("css selector", ".wavefronts").text
+            per = tr.find_element("css selector", ".per-instruction").text
+            out[tr.get_attribute("data-access")] = (int(wf), int(per))
+        return out
+
+    def algebra(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        for div in self.d.find_elements("css selector", "#algebra-body .alg"):
+            count = div.find_element("css selector", ".alg-count").get_attribute("textContent")
+            enum = div.find_element("css selector", ".enum-count").get_attribute("textContent")
+            out[div.get_attribute("data-access")] = (int(count), int(enum))
+        return out
+
+    def paste_memory(self, text: str) -> None:
+        box = self.d.find_element("id", "memory")
+        self.d.execute_script("arguments[0].value = arguments[1];", box, text)
+        self.click("#load")
+
+
+def test_the_page_in_chromium(server, tmp_path):
+    driver = _driver()
+    try:
+        driver.get(server)
+        page = Page(driver)
+        page.wait(0)
+        assert page.grid() == [[0] * 5] * 4
+        for name, (grid, per_instruction) in SEED_TABLE.items():  # the seed's table, by toggling
+            page.set_grid(grid)
+            assert page.counts()["read"][1] == per_instruction, name
+        rng = random.Random(20261123)
+        states = 0
+        grid = page.grid()
+        while states < 50:  # a random walk: 1 to 3 toggles per state
+            for _ in range(rng.randint(1, 3)):
+                i, j = rng.randrange(4), rng.randrange(5)
+                grid[i][j] ^= 1
+            page.set_grid(grid)
+            shown = page.counts()
+            assert shown == expected(grid), grid
+            assert all(count == enum for count, enum in page.algebra().values()), page.algebra()
+            assert page.algebra()["read"][0] == shown["read"][1]
+            states += 1
+        png = driver.get_screenshot_as_png()
+        (tmp_path / "workbench.png").write_bytes(png)
+        img = decode_png(png)[..., :3]
+        assert img.std() > 20 and (img.min(axis=-1) < 128).mean() > 0.01  # not blank: text and colour
+        page.paste_memory("32*m + (n ^ m")  # malformed: an error shows, the server goes on
+        error = driver.find_element("id", "error")
+        assert error.is_displayed() and "formula" in error.text
+        page.paste_memory("32*m + (n ^ (2*m))")
+        assert not driver.find_element("id", "error").is_displayed()
+        assert page.counts()["read"] == (16, 1)
+        assert page.grid() == SHIFTED
+        before = page.seq()
+        driver.find_element("id", "synth").click()
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 60).until(lambda d: d.find_element("tag name", "body").get_attribute("data-action") == "done")
+        assert driver.find_element("id", "synth-status").text == "proved"
+        assert page.seq() == before
+    finally:
+        driver.quit()
+
+
+def test_a_ttgir_buffer_loads_by_click(tmp_path):
+    srv = serve.make_server(str(ROOT / "verifier" / "triton" / "sample.ttgir"))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    driver = _driver()
+    try:
+        driver.get(serve.url(srv))
+        page = Page(driver)
+        page.wait(0)
+        assert sum(wf for wf, _ in page.counts().values()) == 272
+        page.click("#buffers tr.buffer button")  # the scan's better layout
+        assert sum(wf for wf, _ in page.counts().values()) == 32
+        page.click("#buffers tr.buffer")
+        assert sum(wf for wf, _ in page.counts().values()) == 272
+    finally:
+        driver.quit()
+        srv.shutdown()
+        srv.server_close()
+
