@@ -153,6 +153,27 @@ def test_server_refuses_bad_requests_and_keeps_serving(server):
     assert "<script src=\"/app.js\">" in page and "http" not in page.replace("http-equiv", "")
 
 
+def test_concurrent_proofs_are_serialized_and_stale_ones_dropped(server):
+    """Z3's Python API shares one context: two proofs in two threads once crashed the process.
+    Eight at once: each answered, proved, or dropped as superseded; the newest always runs."""
+    body = json.dumps({**workbench.SEED, "grid": SHIFTED, "timeout": 10}).encode()
+    answers: list = [None] * 8
+
+    def ask(k):
+        answers[k] = _post(server + "api/prove", body)
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    codes = sorted(code for code, _ in answers)
+    assert set(codes) <= {200, 409} and 200 in codes
+    assert all(b["result"]["verdict"] == "proved" for code, b in answers if code == 200)
+    assert all(b["error"] == "superseded by a newer prove call" for code, b in answers if code == 409)
+    assert _post(server + "api/evaluate", json.dumps(workbench.SEED).encode())[0] == 200
+
+
 def test_start_states_from_files():
     spec = serve.start_state(str(ROOT / "examples" / "transpose_16x32_xor_m.toml"))
     r = workbench.evaluate(spec["problem"])
@@ -266,6 +287,15 @@ def test_the_page_in_chromium(server, tmp_path):
             assert all(count == enum for count, enum in page.algebra().values()), page.algebra()
             assert page.algebra()["read"][0] == shown["read"][1]
             states += 1
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def proved_now(d):  # the background Z3 proof of the last state
+            status = d.find_element("id", "z3-status")
+            return status.get_attribute("data-grid") == json.dumps(grid, separators=(",", ":")) and status
+        status = WebDriverWait(driver, 60).until(proved_now)
+        verdicts = json.loads(status.get_attribute("data-accesses"))
+        want = {name: "proved" if per == 1 else "refuted" for name, (_, per) in expected(grid).items()}
+        assert verdicts == want and status.get_attribute("data-verdict") in ("proved", "refuted")
         png = driver.get_screenshot_as_png()
         (tmp_path / "workbench.png").write_bytes(png)
         img = decode_png(png)[..., :3]
@@ -279,8 +309,6 @@ def test_the_page_in_chromium(server, tmp_path):
         assert page.grid() == SHIFTED
         before = page.seq()
         driver.find_element("id", "synth").click()
-        from selenium.webdriver.support.ui import WebDriverWait
-
         WebDriverWait(driver, 60).until(lambda d: d.find_element("tag name", "body").get_attribute("data-action") == "done")
         assert driver.find_element("id", "synth-status").text == "proved"
         assert page.seq() == before

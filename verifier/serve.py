@@ -5,7 +5,9 @@ fetched from elsewhere, so it works offline).
 Routes: ``GET /`` (the page), ``GET /app.js`` and ``/app.css``, ``GET /api/start`` (the problem to
 open: the seeds' 16x32 transpose, a spec given on the command line, or a TTGIR file's buffers),
 ``POST /api/evaluate`` (enumeration and algebra: every toggle), ``/api/export``, and the slow ones
-``/api/prove``, ``/api/synth``, ``/api/explain`` (at most two at once, each under a time limit).
+``/api/prove``, ``/api/synth``, ``/api/explain`` (one at a time in a process, since Z3's Python
+API shares one context between threads; each under a time limit; a call still waiting when a
+newer one of its kind arrives is answered 409 "superseded" without running).
 Bad input answers 400 with ``{"ok": false, "error": message}``; the server keeps running.
 Nothing is read but the file named on the command line (once, at start) and the package's own
 three page files; nothing is written.
@@ -32,7 +34,8 @@ ASSETS = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascri
 FAST = {"evaluate": workbench.evaluate, "export": workbench.export}
 SLOW = {"prove": workbench.prove, "synth": workbench.synth, "explain": workbench.explain}
 MAX_BODY = 64 * 1024  # bytes of one request
-SLOW_AT_ONCE = 2
+SLOW_WAIT_S = 120  # how long a slow call waits for the one running (each runs under its own limit)
+Z3_LOCK = threading.Lock()  # Z3's Python API shares one context in a process: one slow call at a time
 
 
 def _spec_problem(path: str) -> dict:
@@ -110,7 +113,8 @@ class Handler(BaseHTTPRequestHandler):
 
     server_version = "bankproof"
     state: dict = {}
-    slow = threading.BoundedSemaphore(SLOW_AT_ONCE)
+    tickets: dict = {}
+    tickets_lock = threading.Lock()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
@@ -152,25 +156,33 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(self.rfile.read(size))
         except (ValueError, UnicodeDecodeError):
             return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
-        if name in SLOW and not self.slow.acquire(blocking=False):
-            return self._json(503, {"ok": False, "error": f"busy: {SLOW_AT_ONCE} proofs are running"})
+        if name in FAST:
+            return self._answer(call, req)
+        with self.tickets_lock:  # the newest call of each kind; older ones still waiting are dropped
+            self.tickets[name] = ticket = self.tickets.get(name, 0) + 1
+        if not Z3_LOCK.acquire(timeout=SLOW_WAIT_S):
+            return self._json(503, {"ok": False, "error": "busy: a proof is running; try again"})
+        try:
+            if self.tickets[name] != ticket:
+                return self._json(409, {"ok": False, "error": f"superseded by a newer {name} call"})
+            self._answer(call, req)
+        finally:
+            Z3_LOCK.release()
+
+    def _answer(self, call, req: object) -> None:
         try:
             self._json(200, call(req))
         except InputError as e:
             self._json(400, {"ok": False, "error": str(e)})
         except Exception as e:  # noqa: BLE001 - answer and keep serving
             self._json(500, {"ok": False, "error": f"internal error: {type(e).__name__}: {e}"[:400]})
-        finally:
-            if name in SLOW:
-                self.slow.release()
 
 
 def make_server(path: str | None, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A server (not yet serving) for the problem at ``path``; ``port`` 0 picks a free port."""
     state = start_state(path)
-    handler = type(
-        "BoundHandler", (Handler,), {"state": state, "slow": threading.BoundedSemaphore(SLOW_AT_ONCE)}
-    )
+    fresh = {"state": state, "tickets": {}, "tickets_lock": threading.Lock()}
+    handler = type("BoundHandler", (Handler,), fresh)
     try:
         server = ThreadingHTTPServer((host, port), handler)
     except OSError as e:

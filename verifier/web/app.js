@@ -84,6 +84,7 @@ async function refresh() {
     state.answer = answer;
     if (answer.grid) state.grid = answer.grid.cells;
     render(answer);
+    scheduleProof();
   } catch (e) {
     if (id !== latest) return;
     showError(e.message);
@@ -240,6 +241,42 @@ function renderMatrices(ms) {
     body.append(el("table", { class: "matrix" }, el("caption", {}, m.title), groups, head, ...rows));
   }
 }
+
+// ----- Z3 in the background: every state, the newest only, under a time limit --------------------
+const PROOF_LIMIT_S = 10;
+let proofTimer = null;
+let proofId = 0;
+
+function scheduleProof() {
+  const status = $("z3-status");
+  clearTimeout(proofTimer);
+  const id = ++proofId;
+  if (!$("auto-prove").checked) { status.textContent = ""; return; }
+  const req = { ...state.problem, grid: state.grid, timeout: PROOF_LIMIT_S };
+  const grid = JSON.stringify(state.grid);
+  status.dataset.verdict = "";
+  status.replaceChildren(el("span", { class: "badge running" }, "Z3: waiting"));
+  proofTimer = setTimeout(async () => {
+    if (id !== proofId) return;
+    status.replaceChildren(el("span", { class: "badge running" }, "Z3: proving (limit " + PROOF_LIMIT_S + " s per access)…"));
+    try {
+      const d = await call("prove", req);
+      if (id !== proofId) return;
+      const r = d.result;
+      status.replaceChildren(el("span", { class: "badge " + r.verdict }, "Z3 and every engine: " + r.verdict),
+        " " + r.accesses.map((a) => a.name + " " + a.proof.status + " (" + (a.engines.z3 ? a.engines.z3.verdict : "-") +
+          " by z3, " + a.engines.z3.seconds + " s)").join("; "));
+      status.dataset.grid = grid;
+      status.dataset.verdict = r.verdict;
+      status.dataset.accesses = JSON.stringify(Object.fromEntries(r.accesses.map((a) => [a.name, a.proof.status])));
+    } catch (e) {
+      if (id !== proofId) return;
+      status.replaceChildren(el("span", { class: "badge unknown" }, "Z3: " + e.message));
+      status.dataset.verdict = "error";
+    }
+  }, 300);
+}
+$("auto-prove").addEventListener("change", scheduleProof);
 
 // ----- the slow calls ----------------------------------------------------------------------------
 async function action(name, label, show) {
