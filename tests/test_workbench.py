@@ -174,6 +174,24 @@ def test_concurrent_proofs_are_serialized_and_stale_ones_dropped(server):
     assert _post(server + "api/evaluate", json.dumps(workbench.SEED).encode())[0] == 200
 
 
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.toml")))
+def test_every_example_opens_with_its_verified_counts(example):
+    """A spec file opens in the workbench as written and counts what ``verify`` counts."""
+    path = str(ROOT / "examples" / example)
+    answer = workbench.evaluate(serve.start_state(path)["problem"])
+    want = bp.verify(spec=path, engines="enum")
+    assert [a["wavefronts"] for a in answer["accesses"]] == [a.wavefronts for a in want.accesses]
+
+
+def test_serve_command_refuses_bad_arguments(capsys):
+    from bankproof.verifier.cli import main
+
+    assert main(["serve", str(ROOT / "no-such.toml")]) == 2
+    assert "serve: SPEC cannot be read (FileNotFoundError)" in capsys.readouterr().err
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "serve: --port must be between 0 and 65535, got 70000" in capsys.readouterr().err
+
+
 def test_start_states_from_files():
     spec = serve.start_state(str(ROOT / "examples" / "transpose_16x32_xor_m.toml"))
     r = workbench.evaluate(spec["problem"])
