@@ -141,7 +141,7 @@ class _Reader:
         self.take("]")
         return out
 
-    def dict(self) -> dict:
+    def dict(self, depth: int = 0) -> dict:
         out: dict = {}
         self.take("{")
         if self.peek()[1] == "}":
@@ -152,7 +152,7 @@ class _Reader:
             if key in out:
                 raise self.error(f"duplicate key {key!r}")
             self.take("=")
-            out[key] = self.value()
+            out[key] = self.value(depth + 1)
             if self.peek()[1] != ",":
                 break
             self.take(",")
@@ -177,6 +177,8 @@ class _Reader:
             return v[1:-1]
         if k == "hash":
             return self.attribute()
+        if v == "{":  # a nested dict (amd_wmma's ctaLayout)
+            return self.dict(depth + 1)
         if v == "[":
             self.take("[")
             items = []

@@ -349,12 +349,18 @@ class DotOperand(TritonLayout):
                 )
             if parent.rank not in (2, 3):
                 raise InputError(f.kind, "parent", "must have rank 2 or 3")
+        elif hasattr(parent, "dot_operand_layout"):  # AMD's mfma and wmma (triton_amd)
+            k_width = f.int("kWidth", pow2=True)
+            if parent.kind == "amd_wmma" and parent.version == 1 and k_width not in (8, 16):
+                raise InputError(f.kind, "kWidth", "must be 8 or 16 for a WMMA version 1 parent", k_width)
         elif isinstance(parent, Blocked):
             k_width = f.int("kWidth", 0)
             if parent.rank not in (2, 3):
                 raise InputError(f.kind, "parent", "must have rank 2 or 3", parent.rank)
         else:
-            raise InputError(f.kind, "parent", "must be a nvidia_mma or blocked layout", parent.text())
+            raise InputError(
+                f.kind, "parent", "must be a nvidia_mma, amd_mfma, amd_wmma or blocked layout", parent.text()
+            )
         return DotOperand(op_idx, parent, k_width)
 
     @property
@@ -374,6 +380,8 @@ class DotOperand(TritonLayout):
         _check_shape(self.kind, shape, self.rank)
         rank = self.rank
         names = tl.dims(rank)
+        if hasattr(self.parent, "dot_operand_layout"):
+            return self.parent.dot_operand_layout(self.op_idx, self.k_width, shape)
         if isinstance(self.parent, Blocked):
             p = self.parent
             k_dim = rank - 1 if self.op_idx == 0 else rank - 2
@@ -757,7 +765,10 @@ _FIELDS = {
     "nvmma_shared": ["swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank", "CGALayout"],
     "shared_linear": ["offset", "block"],
     "padded_shared": ["order", "shape", "offset", "block"],
-}
+    "amd_mfma": ["version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp", "elementBitWidth",
+                 "CGALayout"],
+    "amd_wmma": ["version", "isTranspose", "ctaLayout", "instrShape", "rank", "CGALayout"],
+}  # fmt: skip
 
 
 def from_attribute(attr: Attribute) -> TritonLayout:
@@ -782,6 +793,10 @@ def from_attribute(attr: Attribute) -> TritonLayout:
         return SharedLinear.parse(f, attr.trailing)
     if kind == "padded_shared":
         return PaddedShared.parse(f, attr.intervals)
+    if kind.startswith("amd_"):
+        from bankproof.models.notation import triton_amd
+
+        return {"amd_mfma": triton_amd.AmdMfma.parse, "amd_wmma": triton_amd.AmdWmma.parse}[kind](f)
     return {
         "blocked": Blocked.parse,
         "linear": Linear.parse,

@@ -17,10 +17,11 @@ from pathlib import Path
 warnings.filterwarnings("ignore")
 
 
-def _module(items: list[dict], warps: int, ctas: int) -> str:
+def _module(items: list[dict], warps: int, ctas: int, lanes: int = 32) -> str:
+    target = "cuda:90" if lanes == 32 and not items[0].get("amd") else "hip:gfx942"
     lines = [
         f'module attributes {{"ttg.num-ctas" = {ctas} : i32, "ttg.num-warps" = {warps} : i32, '
-        f'"ttg.threads-per-warp" = 32 : i32, ttg.target = "cuda:90"}} {{',
+        f'"ttg.threads-per-warp" = {lanes} : i32, ttg.target = "{target}"}} {{',
         "  tt.func @k() {",
     ]
     for n, it in enumerate(items):
@@ -44,20 +45,20 @@ def _padded_fields(lay) -> list:
     ]
 
 
-def _run(items: list[dict], warps: int, ctas: int) -> list[dict]:
+def _run(items: list[dict], warps: int, ctas: int, lanes: int = 32) -> list[dict]:
     from triton._C.libtriton import gluon_ir, ir
 
     ctx = ir.context()
     ir.load_dialects(ctx)
     b = gluon_ir.GluonOpBuilder(ctx)
     with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as fh:
-        fh.write(_module(items, warps, ctas))
+        fh.write(_module(items, warps, ctas, lanes))
         path = fh.name
     try:
         mod = ir.parse_mlir_module(path, ctx)
     except Exception as e:  # noqa: BLE001 - report any parser failure as data
         if len(items) > 1:  # one bad item spoils the module: answer each alone
-            return [r for it in items for r in _run([it], warps, ctas)]
+            return [r for it in items for r in _run([it], warps, ctas, lanes)]
         return [{"id": items[0]["id"], "ok": False, "error": f"parse: {e}"[:400]}]
     finally:
         os.unlink(path)
@@ -135,11 +136,12 @@ def main() -> None:
     for res in _gluon(gluon) if gluon else []:
         sys.stdout.write(json.dumps(res) + "\n")
     items = [it for it in items if "recipe" not in it]
-    groups: dict[tuple[int, int], list[dict]] = {}
+    groups: dict[tuple[int, int, int, bool], list[dict]] = {}
     for it in items:
-        groups.setdefault((it["warps"], it["ctas"]), []).append(it)
-    for (warps, ctas), group in groups.items():
-        for res in _run(group, warps, ctas):
+        key = (it["warps"], it["ctas"], it.get("lanes", 32), bool(it.get("amd")))
+        groups.setdefault(key, []).append(it)
+    for (warps, ctas, lanes, _), group in groups.items():
+        for res in _run(group, warps, ctas, lanes):
             sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()
     os._exit(0)  # skip nanobind's leak report at interpreter exit
