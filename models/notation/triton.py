@@ -474,6 +474,10 @@ class SwizzledShared(TritonLayout):
     def cga(self) -> list[list[int]]:
         return [list(b) for b in self.cga_bases]
 
+    def row_phase(self, row: int) -> int:
+        """The swizzle phase of a row (a power of two): which ``vec`` group it XORs in."""
+        return (row // self.per_phase) % self.max_phase
+
     def text(self) -> str:
         return (
             f"#ttg.swizzled_shared<{{vec = {self.vec}, perPhase = {self.per_phase}, maxPhase = "
@@ -493,7 +497,7 @@ class SwizzledShared(TritonLayout):
         bases = [[0, 1 << i] for i in range(log2(ncols))]
         for i in range(log2(nrows)):
             r = 1 << i
-            bases.append([r, (self.vec * ((r // self.per_phase) % self.max_phase)) % ncols])
+            bases.append([r, (self.vec * self.row_phase(r)) % ncols])
         cta = LinearLayout.from_bases({"offset": bases}, [names[row], names[col]])
         for d in self.order[2:]:
             cta = cta * LinearLayout.identity1d(per_cta[d], "offset", names[d])
@@ -768,6 +772,7 @@ _FIELDS = {
     "amd_mfma": ["version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp", "elementBitWidth",
                  "CGALayout"],
     "amd_wmma": ["version", "isTranspose", "ctaLayout", "instrShape", "rank", "CGALayout"],
+    "amd_rotating_shared": ["vec", "perPhase", "maxPhase", "order", "CGALayout"],
 }  # fmt: skip
 
 
@@ -796,7 +801,11 @@ def from_attribute(attr: Attribute) -> TritonLayout:
     if kind.startswith("amd_"):
         from bankproof.models.notation import triton_amd
 
-        return {"amd_mfma": triton_amd.AmdMfma.parse, "amd_wmma": triton_amd.AmdWmma.parse}[kind](f)
+        return {
+            "amd_mfma": triton_amd.AmdMfma.parse,
+            "amd_wmma": triton_amd.AmdWmma.parse,
+            "amd_rotating_shared": triton_amd.AmdRotatingShared.parse,
+        }[kind](f)
     return {
         "blocked": Blocked.parse,
         "linear": Linear.parse,

@@ -17,6 +17,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.triton import (
+    SwizzledShared,
     TritonLayout,
     _cga,
     _cga_text,
@@ -63,11 +64,13 @@ class AmdMfma(TritonLayout):
             raise InputError(f.kind, "warpsPerCTA", "must have 2 or 3 entries", _fmt(wpc))
         instr = f.ints("instrShape", pow2=True)
         if len(instr) not in (2, 3) or tuple(instr[:2]) not in MFMA_SHAPES:
-            raise InputError(f.kind, "instrShape", "must be [M, N, K] with M x N one of 32x32, 16x16, 64x4, 4x64",
-                             _fmt(instr))  # fmt: skip
+            what = "must be [M, N, K] with M x N one of 32x32, 16x16, 64x4, 4x64"
+            raise InputError(f.kind, "instrShape", what, _fmt(instr))
         transposed = f.bool("isTransposed", False)
         if tuple(instr[:2]) == (64, 4) and not transposed:
-            raise InputError(f.kind, "isTransposed", "must be true for a 64x4 instruction (Triton asserts it)")
+            raise InputError(
+                f.kind, "isTransposed", "must be true for a 64x4 instruction (Triton asserts it)"
+            )
         tiles = f.ints("tilesPerWarp", [1] * rank, pow2=True, rank=rank)
         bits = f.int("elementBitWidth", 32)
         if bits not in (32, 64):
@@ -82,7 +85,11 @@ class AmdMfma(TritonLayout):
         return [list(b) for b in self.cga_bases]
 
     def text(self) -> str:
-        tiles = f", tilesPerWarp = {_fmt(self.tiles_per_warp)}" if any(t != 1 for t in self.tiles_per_warp) else ""
+        tiles = (
+            f", tilesPerWarp = {_fmt(self.tiles_per_warp)}"
+            if any(t != 1 for t in self.tiles_per_warp)
+            else ""
+        )
         bits = f", elementBitWidth = {self.element_bits}" if self.element_bits != 32 else ""
         return (
             f"#ttg.amd_mfma<{{version = {self.version}, warpsPerCTA = {_fmt(self.warps_per_cta)}, "
@@ -103,10 +110,14 @@ class AmdMfma(TritonLayout):
         height = 1 if self.element_bits == 64 else 4
         tiles = m * n // (MFMA_LANES * height)
         if not self.transposed:
-            tile = _id(height, "register", dim_m) * (_id(n, "lane", dim_n) * _id(MFMA_LANES // n, "lane", dim_m))
+            tile = _id(height, "register", dim_m) * (
+                _id(n, "lane", dim_n) * _id(MFMA_LANES // n, "lane", dim_m)
+            )
             tile = tile * _id(tiles, "register", dim_m)
         else:
-            tile = _id(height, "register", dim_n) * (_id(m, "lane", dim_m) * _id(MFMA_LANES // m, "lane", dim_n))
+            tile = _id(height, "register", dim_n) * (
+                _id(m, "lane", dim_m) * _id(MFMA_LANES // m, "lane", dim_n)
+            )
             tile = tile * _id(tiles, "register", dim_n)
         tile = tile.transpose_outs([dim_n, dim_m])
         tpw, wpc = self.tiles_per_warp, self.warps_per_cta
@@ -114,7 +125,9 @@ class AmdMfma(TritonLayout):
         tile = tile * _id(shape[n_i] // (n * wpc[n_i] * tpw[n_i]), "register", dim_n)
         tile = tile * _id(tpw[m_i], "register", dim_m) * _id(wpc[m_i], "warp", dim_m)
         if rank == 3:
-            tile = tile * _id(1, "register", names[0]) * _id(1, "lane", names[0]) * _id(wpc[0], "warp", names[0])
+            tile = (
+                tile * _id(1, "register", names[0]) * _id(1, "lane", names[0]) * _id(wpc[0], "warp", names[0])
+            )
         return tl.combine_cta_cga(tile, self.cga(), shape)
 
     def dot_operand_layout(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
@@ -194,7 +207,9 @@ class AmdWmma(TritonLayout):
                              _fmt(instr))  # fmt: skip
         grid = LinearLayout.from_bases({"register": reg, "warp": warp}, _tiles(reg + warp, rank))
         if not grid.is_surjective():
-            raise InputError(f.kind, "ctaLayout", "must reach every tile it spans (Triton requires it)", _fmt(cta))
+            raise InputError(
+                f.kind, "ctaLayout", "must reach every tile it spans (Triton requires it)", _fmt(cta)
+            )
         return AmdWmma(version, transposed, _t(reg), _t(warp), tuple(instr), rank, _t(cga))
 
     @property
@@ -268,3 +283,31 @@ class AmdWmma(TritonLayout):
         rep = [dim_k, dim_nonk] + ([names[order[2]]] if rank == 3 else [])
         cta = tile.transpose_outs(rep) * self._grid(regs, drop_k(self.warp)).transpose_outs(rep)
         return tl.combine_cta_cga(cta, self.cga(), shape)
+
+
+@dataclass(frozen=True)
+class AmdRotatingShared(SwizzledShared):
+    """``#ttg.amd_rotating_shared``: a swizzled shared layout whose phase also rotates with
+    the block of ``perPhase * maxPhase`` rows (phase XOR block number, Triton 3.9.0's
+    ``sharedToLinearLayoutAMDRotating``). Triton's Python bindings cannot build its linear
+    layout, so no oracle checks it; rows within one block equal ``swizzled_shared``'s.
+
+    >>> r = parse_triton("#ttg.amd_rotating_shared<{vec = 1, perPhase = 1, maxPhase = 2, order = [1, 0]}>")
+    >>> r.to_layout([4, 4]).as_dict()["offset"]
+    [[0, 1], [0, 2], [1, 1], [2, 1]]
+    """
+
+    kind = "amd_rotating_shared"
+
+    @staticmethod
+    def parse(f: _Fields) -> AmdRotatingShared:
+        s = SwizzledShared.parse(f)
+        return AmdRotatingShared(s.vec, s.per_phase, s.max_phase, s.order, s.cga_bases)
+
+    def row_phase(self, row: int) -> int:
+        phase = (row // self.per_phase) % self.max_phase
+        block = row // self.max_phase // self.per_phase % self.max_phase
+        return phase ^ block
+
+    def text(self) -> str:
+        return super().text().replace("#ttg.swizzled_shared<", "#ttg.amd_rotating_shared<", 1)

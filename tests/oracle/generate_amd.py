@@ -18,7 +18,9 @@ KINDS = ("amd_mfma", "amd_mfma_dot_op", "amd_wmma", "amd_wmma_dot_op", "blocked_
 def mfma(rng: random.Random):
     version = rng.randint(1, 4)
     rank = 2 if rng.random() < 0.8 else 3
-    shapes = [(32, 32, 8), (16, 16, 16), (64, 4, 4), (4, 64, 4)] + ([(16, 16, 32), (32, 32, 16)] if version == 4 else [])
+    shapes = [(32, 32, 8), (16, 16, 16), (64, 4, 4), (4, 64, 4)] + (
+        [(16, 16, 32), (32, 32, 16)] if version == 4 else []
+    )
     m, n, k = rng.choice(shapes)
     transposed = (m, n) == (64, 4) or rng.random() < 0.5
     bits64 = (m, n) in ((16, 16), (32, 32)) and rng.random() < 0.15
