@@ -1,5 +1,5 @@
 """Gluon layout objects read by bankproof equal Triton 3.9.0's ``to_linear_layout`` of the same
-objects, on >= 300 random objects of each of the nine Gluon classes (count printed).
+objects, on >= 300 random objects of each of the eleven Gluon classes (nine NVIDIA, two AMD) (count printed).
 
 The objects are built twice from one recipe: here (handed to bankproof's API as objects) and in
 a Triton subprocess (tests/oracle), which can abort on some inputs. A ``PaddedSharedLayout`` has
@@ -43,7 +43,7 @@ def test_gluon_objects_equal_triton(capsys):
     import triton.experimental.gluon.language as ttgl
 
     all_cases = cases(seed=20261123, per_kind=PER_KIND)
-    objects = {c["id"]: build(c["recipe"], vars(ttgl)) for c in all_cases}
+    objects = {c["id"]: build(c["recipe"], {**vars(ttgl), **vars(ttgl.amd)}) for c in all_cases}
     for c in all_cases:
         c["text"] = gluon_attribute(objects[c["id"]]).text()
         c["elem"] = "i16"

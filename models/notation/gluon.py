@@ -110,8 +110,22 @@ _PLAIN = {
         ),
     ),
 }
+_PLAIN["AMDMFMALayout"] = (
+    "ttg.amd_mfma",
+    _field_map(
+        {
+            "version": "version",
+            "warps_per_cta": "warpsPerCTA",
+            "instr_shape": "instrShape",
+            "transposed": "isTransposed",
+            "tiles_per_warp": "tilesPerWarp",
+            "element_bitwidth": "elementBitWidth",
+            "cga_layout": "CGALayout",
+        }
+    ),
+)
 NESTED = ("SliceLayout", "DotOperandLayout")
-OTHER = ("NVMMADistributedLayout", "SharedLinearLayout", "PaddedSharedLayout")
+OTHER = ("NVMMADistributedLayout", "SharedLinearLayout", "PaddedSharedLayout", "AMDWMMALayout")
 SUPPORTED = tuple(_PLAIN) + NESTED + OTHER
 
 
@@ -123,7 +137,7 @@ def _attribute(obj: object, depth: int = 0) -> Attribute:
         raise InputError(
             WHERE,
             "layout",
-            f"must be one of Gluon's {', '.join(SUPPORTED)} (a concrete NVIDIA layout)",
+            f"must be one of Gluon's {', '.join(SUPPORTED)} (a concrete layout)",
             given,
         )
     if cls in _PLAIN:
@@ -150,6 +164,12 @@ def _attribute(obj: object, depth: int = 0) -> Attribute:
         params.update(_field_map({"warps_per_cta": "warpsPerCTA", "instr_shape": "instrShape",
                                   "cga_layout": "CGALayout"})(obj, cls))  # fmt: skip
         return Attribute("ttg.nvidia_mma", params)
+    if cls == "AMDWMMALayout":
+        params = _field_map({"version": "version", "transposed": "isTranspose", "instr_shape": "instrShape",
+                             "rank": "rank", "cga_layout": "CGALayout"})(obj, cls)  # fmt: skip
+        grid = {"register": _value(obj, cls, "reg_bases"), "warp": _value(obj, cls, "warp_bases")}
+        params["ctaLayout"] = grid
+        return Attribute("ttg.amd_wmma", params)
     if cls == "SharedLinearLayout":
         params = _field_map({"offset_bases": "offset", "block_bases": "block"})(obj, cls)
         return Attribute("ttg.shared_linear", params, trailing={"alignment": _value(obj, cls, "alignment")})

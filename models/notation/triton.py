@@ -769,11 +769,14 @@ _FIELDS = {
     "nvmma_shared": ["swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank", "CGALayout"],
     "shared_linear": ["offset", "block"],
     "padded_shared": ["order", "shape", "offset", "block"],
-    "amd_mfma": ["version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp", "elementBitWidth",
-                 "CGALayout"],
-    "amd_wmma": ["version", "isTranspose", "ctaLayout", "instrShape", "rank", "CGALayout"],
-    "amd_rotating_shared": ["vec", "perPhase", "maxPhase", "order", "CGALayout"],
-}  # fmt: skip
+}
+_PARSERS: dict = {}  # kinds other modules add (triton_amd), with their own parse functions
+
+
+def register(kind: str, fields: Sequence[str], parse) -> None:
+    """Add an attribute kind (``#ttg.<kind>``) read by ``parse(fields) -> TritonLayout``."""
+    _FIELDS[kind] = list(fields)
+    _PARSERS[kind] = parse
 
 
 def from_attribute(attr: Attribute) -> TritonLayout:
@@ -798,14 +801,8 @@ def from_attribute(attr: Attribute) -> TritonLayout:
         return SharedLinear.parse(f, attr.trailing)
     if kind == "padded_shared":
         return PaddedShared.parse(f, attr.intervals)
-    if kind.startswith("amd_"):
-        from bankproof.models.notation import triton_amd
-
-        return {
-            "amd_mfma": triton_amd.AmdMfma.parse,
-            "amd_wmma": triton_amd.AmdWmma.parse,
-            "amd_rotating_shared": triton_amd.AmdRotatingShared.parse,
-        }[kind](f)
+    if kind in _PARSERS:
+        return _PARSERS[kind](f)
     return {
         "blocked": Blocked.parse,
         "linear": Linear.parse,

@@ -26,6 +26,7 @@ from bankproof.models.notation.triton import (
     _fmt,
     _t,
     parse_triton,  # noqa: F401 - the doctest's entry point
+    register,
 )
 
 MFMA_LANES = 64
@@ -311,3 +312,12 @@ class AmdRotatingShared(SwizzledShared):
 
     def text(self) -> str:
         return super().text().replace("#ttg.swizzled_shared<", "#ttg.amd_rotating_shared<", 1)
+
+
+MFMA_FIELDS = ["version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp", "elementBitWidth"]
+MFMA_FIELDS.append("CGALayout")
+register("amd_mfma", MFMA_FIELDS, AmdMfma.parse)
+WMMA_FIELDS = ["version", "isTranspose", "ctaLayout", "instrShape", "rank", "CGALayout"]
+register("amd_wmma", WMMA_FIELDS, AmdWmma.parse)
+ROTATING_FIELDS = ["vec", "perPhase", "maxPhase", "order", "CGALayout"]
+register("amd_rotating_shared", ROTATING_FIELDS, AmdRotatingShared.parse)

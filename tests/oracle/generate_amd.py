@@ -15,32 +15,48 @@ from tests.oracle.generate import _fmt, _perm, _shape_around, _split
 KINDS = ("amd_mfma", "amd_mfma_dot_op", "amd_wmma", "amd_wmma_dot_op", "blocked_wave64")
 
 
-def mfma(rng: random.Random):
+def mfma_params(rng: random.Random) -> dict:
+    """Random valid ``amd_mfma`` fields (Gluon's names: the agreement tests build objects too)."""
     version = rng.randint(1, 4)
     rank = 2 if rng.random() < 0.8 else 3
-    shapes = [(32, 32, 8), (16, 16, 16), (64, 4, 4), (4, 64, 4)] + (
-        [(16, 16, 32), (32, 32, 16)] if version == 4 else []
-    )
+    shapes = [(32, 32, 8), (16, 16, 16), (64, 4, 4), (4, 64, 4)]
+    shapes += [(16, 16, 32), (32, 32, 16)] if version == 4 else []
     m, n, k = rng.choice(shapes)
-    transposed = (m, n) == (64, 4) or rng.random() < 0.5
-    bits64 = (m, n) in ((16, 16), (32, 32)) and rng.random() < 0.15
-    warps = rng.choice([1, 2, 4, 8])
-    wpc = _split(rng, warps, rank)
     tiles = [1] * rank
     if rng.random() < 0.4:
         tiles[-2], tiles[-1] = rng.choice([1, 2, 4]), rng.choice([1, 2, 4])
-    extra = (f", tilesPerWarp = {_fmt(tiles)}" if tiles != [1] * rank else "") + (
-        ", elementBitWidth = 64" if bits64 else ""
+    return {
+        "version": version,
+        "instr_shape": [m, n, k],
+        "transposed": (m, n) == (64, 4) or rng.random() < 0.5,
+        "warps_per_cta": _split(rng, rng.choice([1, 2, 4, 8]), rank),
+        "element_bitwidth": 64 if (m, n) in ((16, 16), (32, 32)) and rng.random() < 0.15 else 32,
+        "tiles_per_warp": tiles,
+    }
+
+
+def mfma_tile(p: dict) -> list[int]:
+    """The tensor one CTA's warps and tiles cover (shapes are drawn around it)."""
+    wpc, tiles, (m, n, _) = p["warps_per_cta"], p["tiles_per_warp"], p["instr_shape"]
+    tile = [wpc[0]] * len(wpc)
+    tile[-2], tile[-1] = m * wpc[-2] * tiles[-2], n * wpc[-1] * tiles[-1]
+    return tile
+
+
+def mfma(rng: random.Random):
+    p = mfma_params(rng)
+    rank = len(p["warps_per_cta"])
+    extra = (f", tilesPerWarp = {_fmt(p['tiles_per_warp'])}" if p["tiles_per_warp"] != [1] * rank else "") + (
+        ", elementBitWidth = 64" if p["element_bitwidth"] == 64 else ""
     )
     text = (
-        f"#ttg.amd_mfma<{{version = {version}, warpsPerCTA = {_fmt(wpc)}, instrShape = {_fmt([m, n, k])}, "
-        f"isTransposed = {_fmt(transposed)}{extra}}}>"
+        f"#ttg.amd_mfma<{{version = {p['version']}, warpsPerCTA = {_fmt(p['warps_per_cta'])}, "
+        f"instrShape = {_fmt(p['instr_shape'])}, isTransposed = {_fmt(p['transposed'])}{extra}}}>"
     )
-    tile = [1] * rank
-    tile[-2], tile[-1] = m * wpc[-2] * tiles[-2], n * wpc[-1] * tiles[-1]
-    if rank == 3:
-        tile[0] = wpc[0]
-    return text, tile, warps, (m, n, k)
+    warps = 1
+    for w in p["warps_per_cta"]:
+        warps *= w
+    return text, mfma_tile(p), warps, tuple(p["instr_shape"])
 
 
 def mfma_dot(rng: random.Random):

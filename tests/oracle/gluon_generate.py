@@ -20,6 +20,8 @@ KINDS = (
     "SwizzledSharedLayout",
     "SharedLinearLayout",
     "PaddedSharedLayout",
+    "AMDMFMALayout",
+    "AMDWMMALayout",
 )
 
 
@@ -162,6 +164,32 @@ def padded_shared(rng: random.Random):
     return {"cls": "PaddedSharedLayout", "args": args}, shape
 
 
+def amd_mfma(rng: random.Random):
+    from tests.oracle.generate_amd import mfma_params, mfma_tile
+
+    args = mfma_params(rng)
+    return {"cls": "AMDMFMALayout", "args": args}, mfma_tile(args)
+
+
+def amd_wmma(rng: random.Random):
+    version = rng.randint(1, 3)
+    k = rng.choice({1: [16], 2: [16, 32], 3: [32, 64, 128]}[version])
+    steps = [0, 0]
+
+    def basis():
+        d = rng.randrange(2)
+        b = [0, 0]
+        b[d] = 1 << steps[d]
+        steps[d] += 1
+        return b
+
+    regs = [basis() for _ in range(rng.choice([0, 1, 2]))]
+    warps = [basis() for _ in range(rng.choice([0, 1, 2, 3]))]
+    args = {"version": version, "transposed": rng.random() < 0.4, "warp_bases": warps, "reg_bases": regs,
+            "instr_shape": [16, 16, k]}  # fmt: skip
+    return {"cls": "AMDWMMALayout", "args": args}, [16 << steps[0], 16 << steps[1]]
+
+
 _MAKERS = {
     "BlockedLayout": (blocked, False, (-2, 2)),
     "SliceLayout": (slice_, False, (-2, 2)),
@@ -172,6 +200,8 @@ _MAKERS = {
     "SwizzledSharedLayout": (swizzled_shared, True, (-3, 2)),
     "SharedLinearLayout": (shared_linear, True, (0, 0)),
     "PaddedSharedLayout": (padded_shared, True, (0, 0)),
+    "AMDMFMALayout": (amd_mfma, False, (-2, 2)),
+    "AMDWMMALayout": (amd_wmma, False, (0, 2)),
 }
 
 

@@ -113,7 +113,7 @@ def _gluon(items: list[dict]) -> list[dict]:
     out = []
     for it in items:
         try:
-            obj = build(it["recipe"], vars(ttgl))
+            obj = build(it["recipe"], {**vars(ttgl), **vars(ttgl.amd)})
             if it["recipe"]["cls"] == "PaddedSharedLayout":
                 back = _run([{**it, "memory": True}], 1, 1)[0]
                 back["same_object"] = back.get("object") == _padded_fields(obj)
