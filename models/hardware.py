@@ -196,8 +196,10 @@ def check_arch(arch: object, where: str = "arch", field: str = "arch") -> str:
     >>> check_arch("sm90")
     'sm90'
     """
-    if not isinstance(arch, str) or arch not in ARCHS:
-        raise InputError(where, field, f"must be one of {', '.join(ARCHS)}", arch)
+    from bankproof.models import amd
+
+    if not isinstance(arch, str) or (arch not in ARCHS and arch not in amd.ARCHS):
+        raise InputError(where, field, f"must be one of {', '.join([*ARCHS, *amd.ARCHS])}", arch)
     return arch
 
 

@@ -73,6 +73,16 @@ class Access:
     instr: str = "auto"
 
 
+def _nvidia_only(p: Spec, where: str) -> None:
+    """AMD archs are modeled for verify, layout and wavefronts only so far: refuse the rest."""
+    from bankproof.models import amd
+
+    if amd.check_arch(p.arch):
+        raise InputError(
+            where, "arch", "is an AMD model: only verify, layout and wavefronts take AMD archs so far", p.arch
+        )
+
+
 def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
     if isinstance(engines, str):
         if engines not in ENGINES:
@@ -207,7 +217,7 @@ def problem(
         if name in {b.name for b in built}:
             raise InputError(where, "name", "repeats another access's name", name)
         lay, text = _distributed(a.layout, size, dtype, names, where)
-        lay = check_access_layout(lay, a.kind, where, names)
+        lay = check_access_layout(lay, a.kind, where, names, arch)
         built.append(AccessSpec(name, a.kind, a.instr, lay, text))
     if memory is None:
         if require_memory:
@@ -295,6 +305,7 @@ def synth(
     chosen, seconds = _engines(engines, "synth"), _timeout(timeout, "synth")
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
+    _nvidia_only(p, "synth")
     return synthesis.synth(p, chosen, seconds)
 
 
@@ -322,6 +333,7 @@ def explain(
     """
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
+    _nvidia_only(p, "explain")
     return synthesis.explain(p)
 
 
@@ -357,6 +369,7 @@ def convert(
     )
     p = problem(memory, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims, spec=spec,
                 require_memory=False)  # fmt: skip
+    _nvidia_only(p, "convert")
     return conversion.convert(p, seconds)
 
 
@@ -384,6 +397,7 @@ def show(
     """
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, spec=spec)  # fmt: skip
+    _nvidia_only(p, "show")
     return scope.show(p, access, instruction)
 
 

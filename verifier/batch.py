@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
+from bankproof.models import amd
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import (
     ARCHS,
@@ -62,9 +63,10 @@ def check_case(case: object, n: int) -> tuple[str, list[int], list[bool]]:
     where = f"line {n}"
     if not isinstance(case, dict):
         raise InputError(where, "json", "must be an object", str(case)[:60])
-    unknown = set(case) - {"instr", "byte_offsets", "active"}
+    unknown = set(case) - {"instr", "byte_offsets", "active", "arch"}
     if unknown:
-        raise InputError(where, ", ".join(sorted(unknown)), "is not a field (instr, byte_offsets, active)")
+        fields = "instr, byte_offsets, active, arch"
+        raise InputError(where, ", ".join(sorted(unknown)), f"is not a field ({fields})")
     instr = case.get("instr")
     if not isinstance(instr, str):
         raise InputError(where, "instr", "must be an instruction name", instr)
@@ -91,9 +93,47 @@ def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult
     return run_cases(zip((n for n, _ in numbered), load_all(numbered)), arch)
 
 
+def _amd_case(case: dict, n: int, arch: str) -> WavefrontsResult:
+    """One AMD (wave64) case: ``{"arch": "gfx942", "instr": "ds_read_b128", "byte_offsets": [64
+    ints]}``, modeled from the published lane groups (``models/amd.py``)."""
+    where = f"line {n}"
+    unknown = set(case) - {"arch", "instr", "byte_offsets"}
+    if unknown:
+        fields = "arch, instr, byte_offsets"
+        raise InputError(where, ", ".join(sorted(unknown)), f"is not a field of an AMD case ({fields})")
+    offs = case.get("byte_offsets")
+    if type(offs) is not list or len(offs) != amd.WAVE or set(map(type, offs)) != {int} or min(offs) < 0:
+        raise InputError(where, "byte_offsets", f"must be a list of {amd.WAVE} non-negative integers")
+    try:
+        r = amd.rule(arch, case.get("instr"))
+    except InputError as e:
+        raise InputError(where, e.field, e.problem, e.value) from None
+    if r.groups is None:
+        return WavefrontsResult(None, 0, None, "unknown")
+    counts, ideals = amd.evaluate(r, np.array([offs], dtype=np.int64))
+    groups = tuple(np.flatnonzero(r.groups == g).tolist() for g in range(int(r.groups.max()) + 1))
+    return WavefrontsResult(int(counts[0]), int(ideals[0]), groups, amd.STATUS)
+
+
 def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> list[WavefrontsResult]:
-    """Model parsed cases ``(line number, case object)``; results in input order."""
+    """Model parsed cases ``(line number, case object)``; results in input order. A case may name
+    its own ``arch`` (an AMD one: 64 lanes, the published LDS rules)."""
     check_arch(arch, "wavefronts", "--arch")
+    numbered = list(numbered)
+    amd_cases = {}
+    for n, case in numbered:
+        own = case.get("arch", arch) if isinstance(case, dict) else arch
+        if isinstance(case, dict) and "arch" in case:
+            check_arch(own, f"line {n}", "arch")
+        if amd.check_arch(own):
+            amd_cases[n] = _amd_case(case, n, own)
+        elif own != arch:
+            raise InputError(f"line {n}", "arch", f"must be an AMD arch or the run's --arch ({arch})", own)
+    if amd_cases:
+        rest = run_cases([(n, c) for n, c in numbered if n not in amd_cases], arch) if len(amd_cases) < len(
+            numbered) else []  # fmt: skip
+        it = iter(rest)
+        return [amd_cases[n] if n in amd_cases else next(it) for n, _ in numbered]
     cases = [(n, *check_case(case, n)) for n, case in numbered]
     known: dict[str, Instr] = {}
     by_instr: dict[str, list[int]] = defaultdict(list)

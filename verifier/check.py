@@ -19,6 +19,7 @@ import json
 import time
 
 import numpy as np
+from bankproof.models import amd
 from bankproof.models.access import WarpInstructions, build_access
 from bankproof.models.errors import InputError, log2
 from bankproof.models.hardware import (
@@ -188,6 +189,8 @@ def check_access(
     spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
 ) -> AccessResult:
     """Every engine's answer for one access of ``spec``, and the verdict they agree on."""
+    if amd.check_arch(spec.arch):
+        return check_amd_access(spec, acc, engines, timeout_s)
     try:
         a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     except InputError as e:  # name the access the problem is in
@@ -240,6 +243,116 @@ def check_access(
         proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
         counterexample=cx if verdict == "refuted" else None,
     )
+
+
+def _agree(results: dict[str, EngineResult]) -> tuple[str, int | None]:
+    """The verdict the engines agree on (``disagree`` if they do not) and their common total."""
+    answered = {e: r for e, r in results.items() if r.verdict in ("proved", "refuted")}
+    totals = {r.wavefronts for r in answered.values() if r.wavefronts is not None}
+    if len({r.verdict for r in answered.values()}) > 1 or len(totals) > 1:
+        return "disagree", None
+    verdict = next(iter(answered.values())).verdict if answered else "unknown"
+    return verdict, next(iter(totals)) if totals else None
+
+
+def check_amd_access(
+    spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
+) -> AccessResult:
+    """One access on an AMD arch, from the published LDS rules (``models/amd.py``): enumeration,
+    Lemma 9.4 over the rule's lane groups, and Z3 (conflict-freedom; a proved access costs its
+    ideal). Every answer is ``assumed (published)`` and names its rule."""
+    from bankproof.proofs import amd as amd_proofs
+
+    where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
+    try:
+        a = amd.build(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr, spec.arch)
+    except InputError as e:
+        raise InputError(where, e.field, e.problem, e.value) from None
+    r = a.rule
+    n = len(a.addresses)
+    results: dict[str, EngineResult] = {}
+    cx = None
+    if r.groups is None:
+        results = {e: EngineResult(None, "unknown", reason=r.text) for e in engines}
+        counts = ideals = np.zeros(n, dtype=np.int64)
+    else:
+        t0 = time.perf_counter()
+        counts, ideals = amd.evaluate(r, a.addresses)
+        if "enumeration" in engines:
+            verdict = "proved" if (counts == ideals).all() else "refuted"
+            secs = round(time.perf_counter() - t0, 4)
+            results["enumeration"] = EngineResult(int(counts.sum()), verdict, secs)
+        bad = np.flatnonzero(counts > ideals)
+        if len(bad):
+            i = int(bad[0])
+            pair = amd.conflict_pair(r, a.addresses[i])
+            lanes = pair["lanes"]
+            cx = Counterexample(
+                lanes=(lanes[0], lanes[1]), block=int(a.block[i]), warp=int(a.warp[i]), instruction=i,
+                register=int(a.register[i]),
+                coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes),
+                byte_addresses=(int(a.addresses[i, lanes[0]]), int(a.addresses[i, lanes[1]])),
+                bank=pair["bank"], phase=pair["group"], wavefronts=int(counts[i]), ideal=int(ideals[i]),
+                reproducer=json.dumps({"arch": spec.arch, "instr": r.instr,
+                                       "byte_offsets": a.addresses[i].tolist()}, separators=(",", ":")),
+            )  # fmt: skip
+        linear = isinstance(spec.memory, LinearLayout)
+        mem = spec.memory.with_in_bases("block", []) if linear else None
+        if "algebra" in engines:
+            t0 = time.perf_counter()
+            per, dirs, reason = amd.algebra(mem, acc.layout, spec.elem_bits, r, a.vector) if linear else (
+                None, (), "the memory layout is not linear (padded)")  # fmt: skip
+            space = Space.of(mem, spec.dims) if linear else None
+            results["algebra"] = (
+                EngineResult(None, "n/a", reason=reason)
+                if per is None
+                else EngineResult(per * n, "proved" if per == int(ideals[0]) else "refuted",
+                                  round(time.perf_counter() - t0, 4), lemma="9.4",
+                                  conflict_directions=tuple(space.name(v) for v in dirs))  # fmt: skip
+            )
+        if "z3" in engines:
+            if not linear:
+                results["z3"] = EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
+            else:
+                cols = _amd_columns(acc, spec, a.vector)
+                p = amd_proofs.conflict_free(r, *cols, r.width, int(timeout_s * 1000))
+                total = int(ideals.sum()) if p.status == "proved" else None
+                results["z3"] = EngineResult(total, p.status, round(p.seconds, 4), p.reason or None)
+    verdict, total = _agree(results)
+    agreeing = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict == verdict]
+    decider = agreeing[0] if agreeing else next(iter(results))
+    return AccessResult(
+        name=acc.name,
+        kind=acc.kind,
+        instr=r.instr,
+        vector=a.vector,
+        instructions=n,
+        wavefronts=total if verdict in ("proved", "refuted") else None,
+        ideal_wavefronts=int(ideals.sum()),
+        max_wavefronts_per_instruction=int(counts.max()) if n and verdict in ("proved", "refuted") else None,
+        conflict_free=None if verdict not in ("proved", "refuted") else verdict == "proved",
+        hardware_model=amd.STATUS,
+        engines=results,
+        proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
+        counterexample=cx if verdict == "refuted" else None,
+        hardware_rule=r.text,
+    )
+
+
+def _amd_columns(acc: AccessSpec, spec: Spec, vector: int) -> tuple[list[int], list[int], list[int]]:
+    """Byte addresses of each free register bit (beyond the vector), lane bit and warp bit."""
+    from bankproof.models.access import access_layout, element_offsets
+
+    dist = access_layout(acc.layout, spec.memory).transpose_outs(spec.memory.out_dim_names)
+    offsets = element_offsets(spec.memory)
+    eb = spec.elem_bits // 8
+
+    def col(b) -> int:
+        return int(offsets[tuple(b)]) * eb
+
+    regs = [b for b in dist.in_bases("register")][log2(vector) :]
+    lanes, warps = [col(b) for b in dist.in_bases("lane")], [col(b) for b in dist.in_bases("warp")]
+    return [col(b) for b in regs], lanes, warps
 
 
 def combine(statuses: list[str]) -> str:

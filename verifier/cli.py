@@ -387,7 +387,9 @@ def _serve(args: argparse.Namespace) -> int:
 def _gpu(args: argparse.Namespace) -> int:
     if args.repeat < 1 or args.repeat > 1000:
         raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
-    result = gpu.gpu_check(load_spec(args.spec), args.repeat)
+    spec = load_spec(args.spec)
+    api._nvidia_only(spec, "gpu")
+    result = gpu.gpu_check(spec, args.repeat)
     sys.stdout.write(result.to_json() if args.json else text_render.gpu_text(result))
     return 0 if result.ok else 4
 

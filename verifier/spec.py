@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bankproof.models import dtypes, f2
+from bankproof.models import amd, dtypes, f2
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import LANES, check_arch
 from bankproof.models.layout import LinearLayout
@@ -167,7 +167,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     accesses = []
     names = set()
     for i, a in enumerate(accesses_raw):
-        accesses.append(_access(a, i, shape, dtype, dims))
+        accesses.append(_access(a, i, shape, dtype, dims, arch))
         if accesses[-1].name in names:
             raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
         names.add(accesses[-1].name)
@@ -181,7 +181,9 @@ def _field(field: str, fn):
         raise InputError(f"spec: {field}: {e.where}", e.field, e.problem, e.value) from None
 
 
-def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) -> AccessSpec:
+def _access(
+    a: object, i: int, shape: list[int], dtype: str, dims: list[str], arch: str = "sm90"
+) -> AccessSpec:
     where = f"access[{i}]"
     if not isinstance(a, dict):
         raise _err(where, "must be a table")
@@ -208,7 +210,7 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
             f"{where}.layout.{key}", lambda: cute_access(key, value, shape, dtype, kind, lay.get("tile"))
         )
         instr = _atom_instr(instr, cute, f"{where}.instr")
-        layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims)
+        layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims, arch)
         return AccessSpec(name, kind, instr, layout, cute.text)
     if key == "triton":
         value = value if isinstance(value, str) else foreign_text(value) or value  # a Gluon object
@@ -226,7 +228,7 @@ def _access(a: object, i: int, shape: list[int], dtype: str, dims: list[str]) ->
             raise _err(f"{where}.layout.bases", "must be a table of register, lane, warp (and block) bases")
         layout = _field(f"{where}.layout.bases", lambda: parse_bases(value, shape))
         text = str(value)
-    layout = check_access_layout(layout, kind, f"spec: {where}.layout", dims)
+    layout = check_access_layout(layout, kind, f"spec: {where}.layout", dims, arch)
     return AccessSpec(name, kind, instr, layout, text)
 
 
@@ -312,7 +314,9 @@ def check_memory_layout(
     return _per_cta(memory, where)
 
 
-def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[str]) -> LinearLayout:
+def check_access_layout(
+    layout: LinearLayout, kind: str, where: str, dims: list[str], arch: str = "sm90"
+) -> LinearLayout:
     """What the bank model needs of an access's layout, refused with the field named: a warp of
     32 lanes; one CTA (block bases, i.e. multi-CTA layouts, are not modeled); and, for a store,
     every tensor element written (a layout that never reaches a tensor bit leaves elements
@@ -326,10 +330,9 @@ def check_access_layout(layout: LinearLayout, kind: str, where: str, dims: list[
     never writes tensor bit(s) i4: the store does not cover the tensor (lane 4 repeats ...)
     """
     lanes = 1 << len(layout.in_bases("lane")) if "lane" in layout.in_dim_names else 1
-    if lanes != LANES:
-        raise InputError(
-            where, "", f"has a {lanes}-lane warp; the bank model covers {LANES}-lane warps (NVIDIA) only"
-        )
+    want = amd.WAVE if amd.check_arch(arch) else LANES
+    if lanes != want:
+        raise InputError(where, "", f"has a {lanes}-lane warp; {arch} warps have {want} lanes")
     layout = _per_cta(layout, where)
     if kind == "store":
         space = Space.of(layout, dims)

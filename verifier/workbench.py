@@ -282,6 +282,7 @@ def evaluate(req: Mapping) -> dict:
     matrices with toggled cells lit; the current layout in every notation that expresses it."""
     t0 = time.perf_counter()
     spec = problem(req)
+    api._nvidia_only(spec, WHERE)
     memory, grid = _memory_with_grid(spec, req.get("grid"))
     accesses = [_access(spec, acc, memory) for acc in spec.accesses]
     current = Spec(spec.path, spec.shape, spec.dtype, spec.elem_bits, spec.arch, spec.dims, memory,

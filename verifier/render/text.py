@@ -40,6 +40,8 @@ def to_text(result: VerifyResult) -> str:
             f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {a['instr']:<22} {cost}  {state}  "
             f"[{status} by {a['proof']['engine']}]"
         )
+        if a.get("hardware_rule"):
+            lines.append(f"    model: {a['hardware_model']}: {a['hardware_rule']}")
         cx = a["counterexample"]
         if cx:
             l0, l1 = cx["lanes"]

@@ -1,0 +1,300 @@
+"""AMD LDS (shared memory) bank model for CDNA3 (gfx942, MI300) and CDNA4 (gfx950, MI350/MI355),
+wave64, **from published facts only**: nothing here was measured by this project (no AMD GPU can be
+reached), so every AMD result carries status ``assumed (published)`` and names the rule it used.
+
+Model. LDS has ``banks`` banks of 4 bytes (bank = ``(byte address // 4) % banks``). A ``ds_read`` /
+``ds_write`` of ``width`` bytes per lane is served in *lane groups*; within a group, each bank
+serves one 4-byte word per cycle and lanes reading the same word share it (broadcast), so a group
+costs the largest number of distinct words any bank is asked for (at least one cycle when a lane
+is active). Lanes of different groups never conflict. An instruction's ideal is one cycle per
+group. Every published grouping is an F2 coset structure (each group = lane 0's group XOR a
+constant), which is what the algebra and Z3 engines use; :func:`group_subspace` checks it.
+
+Rules and sources (each rule's ``source`` is reported with every result):
+
+- gfx942, 32 banks, 64 KiB: ``ds_write_b128`` in 8 groups of 8 consecutive lanes (AMD's CK-Tile
+  documentation "Understanding AMD GPU LDS and Bank Conflicts"); ``ds_read_b128`` in 8 groups
+  ``{0-3, 20-23}, {4-7, 16-19}, {8-11, 28-31}, {12-15, 24-27}`` and the same +32 (ROCm blog "Avoiding
+  LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework", 2025, and public MI300 measurements);
+  ``ds_read_b32`` / ``ds_write_b32`` by half waves, lanes 0-31 and 32-63 (AMD's OpenCL optimization
+  guide for GCN, section 5.2, "Local Memory (LDS) Optimizations").
+- gfx950, 64 banks, 160 KiB: ``ds_read_b64`` in 2 groups of 32 consecutive lanes, ``ds_write_b64`` in
+  4 groups of 16, ``ds_read_b128`` in 4 groups of 16: lane 0's group is ``{0-3, 12-15, 20-23,
+  24-27}`` (HipKittens' published phase measurements on an MI355X, ``analysis/paper_experiments/
+  phases``; 64 banks measured there too).
+- Any other (arch, instruction) has no published grouping: its results are ``unknown``.
+
+>>> r = rule("gfx942", "ds_read_b128")
+>>> sorted(np.flatnonzero(r.groups == r.groups[0]).tolist())
+[0, 1, 2, 3, 20, 21, 22, 23]
+>>> group_subspace(r)  # lane 0's group is the span of these lane indices
+[1, 2, 20]
+>>> counts, ideals = evaluate(rule("gfx942", "ds_write_b128"), np.arange(64)[None, :] * 16)
+>>> int(counts[0]), int(ideals[0])
+(8, 8)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models import f2
+from bankproof.models.errors import InputError
+
+WAVE = 64
+BANK_BYTES = 4
+STATUS = "assumed (published)"
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    banks: int
+    lds_kib: int
+    product: str
+
+
+ARCHS = {
+    "gfx942": Arch("gfx942", 32, 64, "CDNA3 (MI300)"),
+    "gfx950": Arch("gfx950", 64, 160, "CDNA4 (MI350/MI355)"),
+}
+
+CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Conflicts'"
+ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"
+GCN_GUIDE = "AMD OpenCL optimization guide (GCN), 5.2 'Local Memory (LDS) Optimizations': half waves"
+HIPKITTENS = "HipKittens' published LDS phase measurements on an MI355X (analysis/paper_experiments/phases)"
+
+
+def _consecutive(size: int) -> np.ndarray:
+    return np.arange(WAVE) // size
+
+
+def _cosets(span: list[int]) -> np.ndarray:
+    """Group id of every lane: lanes in one coset of span(``span``) share a group."""
+    basis = f2.echelon(list(span))
+    reps: dict[int, int] = {}
+    out = np.zeros(WAVE, dtype=np.int64)
+    for lane in range(WAVE):
+        rep = f2.reduce(lane, basis)
+        out[lane] = reps.setdefault(rep, len(reps))
+    return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One (arch, instruction): its lane groups (group id per lane) and where the rule is from."""
+
+    arch: Arch
+    instr: str  # ds_read_b128, ...
+    width: int  # bytes per lane
+    groups: np.ndarray | None  # None: no published grouping (results are unknown)
+    source: str
+
+    @property
+    def kind(self) -> str:
+        return "load" if self.instr.startswith("ds_read") else "store"
+
+    @property
+    def status(self) -> str:
+        return STATUS if self.groups is not None else "unknown"
+
+    @property
+    def text(self) -> str:
+        """The rule in words, for reports."""
+        if self.groups is None:
+            return f"{self.instr} on {self.arch.name}: no published lane grouping ({self.source})"
+        n = int(self.groups.max()) + 1
+        where = f"{self.instr} on {self.arch.name} ({self.arch.banks} banks)"
+        return f"{where}: {n} lane groups of {WAVE // n}, {self.source}"
+
+
+_RULES = {
+    ("gfx942", "ds_write_b128"): (_consecutive(8), CK_DOC),
+    ("gfx942", "ds_read_b128"): (_cosets([1, 2, 20]), ROCM_BLOG),
+    ("gfx942", "ds_read_b32"): (_consecutive(32), GCN_GUIDE),
+    ("gfx942", "ds_write_b32"): (_consecutive(32), GCN_GUIDE),
+    ("gfx950", "ds_read_b64"): (_consecutive(32), HIPKITTENS),
+    ("gfx950", "ds_write_b64"): (_consecutive(16), HIPKITTENS),
+    ("gfx950", "ds_read_b128"): (_cosets([1, 2, 12, 20]), HIPKITTENS),
+}
+INSTRS = {f"ds_{op}_b{bits}": bits // 8 for op in ("read", "write") for bits in (32, 64, 128)}
+UNPUBLISHED = "nothing published that this project found"
+
+
+def check_arch(arch: str) -> bool:
+    """Whether ``arch`` names an AMD model here."""
+    return arch in ARCHS
+
+
+def rule(arch: str, instr: str) -> Rule:
+    """The rule of ``instr`` (``ds_read_b128``, ...) on ``arch``; unpublished ones have no groups."""
+    if arch not in ARCHS:
+        raise InputError("amd", "arch", f"must be one of {', '.join(ARCHS)}", arch)
+    if instr not in INSTRS:
+        raise InputError("amd", "instr", f"must be one of {', '.join(INSTRS)} (or auto)", instr)
+    groups, source = _RULES.get((arch, instr), (None, UNPUBLISHED))
+    return Rule(ARCHS[arch], instr, INSTRS[instr], groups, source)
+
+
+def group_subspace(r: Rule) -> list[int]:
+    """A basis (lane indices) of lane 0's group, which must be a subspace whose cosets are the
+    other groups (true of every published rule; checked here)."""
+    assert r.groups is not None
+    members = np.flatnonzero(r.groups == r.groups[0]).tolist()
+    basis = f2.echelon(members)
+    if len(members) != 1 << len(basis):
+        raise AssertionError(f"{r.instr} on {r.arch.name}: lane 0's group is not a subspace")
+    for lane in range(WAVE):
+        same = np.flatnonzero(r.groups == r.groups[lane]).tolist()
+        if sorted(same) != sorted(lane ^ m for m in members):
+            raise AssertionError(f"{r.instr} on {r.arch.name}: groups are not cosets")
+    return sorted(_small_basis(members))
+
+
+def _small_basis(members: list[int]) -> list[int]:
+    """A basis of span(members) taking the smallest members first (readable: [1, 2, 20])."""
+    out: list[int] = []
+    for m in sorted(members):
+        if m and f2.reduce(m, f2.echelon(out)):
+            out.append(m)
+    return out
+
+
+def evaluate(r: Rule, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts, ideals)`` of ``(N, 64)`` per-lane byte addresses: per group, the most distinct
+    words one bank is asked for; the ideal is one cycle per group."""
+    if r.groups is None:
+        raise InputError("amd", "instr", f"has no published lane grouping on {r.arch.name}", r.instr)
+    addr = np.asarray(addresses, dtype=np.int64)
+    n = addr.shape[0]
+    words = addr[..., None] // BANK_BYTES + np.arange(r.width // BANK_BYTES)  # (N, 64, k)
+    grp = np.broadcast_to(r.groups[None, :, None], words.shape).ravel()
+    ins = np.broadcast_to(np.arange(n)[:, None, None], words.shape).ravel()
+    w = words.ravel()
+    ngroups = int(r.groups.max()) + 1
+    key = np.unique(np.stack([ins, grp, w % r.arch.banks, w]), axis=1)  # distinct (instr, group, bank, word)
+    ibg, per = np.unique(key[:3], axis=1, return_counts=True)
+    worst = np.zeros((n, ngroups), dtype=np.int64)
+    np.maximum.at(worst, (ibg[0], ibg[1]), per)
+    return worst.sum(axis=1), np.full(n, ngroups, dtype=np.int64)
+
+
+def conflict_pair(r: Rule, lane_addresses: np.ndarray) -> dict | None:
+    """The lowest two lanes of one group asking one bank for different words, or None."""
+    assert r.groups is not None
+    seen: dict[tuple[int, int], tuple[int, int]] = {}
+    for lane in range(WAVE):
+        first = int(lane_addresses[lane]) // BANK_BYTES
+        for w in range(first, first + r.width // BANK_BYTES):
+            key = (int(r.groups[lane]), w % r.arch.banks)
+            if key in seen and seen[key][0] != w:
+                return {"lanes": [seen[key][1], lane], "bank": w % r.arch.banks, "group": int(r.groups[lane])}
+            seen.setdefault(key, (w, lane))
+    return None
+
+
+@dataclass(frozen=True)
+class AmdAccess:
+    """Every wave instruction of an access: ``addresses`` ``(N, 64)`` bytes, and per instruction
+    its ``block``, ``warp`` and first ``register``; ``coords`` ``(N, 64, rank)``."""
+
+    kind: str
+    rule: Rule
+    vector: int
+    addresses: np.ndarray
+    warp: np.ndarray
+    register: np.ndarray
+    block: np.ndarray
+    coords: np.ndarray
+
+
+def build(dist, memory, elem_bits: int, kind: str, instr: str, arch: str) -> AmdAccess:
+    """Enumerate a wave64 access on an AMD ``arch``: ``instr`` ``auto`` picks the widest legal
+    ``ds_read``/``ds_write`` (4 to 16 bytes per lane) as the compiler does."""
+    from bankproof.models.access import MAX_ACCESS_BITS, _vector_ok, access_layout, element_offsets
+
+    if dist.in_bits > MAX_ACCESS_BITS:
+        raise InputError(
+            "access", "layout", f"has 2^{dist.in_bits} points, over the limit of 2^{MAX_ACCESS_BITS}"
+        )
+    lanes = dist.in_bases("lane")
+    if len(lanes) != 6:
+        raise InputError(
+            "access",
+            "layout",
+            f"has a {1 << len(lanes)}-lane warp; {arch} waves have {WAVE} lanes",
+            len(lanes),
+        )
+    if elem_bits % 8 or elem_bits > 64:
+        raise InputError("access", "dtype", "must be 8, 16, 32 or 64 bits wide", elem_bits)
+    lin = getattr(memory, "linear", memory)
+    if sorted(dist.out_dims) != sorted(lin.out_dims):
+        raise InputError(
+            "access", "layout", f"covers {dict(dist.out_dims)} but the memory covers {dict(lin.out_dims)}"
+        )
+    dist = access_layout(dist, memory)
+    eb = elem_bits // 8
+    table = dist.table()
+    nreg, nwarp, nblock = (dist.in_dim_size(d) for d in ("register", "warp", "block"))
+    addr = (element_offsets(memory)[tuple(table.T)] * eb).reshape(nblock, nwarp, WAVE, nreg)
+    coords = table.reshape(nblock, nwarp, WAVE, nreg, -1)
+    op = "read" if kind == "load" else "write"
+    if instr == "auto":
+        v = 1
+        while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
+            v *= 2
+        if v * eb < 4:
+            raise InputError(
+                "access", "instr", f"would move {v * eb} bytes per lane; sub-dword ds_{op} is not modeled"
+            )
+        r = rule(arch, f"ds_{op}_b{v * eb * 8}")
+    else:
+        r = rule(arch, instr)
+        if r.kind != kind:
+            raise InputError("access", "instr", f"is a {r.kind} but the access is a {kind}", instr)
+        v = r.width // eb
+        if r.width % eb or v > nreg or not _vector_ok(addr, v, eb):
+            raise InputError("access", "instr", f"needs {v} consecutive aligned elements per lane", instr)
+    first = addr[..., ::v]
+    n_chunks = first.shape[-1]
+    addresses = first.transpose(0, 1, 3, 2).reshape(-1, WAVE)
+    c = coords[..., ::v, :].transpose(0, 1, 3, 2, 4).reshape(-1, WAVE, coords.shape[-1])
+    blk, wrp, chunk = np.meshgrid(np.arange(nblock), np.arange(nwarp), np.arange(n_chunks), indexing="ij")
+    return AmdAccess(kind, r, v, addresses, wrp.reshape(-1), chunk.reshape(-1) * v, blk.reshape(-1), c)
+
+
+def algebra(memory, dist, elem_bits: int, r: Rule, vector: int) -> tuple[int | None, tuple[int, ...], str]:
+    """Lemma 9.4 with AMD lane groups: per group ``2^c`` cycles, ``c`` the dimension of the lane
+    differences inside lane 0's group that stay in one bank block but leave the word; returns
+    ``(cycles per instruction, conflict directions, reason it does not apply)``."""
+    from bankproof.models.access import access_layout
+    from bankproof.models.swizzle import Space, conflict_directions
+
+    if r.groups is None:
+        return None, (), "no published lane grouping"
+    space = Space.of(memory)
+    dist = access_layout(dist, memory).transpose_outs(memory.out_dim_names)
+    cols = [space.pack_row_major(x) for x in memory.in_bases("offset")]
+    eb = max(1, elem_bits // 8)
+    vec_bits = vector.bit_length() - 1
+    regs = [space.pack_row_major(x) for x in dist.in_bases("register") if any(x)]
+    if any(x not in regs for x in cols[:vec_bits]):
+        return None, (), "the memory layout's vector bits are not registers of the access"
+    block = max(r.width, BANK_BYTES)
+    bank_bits = (r.arch.banks * BANK_BYTES // block).bit_length() - 1
+    sub = (block // (vector * eb)).bit_length() - 1  # element bits inside one lane's block beyond the vector
+    word = cols[: vec_bits + sub]
+    idx = cols[vec_bits + sub + bank_bits :]
+    lane_vecs = [space.pack_row_major(x) for x in dist.in_bases("lane")]
+
+    def lanes_of(index: int) -> int:
+        v = 0
+        for bit, lv in enumerate(lane_vecs):
+            if index >> bit & 1:
+                v ^= lv
+        return v
+
+    same = [lanes_of(m) for m in group_subspace(r)]
+    directions = conflict_directions(word, idx, same)
+    return (int(r.groups.max()) + 1) << len(directions), tuple(directions), ""
