@@ -76,3 +76,54 @@ def conflict_free(
                "warp": m.eval(warp, True).as_long()}  # fmt: skip
         return Proof("refuted", secs, model=val)
     return Proof("unknown", secs, reason=f"z3: {s.reason_unknown()} (time limit {timeout_ms} ms)")
+
+
+def clique(
+    r: amd.Rule,
+    reg_cols: list[int],
+    lane_cols: list[int],
+    warp_cols: list[int],
+    width: int,
+    k: int,
+    timeout_ms: int,
+) -> str:
+    """``sat`` when some instruction has ``k`` lanes of one group pairwise asking one bank block for
+    different words, ``unsat`` when none has, ``unknown`` past the time limit."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
+    regs = z3.BitVec("reg", max(1, len(reg_cols)))
+    warp = z3.BitVec("warp", max(1, len(warp_cols)))
+    base = linear_term(reg_cols, regs, ADDR) ^ linear_term(warp_cols, warp, ADDR)
+    block = max(width, amd.BANK_BYTES)
+    per_row = r.arch.banks * amd.BANK_BYTES // block
+    words = [z3.UDiv(base ^ linear_term(lane_cols, lane, ADDR), block) for lane in lanes]
+    for i in range(k):
+        for j in range(i + 1, k):
+            s.add(_in_group(r, lanes[i] ^ lanes[j]), words[i] != words[j])
+            s.add(z3.URem(words[i], per_row) == z3.URem(words[j], per_row))
+    return str(s.check())
+
+
+def exact_count(
+    r: amd.Rule,
+    reg_cols: list[int],
+    lane_cols: list[int],
+    warp_cols: list[int],
+    width: int,
+    k: int,
+    timeout_ms: int,
+) -> Proof:
+    """Z3's certificate that the costliest bank of a group serves exactly ``k`` words: a ``k``-lane
+    clique exists and no ``k + 1`` one does (every group of a linear access costs the same)."""
+    t0 = time.perf_counter()
+    has_k = clique(r, reg_cols, lane_cols, warp_cols, width, k, timeout_ms) if k > 1 else "sat"
+    more = clique(r, reg_cols, lane_cols, warp_cols, width, k + 1, timeout_ms)
+    secs = time.perf_counter() - t0
+    if has_k == "sat" and more == "unsat":
+        return Proof("proved", secs)
+    if "unknown" in (has_k, more):
+        return Proof("unknown", secs, reason=f"z3: time limit {timeout_ms} ms")
+    return Proof(
+        "refuted", secs, reason=f"z3: {k} words per bank is {'too many' if has_k == 'unsat' else 'too few'}"
+    )

@@ -206,7 +206,7 @@ BAD = [
      "access[0]: layout never writes tensor bit(s) m0: the store does not cover the tensor"),
     (lambda: bankproof.verify("32*m + n", load="#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 32], "
                               "warpsPerCTA = [1, 1], order = [1, 0]}>", shape=(16, 32), dtype="f32"),
-     "access[0]: has a 64-lane warp; the bank model covers 32-lane warps (NVIDIA) only"),
+     "access[0]: has a 64-lane warp; sm90 warps have 32 lanes"),
     (lambda: bankproof.wavefronts("ld32", [0] * 31), "wavefronts: byte_offsets must be a list of 32 integers, got 31"),
     (lambda: bankproof.wavefronts("ld99", [0] * 32), "wavefronts: instr is not a known shared-memory instruction"),
     (lambda: bankproof.wavefronts("ld32", [0] * 32, arch="sm70"), "wavefronts: --arch must be one of"),

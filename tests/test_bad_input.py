@@ -35,10 +35,10 @@ SPECS = [
     ),
     ("shape = [16, 32]\ndtype = 'f13'\n", "dtype: name is unknown"),
     ("shape = [16, 32]\n", "spec: dtype is missing"),
-    (HEAD + "arch = 'sm12'\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, got sm12"),
+    (HEAD + "arch = 'sm12'\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, gfx942, gfx950, got sm12"),
     (
         HEAD + "arch = []\n" + MEM + ACCESS,
-        "spec: arch must be one of sm80, sm90, sm100, got []",
+        "spec: arch must be one of sm80, sm90, sm100, gfx942, gfx950, got []",
     ),  # found by fuzzing
     (
         HEAD + "[memory]\nformula = '32*m + n'\ntriton = 'x'\n" + ACCESS,
@@ -71,7 +71,7 @@ SPECS = [
     ),
     (
         HEAD + MEM + "[[access]]\nkind = 'load'\nlayout.bases = {lane = [[0, 1], [0, 2]]}\n",
-        "spec: access[0].layout: has a 4-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+        "spec: access[0].layout: has a 4-lane warp; sm90 warps have 32 lanes",
     ),
     # A store whose lane basis repeats: tensor bit m0 is never written, so nothing can be proved of
     # the elements it leaves out.
@@ -89,7 +89,7 @@ SPECS = [
         + MEM
         + "[[access]]\nkind = 'load'\nlayout.triton = '#ttg.blocked<{sizePerThread = [1, 1], "
         + "threadsPerWarp = [2, 32], warpsPerCTA = [1, 1], order = [1, 0]}>'\n",
-        "spec: access[0].layout: has a 64-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+        "spec: access[0].layout: has a 64-lane warp; sm90 warps have 32 lanes",
     ),
     # Multi-CTA layouts: shared memory is per CTA, refused naming the block dimension.
     (

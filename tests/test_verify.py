@@ -129,11 +129,11 @@ BAD_SPECS = [
     (
         "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\n"
         "layout.triton='#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 16], warpsPerCTA = [1, 1], order = [1, 0]}>'",
-        "spec: access[0].layout: has a 16-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+        "spec: access[0].layout: has a 16-lane warp; sm90 warps have 32 lanes",
     ),
     (
         "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\nlayout.bases={lane=[[1, 0]]}",
-        "spec: access[0].layout: has a 2-lane warp; the bank model covers 32-lane warps (NVIDIA) only",
+        "spec: access[0].layout: has a 2-lane warp; sm90 warps have 32 lanes",
     ),
     (
         "shape = [16, 32]\ndtype='f32'\n[memory]\nformula='32*m+n'\n[[access]]\nkind='load'\ninstr='ld128'\n"
@@ -166,6 +166,9 @@ def test_missing_spec_file(capsys):
 from tests.test_cute_access import EXAMPLES as CUTE_EXAMPLES  # noqa: E402
 
 EXPECTED_VERDICTS = {
+    "amd_mi300_gemm_a_plain": "refuted",  # AMD: assumed (published) lane groups (tests/test_amd.py)
+    "amd_mi300_gemm_a_padded": "refuted",
+    "amd_mi300_gemm_a_swizzled": "proved",
     "transpose_16x32_plain": "refuted",
     "transpose_16x32_xor_m": "refuted",
     "transpose_16x32_xor_2m": "proved",
@@ -198,7 +201,8 @@ def test_every_example_has_its_expected_verdict(name):
         answered = {
             e: r["wavefronts"] for e, r in a["engines"].items() if r["verdict"] in ("proved", "refuted")
         }
-        assert len(set(answered.values())) == 1 and len(answered) >= 2
+        others_na = all(r["verdict"] == "n/a" for e, r in a["engines"].items() if e != "enumeration")
+        assert len(set(answered.values())) == 1 and (len(answered) >= 2 or others_na)  # n/a: padded on AMD
 
 
 def test_broadcast_cga_is_checked_per_cta():

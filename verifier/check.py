@@ -261,8 +261,6 @@ def check_amd_access(
     """One access on an AMD arch, from the published LDS rules (``models/amd.py``): enumeration,
     Lemma 9.4 over the rule's lane groups, and Z3 (conflict-freedom; a proved access costs its
     ideal). Every answer is ``assumed (published)`` and names its rule."""
-    from bankproof.proofs import amd as amd_proofs
-
     where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
     try:
         a = amd.build(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr, spec.arch)
@@ -314,10 +312,7 @@ def check_amd_access(
             if not linear:
                 results["z3"] = EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
             else:
-                cols = _amd_columns(acc, spec, a.vector)
-                p = amd_proofs.conflict_free(r, *cols, r.width, int(timeout_s * 1000))
-                total = int(ideals.sum()) if p.status == "proved" else None
-                results["z3"] = EngineResult(total, p.status, round(p.seconds, 4), p.reason or None)
+                results["z3"] = _amd_z3(r, _amd_columns(acc, spec, a.vector), counts, ideals, timeout_s)
     verdict, total = _agree(results)
     agreeing = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict == verdict]
     decider = agreeing[0] if agreeing else next(iter(results))
@@ -337,6 +332,26 @@ def check_amd_access(
         counterexample=cx if verdict == "refuted" else None,
         hardware_rule=r.text,
     )
+
+
+def _amd_z3(r, cols: tuple, counts: np.ndarray, ideals: np.ndarray, timeout_s: float) -> EngineResult:
+    """Z3 on an AMD access: conflict-freedom, and for a refuted one the exact words per bank
+    (every group of a linear access costs the same, so one certificate gives the total)."""
+    from bankproof.proofs import amd as amd_proofs
+
+    ms = int(timeout_s * 1000)
+    p = amd_proofs.conflict_free(r, *cols, r.width, ms)
+    total = int(ideals.sum()) if p.status == "proved" else None
+    verdict, reason, certificate = p.status, p.reason, None
+    if p.status == "refuted" and len(counts):
+        k = int(counts[0]) // int(ideals[0])
+        cert = amd_proofs.exact_count(r, *cols, r.width, k, ms)
+        certificate = Certificate(words_per_bank=k, status=cert.status, seconds=round(cert.seconds, 4))
+        if cert.status == "proved":
+            total = k * int(ideals.sum())
+        elif cert.status == "refuted":
+            verdict, reason = "disagree", cert.reason
+    return EngineResult(total, verdict, round(p.seconds, 4), reason or None, certificate=certificate)
 
 
 def _amd_columns(acc: AccessSpec, spec: Spec, vector: int) -> tuple[list[int], list[int], list[int]]:
