@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models import f2
 from bankproof.models.errors import InputError
+from bankproof.models.hardware import AMD_ARCHS
 
 WAVE = 64
 BANK_BYTES = 4
@@ -59,6 +60,7 @@ ARCHS = {
     "gfx942": Arch("gfx942", 32, 64, "CDNA3 (MI300)"),
     "gfx950": Arch("gfx950", 64, 160, "CDNA4 (MI350/MI355)"),
 }
+assert tuple(ARCHS) == AMD_ARCHS
 
 CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Conflicts'"
 ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from bankproof.models import f2
+from bankproof.models import amd, f2
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import evaluate
@@ -113,9 +113,38 @@ def _instr_candidates(acc: BufferAccess, bits: int, sm: int = 0, enc: str | None
     return ["auto"]
 
 
-def _count(dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str]) -> dict:
-    """The first deliverable instruction's exact counts (a fresh dict each call)."""
+def _count(
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str = ""
+) -> dict:
+    """The first deliverable instruction's exact counts (a fresh dict each call); an AMD ``arch``
+    counts with its published LDS rules."""
+    if arch:
+        return dict(_count_amd(dist, memory, bits, kind, arch))
     return dict(_count_cached(dist, memory, bits, kind, tuple(candidates)))
+
+
+@lru_cache(maxsize=1024)
+def _count_amd(dist: LinearLayout, memory, bits: int, kind: str, arch: str) -> dict:
+    a = amd.build(dist, memory, bits, kind, "auto", arch)
+    row = {"instr": a.rule.instr, "instructions": len(a.addresses), "hardware": amd.STATUS}
+    row["rule"] = a.rule.text
+    if a.rule.groups is None:
+        return {**row, "error": f"{a.rule.text}: not counted"}
+    counts, ideals = amd.evaluate(a.rule, a.addresses)
+    return {**row, "wavefronts": int(counts.sum()), "ideal": int(ideals.sum()),
+            "max_per_instruction": int(counts.max()) if len(counts) else 0}  # fmt: skip
+
+
+def _amd_arch(target: str | None) -> str:
+    """The AMD arch of a ``hip:gfx942`` target ("" for NVIDIA targets); an AMD arch without a
+    model here is refused."""
+    if not target or not target.startswith("hip:"):
+        return ""
+    arch = target[4:]
+    if not amd.check_arch(arch):
+        known = ", ".join(amd.ARCHS)
+        raise InputError("ttgir", "target", f"has no AMD LDS model here (only {known})", target)
+    return arch
 
 
 @lru_cache(maxsize=1024)
@@ -183,6 +212,7 @@ def _location(op: Op, path: str) -> dict:
 def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
     """The scan report of one module (see the module docstring)."""
     accesses = _accesses(mod)
+    arch = _amd_arch(mod.target)
     out_buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
@@ -206,9 +236,12 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                         bits,
                         a.kind,
                         _instr_candidates(a, bits, _sm(mod.target), _resolved(mod, a.tensor.encoding)),
+                        arch,
                     )
                 )
-                row["hardware"] = _provenance(a.op.name, row["instr"])
+                if "error" in row:
+                    raise InputError("ttgir", "access", row.pop("error"))
+                row.setdefault("hardware", _provenance(a.op.name, row["instr"]))
                 parsed.append((a, dist, bits))
             except (InputError, ValueError) as e:
                 row["error"] = str(e)
@@ -222,13 +255,19 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
             "accesses": rows,
             "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
         }
+        if arch:  # the optimum search models NVIDIA instructions only so far
+            reason = "AMD: the optimum search is NVIDIA-only so far"
+            entry.update({"optimal_wavefronts": None, "gap": None, "reason": reason})
+            out_buffers.append(entry)
+            continue
         entry.update(_optimum(parsed, rows))
         if len(parsed) == len(rows) and "nvmma" not in _resolved(mod, accs[0].memdesc.encoding):
             entry.update(_searched(parsed, entry, _sm(mod.target)) or {})
         if entry["gap"] is None and rows and all(r["kind"] == "store" and "instr" in r for r in rows):
             entry.update(_nvmma_family(mod, accs, rows) or {})
         out_buffers.append(entry)
-    conversions = [_conversion(mod, op, path) for op in mod.ops if op.name == "ttg.convert_layout"]
+    cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if not arch else []
+    conversions = [_conversion(mod, op, path) for op in cvts]
     return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
             "conversions": conversions}  # fmt: skip
 
