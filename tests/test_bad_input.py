@@ -146,7 +146,7 @@ CLI = [
     (["gpu", PLAIN, "--repeat", "0"], "gpu: --repeat must be between 1 and 1000, got 0"),
     (
         ["triton", "corpus", "--arch", "sm70"],
-        "triton corpus: --arch must be among sm80, sm90, sm100, got sm70",
+        "triton corpus: --arch must be among sm80, sm90, sm100, gfx942, gfx950, got sm70",
     ),
     (["triton", "scan", "/nonexistent.ttgir"], "triton scan: FILE cannot be read"),
     (["synth", "/nonexistent.toml"], "spec: file cannot be read"),

@@ -157,7 +157,7 @@ def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--arch", "sm70"], "triton corpus: --arch must be among sm80, sm90, sm100, got sm70"),
+        (["--arch", "sm70"], "triton corpus: --arch must be among sm80, sm90, sm100, gfx942, gfx950, got sm70"),
         (["--baseline", "/nonexistent.json"], "corpus: --baseline cannot be read"),
     ],
 )

@@ -169,6 +169,7 @@ EXPECTED_VERDICTS = {
     "amd_mi300_gemm_a_plain": "refuted",  # AMD: assumed (published) lane groups (tests/test_amd.py)
     "amd_mi300_gemm_a_padded": "refuted",
     "amd_mi300_gemm_a_swizzled": "proved",
+    "amd_mi300_gemm_b_swizzled": "proved",
     "transpose_16x32_plain": "refuted",
     "transpose_16x32_xor_m": "refuted",
     "transpose_16x32_xor_2m": "proved",
