@@ -44,3 +44,10 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
     with capsys.disabled():
         print(f"\nAMD corpus: {len(entries)} (config, arch) pairs compiled and scanned; accesses: {dict(why)}")
     assert why["counted"] >= 50
+
+
+def test_amd_findings_document_is_current(entries):
+    """docs/triton-findings-amd.md is exactly what the AMD corpus produces now."""
+    doc = (BASELINE.parents[2] / "docs" / "triton-findings-amd.md").read_text()
+    assert doc == corpus.findings_markdown(entries, "tests/test_triton_corpus_amd.py")
+    assert "Accesses above their ideal (one wavefront per phase): 31." in doc
