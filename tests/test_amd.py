@@ -182,3 +182,17 @@ def test_wavefronts_lines_may_name_an_amd_arch():
         run_lines([json.dumps({"arch": "sm80", "instr": "ld32", "byte_offsets": [0] * 32})])
     with pytest.raises(InputError, match="line 1: byte_offsets must be a list of 64"):
         run_lines(['{"arch": "gfx942", "instr": "ds_read_b32", "byte_offsets": [0]}'])
+
+
+def test_an_engine_saying_disagree_makes_the_access_disagree():
+    """The AMD path once dropped a Z3 certificate's ``disagree`` when the other engines agreed."""
+    from bankproof.verifier.check import agree
+    from bankproof.verifier.results import EngineResult
+
+    results = {"enumeration": EngineResult(256, "refuted"), "algebra": EngineResult(256, "refuted"),
+               "z3": EngineResult(None, "disagree")}  # fmt: skip
+    assert agree(results) == ("disagree", 256)
+    assert agree({"enumeration": EngineResult(64, "proved"), "z3": EngineResult(None, "proved")}) == ("proved", 64)
+    assert agree({"enumeration": EngineResult(64, "proved"), "algebra": EngineResult(128, "proved")}) == (
+        "disagree", None)  # fmt: skip
+    assert agree({"z3": EngineResult(None, "unknown")}) == ("unknown", None)

@@ -210,23 +210,12 @@ def check_access(
         linear = isinstance(spec.memory, LinearLayout)
         k = int(counts[0] // ideals[0]) if linear and len(counts) and ideals[0] else None
         results["z3"], z3_cx = _z3(spec, acc, a, k, phases, timeout_s)
-    answered = {e: r for e, r in results.items() if r.verdict in ("proved", "refuted")}
-    totals = {r.wavefronts for r in answered.values() if r.wavefronts is not None}
-    if (
-        any(r.verdict == "disagree" for r in results.values())
-        or len({r.verdict for r in answered.values()}) > 1
-        or len(totals) > 1
-    ):
-        verdict = "disagree"
-    elif answered:
-        verdict = next(iter(answered.values())).verdict
-    else:
-        verdict = "unknown"
-    decider = next((e for e in ("z3", "enumeration", "algebra") if e in answered), next(iter(results)))
+    verdict, total = agree(results)
+    answered = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict in PROOFS]
+    decider = answered[0] if answered else next(iter(results))
     if verdict == "refuted" and cx is None and z3_cx is not None:
         i, lanes = z3_cx
         cx = _counterexample(spec, a, i, sorted(lanes), int(counts[i]), int(ideals[i]))
-    total = next(iter(totals)) if len(totals) == 1 else None
     worst = int(counts.max()) if len(counts) and total is not None else None
     return AccessResult(
         name=acc.name,
@@ -245,14 +234,20 @@ def check_access(
     )
 
 
-def _agree(results: dict[str, EngineResult]) -> tuple[str, int | None]:
-    """The verdict the engines agree on (``disagree`` if they do not) and their common total."""
-    answered = {e: r for e, r in results.items() if r.verdict in ("proved", "refuted")}
-    totals = {r.wavefronts for r in answered.values() if r.wavefronts is not None}
-    if len({r.verdict for r in answered.values()}) > 1 or len(totals) > 1:
+PROOFS = ("proved", "refuted")
+
+
+def agree(results: dict[str, EngineResult]) -> tuple[str, int | None]:
+    """The verdict the engines agree on (``disagree`` when an engine says so, or their verdicts or
+    totals differ; ``unknown`` when none answered) and their total when exactly one is given."""
+    answered = [r for r in results.values() if r.verdict in PROOFS]
+    totals = {r.wavefronts for r in answered if r.wavefronts is not None}
+    total = next(iter(totals)) if len(totals) == 1 else None
+    if any(r.verdict == "disagree" for r in results.values()) or len({r.verdict for r in answered}) > 1:
+        return "disagree", total
+    if len(totals) > 1:
         return "disagree", None
-    verdict = next(iter(answered.values())).verdict if answered else "unknown"
-    return verdict, next(iter(totals)) if totals else None
+    return (answered[0].verdict if answered else "unknown"), total
 
 
 def check_amd_access(
@@ -313,7 +308,7 @@ def check_amd_access(
                 results["z3"] = EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
             else:
                 results["z3"] = _amd_z3(r, _amd_columns(acc, spec, a.vector), counts, ideals, timeout_s)
-    verdict, total = _agree(results)
+    verdict, total = agree(results)
     agreeing = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict == verdict]
     decider = agreeing[0] if agreeing else next(iter(results))
     return AccessResult(
