@@ -202,6 +202,15 @@ def _vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
     return bool((chunks == first + np.arange(v) * eb).all() and (first % (v * eb) == 0).all())
 
 
+def widest_vector(addr: np.ndarray, eb: int) -> int:
+    """The most registers (at most 16 bytes) every lane holds at consecutive aligned addresses:
+    the vector the widest legal load or store moves (``addr``: ``(..., registers)`` bytes)."""
+    v, nreg = 1, addr.shape[-1]
+    while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
+        v *= 2
+    return v
+
+
 def build_access(
     dist: LinearLayout,
     memory: LinearLayout | PaddedLayout,
@@ -244,9 +253,7 @@ def build_access(
     addr = (offsets * eb).reshape(nblock, nwarp, LANES, nreg)
     coords = table.reshape(nblock, nwarp, LANES, nreg, -1)
     if instr == "auto":
-        v = 1
-        while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
-            v *= 2
+        v = widest_vector(addr, eb)
         ins = instruction(f"{'ld' if kind == 'load' else 'st'}{v * eb * 8}")
     else:
         ins = instruction(instr)

@@ -98,15 +98,16 @@ class Rule:
         return "load" if self.instr.startswith("ds_read") else "store"
 
     @property
-    def status(self) -> str:
-        return STATUS if self.groups is not None else "unknown"
+    def ngroups(self) -> int:
+        """How many lane groups one instruction is served in (0 when unpublished)."""
+        return 0 if self.groups is None else int(self.groups.max()) + 1
 
     @property
     def text(self) -> str:
         """The rule in words, for reports."""
         if self.groups is None:
             return f"{self.instr} on {self.arch.name}: no published lane grouping ({self.source})"
-        n = int(self.groups.max()) + 1
+        n = self.ngroups
         where = f"{self.instr} on {self.arch.name} ({self.arch.banks} banks)"
         return f"{where}: {n} lane groups of {WAVE // n}, {self.source}"
 
@@ -174,7 +175,7 @@ def evaluate(r: Rule, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     grp = np.broadcast_to(r.groups[None, :, None], words.shape).ravel()
     ins = np.broadcast_to(np.arange(n)[:, None, None], words.shape).ravel()
     w = words.ravel()
-    ngroups = int(r.groups.max()) + 1
+    ngroups = r.ngroups
     key = np.unique(np.stack([ins, grp, w % r.arch.banks, w]), axis=1)  # distinct (instr, group, bank, word)
     ibg, per = np.unique(key[:3], axis=1, return_counts=True)
     worst = np.zeros((n, ngroups), dtype=np.int64)
@@ -214,7 +215,13 @@ class AmdAccess:
 def build(dist, memory, elem_bits: int, kind: str, instr: str, arch: str) -> AmdAccess:
     """Enumerate a wave64 access on an AMD ``arch``: ``instr`` ``auto`` picks the widest legal
     ``ds_read``/``ds_write`` (4 to 16 bytes per lane) as the compiler does."""
-    from bankproof.models.access import MAX_ACCESS_BITS, _vector_ok, access_layout, element_offsets
+    from bankproof.models.access import (
+        MAX_ACCESS_BITS,
+        _vector_ok,
+        access_layout,
+        element_offsets,
+        widest_vector,
+    )
 
     if dist.in_bits > MAX_ACCESS_BITS:
         raise InputError(
@@ -243,9 +250,7 @@ def build(dist, memory, elem_bits: int, kind: str, instr: str, arch: str) -> Amd
     coords = table.reshape(nblock, nwarp, WAVE, nreg, -1)
     op = "read" if kind == "load" else "write"
     if instr == "auto":
-        v = 1
-        while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
-            v *= 2
+        v = widest_vector(addr, eb)
         if v * eb < 4:
             raise InputError(
                 "access", "instr", f"would move {v * eb} bytes per lane; sub-dword ds_{op} is not modeled"
@@ -299,4 +304,4 @@ def algebra(memory, dist, elem_bits: int, r: Rule, vector: int) -> tuple[int | N
 
     same = [lanes_of(m) for m in group_subspace(r)]
     directions = conflict_directions(word, idx, same)
-    return (int(r.groups.max()) + 1) << len(directions), tuple(directions), ""
+    return r.ngroups << len(directions), tuple(directions), ""

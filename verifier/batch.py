@@ -111,7 +111,7 @@ def _amd_case(case: dict, n: int, arch: str) -> WavefrontsResult:
     if r.groups is None:
         return WavefrontsResult(None, 0, None, "unknown")
     counts, ideals = amd.evaluate(r, np.array([offs], dtype=np.int64))
-    groups = tuple(np.flatnonzero(r.groups == g).tolist() for g in range(int(r.groups.max()) + 1))
+    groups = tuple(np.flatnonzero(r.groups == g).tolist() for g in range(r.ngroups))
     return WavefrontsResult(int(counts[0]), int(ideals[0]), groups, amd.STATUS)
 
 
