@@ -39,41 +39,50 @@ def _in_group(r: amd.Rule, d: z3.BitVecRef) -> z3.BoolRef:
     return z3.And(terms) if terms else z3.BoolVal(True)
 
 
+def _cliques(
+    r: amd.Rule,
+    reg_cols: list[int],
+    lane_cols: list[int],
+    warp_cols: list[int],
+    width: int,
+    k: int,
+    timeout_ms: int,
+) -> tuple[z3.Solver, list[z3.BitVecRef], z3.BitVecRef, z3.BitVecRef]:
+    """A solver whose models are ``k`` lanes of one instruction (shared free register and warp
+    bits) in one lane group, pairwise asking one bank block for different words. ``*_cols``: the
+    byte address of each free register bit, lane bit and warp bit (an address is their XOR)."""
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
+    regs = z3.BitVec("reg", max(1, len(reg_cols)))
+    warp = z3.BitVec("warp", max(1, len(warp_cols)))
+    base = linear_term(reg_cols, regs, ADDR) ^ linear_term(warp_cols, warp, ADDR)
+    block = max(width, amd.BANK_BYTES)
+    per_row = r.arch.banks * amd.BANK_BYTES // block
+    words = [z3.UDiv(base ^ linear_term(lane_cols, lane, ADDR), block) for lane in lanes]
+    for i in range(k):
+        for j in range(i + 1, k):
+            s.add(_in_group(r, lanes[i] ^ lanes[j]), words[i] != words[j])
+            s.add(z3.URem(words[i], per_row) == z3.URem(words[j], per_row))
+    return s, lanes, regs, warp
+
+
 def conflict_free(
     r: amd.Rule, reg_cols: list[int], lane_cols: list[int], warp_cols: list[int], width: int, timeout_ms: int
 ) -> Proof:
-    """Whether no instruction has two conflicting lanes. ``*_cols``: the byte address of each free
-    register bit, lane bit and warp bit (the access's address is their XOR); ``width`` bytes per
-    lane. ``refuted`` carries the model's lanes and free bits."""
+    """Whether no instruction has two conflicting lanes (no 2-lane clique); ``width`` bytes per
+    lane. ``refuted`` carries the model's lanes ``x``, ``y`` and free bits."""
     t0 = time.perf_counter()
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
-    x, y = z3.BitVec("x", LANE), z3.BitVec("y", LANE)
-    regs = z3.BitVec("reg", max(1, len(reg_cols)))
-    warp = z3.BitVec("warp", max(1, len(warp_cols)))
-
-    def address(lane: z3.BitVecRef) -> z3.BitVecRef:
-        return (
-            linear_term(reg_cols, regs, ADDR)
-            ^ linear_term(lane_cols, lane, ADDR)
-            ^ linear_term(warp_cols, warp, ADDR)
-        )
-
-    block = max(width, amd.BANK_BYTES)
-    ax, ay = address(x), address(y)
-    per_row = r.arch.banks * amd.BANK_BYTES // block
-    s.add(x != y, _in_group(r, x ^ y))
-    s.add(z3.URem(z3.UDiv(ax, block), per_row) == z3.URem(z3.UDiv(ay, block), per_row))
-    s.add(z3.UDiv(ax, block) != z3.UDiv(ay, block))
+    s, (x, y), regs, warp = _cliques(r, reg_cols, lane_cols, warp_cols, width, 2, timeout_ms)
     res = s.check()
     secs = time.perf_counter() - t0
     if res == z3.unsat:
         return Proof("proved", secs)
     if res == z3.sat:
         m = s.model()
-        val = {"x": m.eval(x, True).as_long(), "y": m.eval(y, True).as_long(),
-               "reg": m.eval(regs, True).as_long(),
-               "warp": m.eval(warp, True).as_long()}  # fmt: skip
+        val = {
+            name: m.eval(v, True).as_long() for name, v in (("x", x), ("y", y), ("reg", regs), ("warp", warp))
+        }
         return Proof("refuted", secs, model=val)
     return Proof("unknown", secs, reason=f"z3: {s.reason_unknown()} (time limit {timeout_ms} ms)")
 
@@ -89,20 +98,7 @@ def clique(
 ) -> str:
     """``sat`` when some instruction has ``k`` lanes of one group pairwise asking one bank block for
     different words, ``unsat`` when none has, ``unknown`` past the time limit."""
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
-    lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
-    regs = z3.BitVec("reg", max(1, len(reg_cols)))
-    warp = z3.BitVec("warp", max(1, len(warp_cols)))
-    base = linear_term(reg_cols, regs, ADDR) ^ linear_term(warp_cols, warp, ADDR)
-    block = max(width, amd.BANK_BYTES)
-    per_row = r.arch.banks * amd.BANK_BYTES // block
-    words = [z3.UDiv(base ^ linear_term(lane_cols, lane, ADDR), block) for lane in lanes]
-    for i in range(k):
-        for j in range(i + 1, k):
-            s.add(_in_group(r, lanes[i] ^ lanes[j]), words[i] != words[j])
-            s.add(z3.URem(words[i], per_row) == z3.URem(words[j], per_row))
-    return str(s.check())
+    return str(_cliques(r, reg_cols, lane_cols, warp_cols, width, k, timeout_ms)[0].check())
 
 
 def exact_count(
