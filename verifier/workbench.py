@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models.access import build_access
@@ -163,18 +164,19 @@ def with_grid(columns: list[int], roles: list[str], grid: list[list[int]]) -> li
     """The columns of the layout whose base is ``columns``' and whose grid is ``grid``."""
     base, _ = decompose(columns, roles)
     bank = [c for c, r in zip(columns, roles) if r == "bank"]
-    out, s = [], 0
-    for c, r in zip(columns, roles):
-        if r != "segment":
-            out.append(c)
-            continue
-        v = base[s]
-        for j, bit in enumerate(grid[s]):
+    segments = []
+    for v, row in zip(base, grid):
+        for j, bit in enumerate(row):
             if bit:
                 v ^= bank[j]
-        out.append(v)
-        s += 1
-    return out
+        segments.append(v)
+    return _with_segments(columns, roles, segments)
+
+
+def _with_segments(columns: list[int], roles: list[str], segments: list[int]) -> list[int]:
+    """``columns`` with the segment columns replaced, in order, by ``segments``."""
+    it = iter(segments)
+    return [next(it) if r == "segment" else c for c, r in zip(columns, roles)]
 
 
 def _grid_cells(value: object, rows: int, cols: int) -> list[list[int]]:
@@ -187,19 +189,33 @@ def _grid_cells(value: object, rows: int, cols: int) -> list[list[int]]:
     return [[int(x) for x in r] for r in value]
 
 
-def _memory_with_grid(spec: Spec, grid: object) -> tuple[LinearLayout, dict | None]:
-    """The memory layout after the request's grid, and the grid's description (None: no grid)."""
+@dataclass(frozen=True)
+class State:
+    """One page state: the problem with the grid applied (``spec.memory`` is the toggled layout),
+    the grid's description for the page (None: not a linear layout), and the packed columns of
+    the grid's base (its layout with every toggle off)."""
+
+    spec: Spec
+    grid: dict | None
+    base_columns: list[int] | None
+
+
+def state(req: Mapping) -> State:
+    """The request's problem with its grid applied (see the module docstring). AMD archs are
+    refused: the grid's bank bits and every answer here follow the NVIDIA model."""
+    spec = problem(req)
+    api._nvidia_only(spec, WHERE)
     mem = spec.memory
     if not isinstance(mem, LinearLayout):
-        return mem, None
+        return State(spec, None, None)
     space = Space.of(mem, spec.dims)
     cols = [space.pack_row_major(b) for b in mem.in_bases("offset")]
     roles = offset_roles(spec.elem_bits, len(cols))
     base, loaded = decompose(cols, roles)
     bank = [c for c, r in zip(cols, roles) if r == "bank"]
+    grid = req.get("grid")
     cells = loaded if grid is None else _grid_cells(grid, len(base), len(bank))
-    new = with_grid(cols, roles, cells)
-    bases = {"offset": [list(space.unpack_row_major(v)) for v in new]}
+    bases = {"offset": [list(space.unpack_row_major(v)) for v in with_grid(cols, roles, cells)]}
     if "block" in mem.in_dim_names:
         bases["block"] = mem.in_bases("block")
     layout = LinearLayout.from_bases(bases, dict(mem.out_dims))
@@ -211,7 +227,7 @@ def _memory_with_grid(spec: Spec, grid: object) -> tuple[LinearLayout, dict | No
         "cells": cells,
         "loaded": loaded,
     }
-    return layout, desc
+    return State(replace(spec, memory=layout), desc, _with_segments(cols, roles, base))
 
 
 # ----- answers -----------------------------------------------------------------------------------
@@ -281,31 +297,20 @@ def evaluate(req: Mapping) -> dict:
     instruction too), the counterexample, the algebra; the bank scope of one instruction; the
     matrices with toggled cells lit; the current layout in every notation that expresses it."""
     t0 = time.perf_counter()
-    spec = problem(req)
-    api._nvidia_only(spec, WHERE)
-    memory, grid = _memory_with_grid(spec, req.get("grid"))
+    st = state(req)
+    spec, grid, memory = st.spec, st.grid, st.spec.memory
     accesses = [_access(spec, acc, memory) for acc in spec.accesses]
-    current = Spec(spec.path, spec.shape, spec.dtype, spec.elem_bits, spec.arch, spec.dims, memory,
-                   spec.memory_notation, spec.memory_text, spec.accesses, spec.warnings)  # fmt: skip
     pick = req.get("access")
     if pick is None:  # the costliest access relative to its ideal
         pick = max(accesses, key=lambda a: a["wavefronts"] / max(a["ideal"], 1))["name"]
     instruction = req.get("instruction")
     if instruction is not None and (type(instruction) is not int):
         raise InputError(WHERE, "instruction", "must be an integer", instruction)
-    info, phases = scope_groups(current, pick, instruction)
+    info, phases = scope_groups(spec, pick, instruction)
+    now = memory_matrix(memory, spec.dims, spec.elem_bits)
     lit: set[tuple[int, int]] = set()  # memory-matrix cells the grid changed from its base
-    if grid is not None:
-        now = memory_matrix(memory, spec.dims, spec.elem_bits)
-        offsets = memory.in_bases("offset")
-        base = with_grid(
-            [Space.of(memory, spec.dims).pack_row_major(b) for b in offsets],
-            offset_roles(spec.elem_bits, len(offsets)),
-            [[0] * len(grid["cols"]) for _ in grid["rows"]],
-        )
-        lit = {
-            (r, c) for c, v in enumerate(base) for r in range(len(now.rows)) if now.cell(r, c) != (v >> r) & 1
-        }
+    for c, v in enumerate(st.base_columns or []):
+        lit |= {(r, c) for r in range(len(now.rows)) if now.cell(r, c) != (v >> r) & 1}
     answer = {
         "ok": True,
         "shape": spec.shape,
@@ -325,7 +330,7 @@ def evaluate(req: Mapping) -> dict:
                 {str(b): {str(w): ls for w, ls in words.items()} for b, words in g.items()} for g in phases
             ],
         },  # fmt: skip
-        "matrices": [_matrix_json(memory_matrix(memory, spec.dims, spec.elem_bits), lit)]
+        "matrices": [_matrix_json(now, lit)]
         + [_matrix_json(access_matrix(a.layout, spec.dims, a.name)) for a in spec.accesses],
         "formula": formula_text(memory, spec.dims) if isinstance(memory, LinearLayout) else None,
         "offset_bases": memory.in_bases("offset") if isinstance(memory, LinearLayout) else None,
@@ -336,18 +341,10 @@ def evaluate(req: Mapping) -> dict:
 
 def export(req: Mapping) -> dict:
     """Every notation that expresses the current (toggled) memory layout, ready to copy."""
-    spec = problem(req)
-    memory, _ = _memory_with_grid(spec, req.get("grid"))
-    if isinstance(memory, PaddedLayout):
+    spec = state(req).spec
+    if isinstance(spec.memory, PaddedLayout):
         return {"ok": True, "notations": {"triton": spec.memory_text}}
-    return {"ok": True, "notations": memory_notations(memory, spec.dims, shared_alignment(None))}
-
-
-def _current(req: Mapping) -> Spec:
-    spec = problem(req)
-    memory, _ = _memory_with_grid(spec, req.get("grid"))
-    return Spec(spec.path, spec.shape, spec.dtype, spec.elem_bits, spec.arch, spec.dims, memory,
-                spec.memory_notation, spec.memory_text, spec.accesses, spec.warnings)  # fmt: skip
+    return {"ok": True, "notations": memory_notations(spec.memory, spec.dims, shared_alignment(None))}
 
 
 def _timeout(req: Mapping) -> float:
@@ -361,7 +358,7 @@ def prove(req: Mapping) -> dict:
     """Every engine (Z3 included, under the request's time limit) on the current layout."""
     import json
 
-    spec = _current(req)
+    spec = state(req).spec
     return {"ok": True, "result": json.loads(api.verify(spec=spec, timeout=_timeout(req)).to_json())}
 
 
@@ -369,21 +366,13 @@ def synth(req: Mapping) -> dict:
     """The synthesized layout for the problem's first store and first load, with its optimality."""
     import json
 
-    spec = _current(req)
-    r = api.synth(spec=spec, timeout=_timeout(req))
-    return {"ok": True, "result": json.loads(r.to_json()), "grid_of": _grid_of(spec, r.layout)}
-
-
-def _grid_of(spec: Spec, layout: LinearLayout) -> dict:
-    space = Space.of(layout, spec.dims)
-    cols = [space.pack_row_major(b) for b in layout.in_bases("offset")]
-    grid = decompose(cols, offset_roles(spec.elem_bits, len(cols)))[1]
-    return {"memory": str(layout.in_bases("offset")), "grid": grid}
+    r = api.synth(spec=state(req).spec, timeout=_timeout(req))
+    return {"ok": True, "result": json.loads(r.to_json())}
 
 
 def explain(req: Mapping) -> dict:
     """The §5.4 construction's steps for the problem's writer and reader."""
     from bankproof.verifier.render.explain import to_text
 
-    r = api.explain(spec=_current(req))
+    r = api.explain(spec=state(req).spec)
     return {"ok": True, "text": to_text(r)}
