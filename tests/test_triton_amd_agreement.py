@@ -5,13 +5,12 @@ our bases equal Triton 3.9.0's ``to_linear_layout`` on >= 300 random attributes 
 from __future__ import annotations
 
 import importlib.util
-from collections import Counter
 
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.notation.triton import parse_triton
 
-from tests.oracle.driver import run_oracle, tally
+from tests.oracle.driver import agreement, run_oracle, tally
 from tests.oracle.generate_amd import KINDS, cases
 
 PER_KIND = 300
@@ -29,15 +28,6 @@ def ours(case: dict) -> dict:
 
 def test_amd_bases_equal_triton(capsys):
     all_cases = cases(seed=20261123, per_kind=PER_KIND)
-    answers = run_oracle(all_cases)
-    counts: Counter = Counter()
-    mismatches = []
-    for c in all_cases:
-        t = answers[c["id"]]
-        mine = ours(c)
-        same = t["ok"] and mine == t["bases"]
-        counts[(c["kind"], same)] += 1
-        if not same:
-            mismatches.append((c["kind"], c["text"], c["shape"], t, mine))
+    counts, mismatches = agreement(all_cases, run_oracle(all_cases), ours)
     with capsys.disabled():
         tally("AMD attributes vs Triton 3.9.0 to_linear_layout", KINDS, counts, mismatches, PER_KIND, 18)

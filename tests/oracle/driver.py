@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 ORACLE = Path(__file__).with_name("triton_oracle.py")
@@ -45,6 +46,31 @@ def run_oracle(items: list[dict], timeout: float = 300.0) -> dict[int, dict]:
         for r in res:
             out[r["id"]] = r
     return out
+
+
+EMPTY_OFFSETS = "offset_bases must not be empty"
+
+
+def same_bases(triton: dict, mine: dict) -> bool:
+    """Our answer equals Triton's: the same bases (and, for an object Triton read back, the same
+    object); or both have no offset bits, which Triton's Python wrapper reports as an error (it
+    refuses a shared layout of a one-element CTA slice)."""
+    if triton["ok"]:
+        return mine == triton["bases"] and triton.get("same_object", True)
+    return EMPTY_OFFSETS in triton.get("error", "") and mine.get("offset") == []
+
+
+def agreement(cases: list[dict], answers: dict[int, dict], ours) -> tuple[Counter, list]:
+    """``counts[(kind, same)]`` and the mismatches of ``ours(case)`` against Triton's answers."""
+    counts: Counter = Counter()
+    mismatches = []
+    for c in cases:
+        t, mine = answers[c["id"]], ours(c)
+        same = same_bases(t, mine)
+        counts[(c["kind"], same)] += 1
+        if not same:
+            mismatches.append((c["kind"], c.get("text") or c.get("recipe"), c["shape"], t, mine))
+    return counts, mismatches
 
 
 def tally(title: str, kinds, counts, mismatches: list, per_kind: int, width: int = 16) -> None:
