@@ -109,21 +109,21 @@ _PLAIN = {
             }
         ),
     ),
-}
-_PLAIN["AMDMFMALayout"] = (
-    "ttg.amd_mfma",
-    _field_map(
-        {
-            "version": "version",
-            "warps_per_cta": "warpsPerCTA",
-            "instr_shape": "instrShape",
-            "transposed": "isTransposed",
-            "tiles_per_warp": "tilesPerWarp",
-            "element_bitwidth": "elementBitWidth",
-            "cga_layout": "CGALayout",
-        }
+    "AMDMFMALayout": (
+        "ttg.amd_mfma",
+        _field_map(
+            {
+                "version": "version",
+                "warps_per_cta": "warpsPerCTA",
+                "instr_shape": "instrShape",
+                "transposed": "isTransposed",
+                "tiles_per_warp": "tilesPerWarp",
+                "element_bitwidth": "elementBitWidth",
+                "cga_layout": "CGALayout",
+            }
+        ),
     ),
-)
+}
 NESTED = ("SliceLayout", "DotOperandLayout")
 OTHER = ("NVMMADistributedLayout", "SharedLinearLayout", "PaddedSharedLayout", "AMDWMMALayout")
 SUPPORTED = tuple(_PLAIN) + NESTED + OTHER
