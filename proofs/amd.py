@@ -23,14 +23,17 @@ ADDR = 32
 LANE = 6
 
 
-def _in_group(r: amd.Rule, d: z3.BitVecRef) -> z3.BoolRef:
-    """``d`` (a lane-index difference) lies in lane 0's group: it is annihilated by every vector of
-    the group's orthogonal complement."""
+def _annihilators(r: amd.Rule) -> list[int]:
+    """A basis of the lane-index vectors orthogonal to lane 0's group: ``d`` lies in the group iff
+    every one of them has even overlap with it."""
     group = amd.group_subspace(r)
-    annihilators = [a for a in range(1, 1 << LANE) if all(bin(a & g).count("1") % 2 == 0 for g in group)]
-    basis = f2.echelon(annihilators)
+    return f2.echelon(a for a in range(1, 1 << LANE) if all(bin(a & g).count("1") % 2 == 0 for g in group))
+
+
+def _in_group(annihilators: list[int], d: z3.BitVecRef) -> z3.BoolRef:
+    """``d`` (a lane-index difference) lies in the group the ``annihilators`` describe."""
     terms = []
-    for a in basis:
+    for a in annihilators:
         bits = [z3.Extract(i, i, d) for i in range(LANE) if a >> i & 1]
         parity = bits[0]
         for b in bits[1:]:
@@ -60,9 +63,10 @@ def _cliques(
     block = max(width, amd.BANK_BYTES)
     per_row = r.arch.banks * amd.BANK_BYTES // block
     words = [z3.UDiv(base ^ linear_term(lane_cols, lane, ADDR), block) for lane in lanes]
+    annihilators = _annihilators(r)  # once per query, not per lane pair
     for i in range(k):
         for j in range(i + 1, k):
-            s.add(_in_group(r, lanes[i] ^ lanes[j]), words[i] != words[j])
+            s.add(_in_group(annihilators, lanes[i] ^ lanes[j]), words[i] != words[j])
             s.add(z3.URem(words[i], per_row) == z3.URem(words[j], per_row))
     return s, lanes, regs, warp
 
