@@ -10,8 +10,8 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test,triton]"
+	$(BIN)/pip install -qq --upgrade pip
+	$(BIN)/pip install -qq -e ".[test,triton]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -14,36 +14,44 @@ pair of conflicting lanes when there are conflicts, and the optimal layout.
 >>> r.verdict, [a.state for a in r.accesses]
 ('proved', ['conflict-free', 'conflict-free'])
 
-Every result is a frozen dataclass; ``to_json()`` is what ``bankproof ... --json`` prints.
-Errors in the input raise :class:`InputError` (a ``ValueError``) naming the field.
+Every result is a frozen dataclass; ``to_json()`` is what ``bankproof ... --json`` prints,
+``to_text()`` what the command prints, and notebooks show it as HTML (bank maps as SVG).
+Errors in the input raise :class:`InputError` (a ``ValueError``) naming the argument.
+
+This module is a thin face over where things live (as ``jax.numpy`` is): each public name is
+imported on first use, so ``import bankproof`` and ``bankproof --help`` stay fast.
 """
 
-from bankproof.models.errors import InputError
-from bankproof.models.layout import LinearLayout
-from bankproof.verifier.api import (
-    Access,
-    convert,
-    explain,
-    layout,
-    problem,
-    scan_ttgir,
-    show,
-    synth,
-    verify,
-    wavefronts,
-)
-from bankproof.verifier.results import (
-    ConvertResult,
-    ExplainResult,
-    LayoutResult,
-    ScanResult,
-    ShowResult,
-    SynthResult,
-    VerifyResult,
-    WavefrontsResult,
-)
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from bankproof.models.version import VERSION as __version__  # noqa: F401 - the package version
+
+# public name -> the module that defines it
+_WHERE = {
+    "Access": "bankproof.verifier.api.problem",
+    "problem": "bankproof.verifier.api.problem",
+    "verify": "bankproof.verifier.api.verify",
+    "synth": "bankproof.verifier.api.synth",
+    "explain": "bankproof.verifier.api.explain",
+    "convert": "bankproof.verifier.api.convert",
+    "show": "bankproof.verifier.api.show",
+    "layout": "bankproof.verifier.api.layout",
+    "wavefronts": "bankproof.verifier.api.wavefronts",
+    "scan_ttgir": "bankproof.verifier.api.scan",
+    "InputError": "bankproof.models.errors",
+    "LinearLayout": "bankproof.models.layout",
+    "ConvertResult": "bankproof.verifier.results",
+    "ExplainResult": "bankproof.verifier.results",
+    "LayoutResult": "bankproof.verifier.results",
+    "ShowResult": "bankproof.verifier.results",
+    "SynthResult": "bankproof.verifier.results",
+    "VerifyResult": "bankproof.verifier.results",
+    "WavefrontsResult": "bankproof.verifier.results",
+    "ScanResult": "bankproof.verifier.triton.results",
+}
 
 __all__ = [
     "Access",
@@ -67,3 +75,43 @@ __all__ = [
     "verify",
     "wavefronts",
 ]
+assert sorted(__all__) == sorted(_WHERE), "every public name has a home, and only those"
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name where it lives, on first use (PEP 562); the renderers are wired to the
+    results then too, so a result shows itself as text, HTML and SVG."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'bankproof' has no attribute {name!r}")
+    importlib.import_module("bankproof.verifier.render.display")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from bankproof.models.errors import InputError
+    from bankproof.models.layout import LinearLayout
+    from bankproof.verifier.api.convert import convert
+    from bankproof.verifier.api.explain import explain
+    from bankproof.verifier.api.layout import layout
+    from bankproof.verifier.api.problem import Access, problem
+    from bankproof.verifier.api.scan import scan_ttgir
+    from bankproof.verifier.api.show import show
+    from bankproof.verifier.api.synth import synth
+    from bankproof.verifier.api.verify import verify
+    from bankproof.verifier.api.wavefronts import wavefronts
+    from bankproof.verifier.results import (
+        ConvertResult,
+        ExplainResult,
+        LayoutResult,
+        ShowResult,
+        SynthResult,
+        VerifyResult,
+        WavefrontsResult,
+    )
+    from bankproof.verifier.triton.results import ScanResult

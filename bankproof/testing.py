@@ -55,6 +55,7 @@ def _describe(a: AccessResult) -> str:
 
 
 def _check(result: VerifyResult, access: str | None) -> list[AccessResult]:
+    __tracebackhide__ = True
     if access is None:
         return list(result.accesses)
     try:
@@ -67,6 +68,7 @@ def _check(result: VerifyResult, access: str | None) -> list[AccessResult]:
 def assert_conflict_free(*args: Any, access: str | None = None, **kwargs: Any) -> VerifyResult:
     """Assert that every access (or the one named ``access``) is proved conflict-free; the other
     arguments are :func:`bankproof.verify`'s. Returns the result."""
+    __tracebackhide__ = True  # pytest shows the message, not this helper's source
     result = api.verify(*args, **kwargs)
     bad = [a for a in _check(result, access) if a.proof.status != "proved"]
     if bad:
@@ -79,6 +81,7 @@ def assert_wavefronts(
 ) -> VerifyResult:
     """Assert each access's exact wavefront count: ``expected`` maps access names to counts, or
     is one count for ``access`` (or for the only access). Returns the result."""
+    __tracebackhide__ = True  # pytest shows the message, not this helper's source
     result = api.verify(*args, **kwargs)
     if isinstance(expected, Mapping):
         want = dict(expected)

@@ -55,8 +55,8 @@ def main() -> None:
 
 
 def search_table(rng: random.Random) -> None:
-    from bankproof.verifier.api import problem
-    from bankproof.verifier.choice import clear_caches, search
+    from bankproof.verifier.api.problem import problem
+    from bankproof.verifier.engine.choice import clear_caches, search
 
     print("search: bits  pairs  median ms  max ms  exhaustive median ms  baseline rank ms  ratio")
     worst = 0.0

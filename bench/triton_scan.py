@@ -1,6 +1,7 @@
-"""TTGIR scan speed (issue: regression-check the compiler's choices): scanning one compiled kernel
-in <= 50 ms (median), and scanning the pipelined matmul with its whole-kernel ledger (every PTX
-shared-memory instruction evaluated for every thread) in <= 50 ms too. Baseline in the same
+"""TTGIR scan speed (issues: regression-check the compiler's choices; the speed it promised):
+scanning one compiled kernel in <= 20 ms (median, cold caches), and scanning the pipelined matmul
+with its whole-kernel ledger (every PTX shared-memory instruction evaluated for every thread) in
+<= 50 ms. Baseline in the same
 process: reading the text alone (``read_ttgir``), so the ratio shows what the analysis costs on
 top of parsing.
 
@@ -23,7 +24,8 @@ FILES = [
     ROOT / "verifier" / "triton" / "sample.ttgir",
 ]
 LEDGER = ROOT / "tests" / "data" / "matmul_fp16_128x128x32_sm80"  # .ttgir and .ptx of one compile
-TARGET_MS = 50.0
+SCAN_MS = 20.0
+LEDGER_MS = 50.0
 
 
 def cold_scan(text: str, name: str) -> dict:
@@ -46,6 +48,7 @@ def main() -> None:
             f"{path.name:32} {n:3} accesses  scan {full:7.2f} ms  read {base:6.2f} ms  "
             f"ratio {full / base:6.1f}x"
         )
+    scan_worst, worst = worst, 0.0
     text, ptx = LEDGER.with_suffix(".ttgir").read_text(), LEDGER.with_suffix(".ptx").read_text()
     base = median_ms(lambda: read_ttgir(text), reps=15)
     full = median_ms(lambda: build(cold_scan(text, LEDGER.name), text, ptx), reps=15)
@@ -56,8 +59,12 @@ def main() -> None:
         f"ratio {full / base:6.1f}x"
     )
     print(
-        f"worst scan {worst:.2f} ms per kernel (target <= {TARGET_MS:.0f} ms): "
-        f"{'PASS' if worst <= TARGET_MS else 'FAIL'}"
+        f"worst scan {scan_worst:.2f} ms per kernel (target <= {SCAN_MS:.0f} ms): "
+        f"{'PASS' if scan_worst <= SCAN_MS else 'FAIL'}"
+    )
+    print(
+        f"scan with the ledger {worst:.2f} ms (target <= {LEDGER_MS:.0f} ms): "
+        f"{'PASS' if worst <= LEDGER_MS else 'FAIL'}"
     )
 
 

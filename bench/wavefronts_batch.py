@@ -12,7 +12,7 @@ import statistics
 import time
 
 from bankproof.models.hardware import all_instructions
-from bankproof.verifier.batch import run_lines
+from bankproof.verifier.api.wavefronts import run_lines
 
 N = 20_000
 

@@ -16,7 +16,8 @@ import time
 import urllib.request
 
 import numpy as np
-from bankproof.verifier import serve, workbench
+from bankproof.verifier.web import server as serve
+from bankproof.verifier.web import workbench
 
 CASES = {
     "seeds' 16x32 f32 transpose (9 bits)": workbench.SEED,

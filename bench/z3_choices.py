@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bankproof.proofs.choices import prove_cheapest  # noqa: E402
-from bankproof.verifier.api import problem  # noqa: E402
-from bankproof.verifier.choice import search, universal_bound  # noqa: E402
+from bankproof.verifier.api.problem import problem  # noqa: E402
+from bankproof.verifier.engine.choice import search, universal_bound  # noqa: E402
 from synth_vs_z3 import random_pair  # noqa: E402
 
 

@@ -12,7 +12,7 @@ for f in examples/cute_*.toml; do
   grep -q CACHEGLOBAL "$f" && sed 's/SM80_CP_ASYNC_CACHEGLOBAL/SM80_CP_ASYNC_CACHEALWAYS/' "$f" > "/tmp/ca/ca_$(basename "$f")"
 done
 METRICS="$(python3 -m bankproof.gpu_checks.layout_runs metrics)"
-python3 -m bankproof.verifier.gpu plan /tmp/cplan.json examples/cute_*.toml /tmp/ca/*.toml
+python3 -m bankproof.verifier.api.gpu plan /tmp/cplan.json examples/cute_*.toml /tmp/ca/*.toml
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
     python3 -m bankproof.gpu_checks.layout_runs run /tmp/cplan.json /tmp/cout.npz > /tmp/cncu.csv 2> "$OUT/ncu.err"
 echo "ncu rc=$?"

@@ -6,7 +6,7 @@ source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; N=${2:-120}
 export PYTHONUNBUFFERED=1
 METRICS="$(python3 -m bankproof.gpu_checks.layout_runs metrics)"
-python3 -m bankproof.verifier.gpu plan /tmp/lplan.json examples/*.toml --random "$N"
+python3 -m bankproof.verifier.api.gpu plan /tmp/lplan.json examples/*.toml --random "$N"
 ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
     python3 -m bankproof.gpu_checks.layout_runs run /tmp/lplan.json /tmp/lout.npz > /tmp/lncu.csv 2> "$OUT/layout_ncu.err"
 echo "layout ncu rc=$?"

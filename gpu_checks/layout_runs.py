@@ -1,13 +1,13 @@
 """Run whole layouts on the GPU: store a tensor through shared memory with one access, load it
 back with another, check every element, and measure the wavefronts with Nsight Compute.
 
-    python -m bankproof.verifier.gpu plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix] [--stsm-trans]
+    python -m bankproof.verifier.api.gpu plan PLAN.json [SPEC.toml ...] [--random N] [--matrix] [--wide-matrix] [--stsm-trans]
     ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
         python -m bankproof.gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
     python -m bankproof.gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
     python -m bankproof.gpu_checks.layout_runs time PLAN.json TIMES.json
 
-Cases are planned by :mod:`layout_cases` (spec files by ``bankproof.verifier.gpu``), kernels
+Cases are planned by :mod:`layout_cases` (spec files by ``bankproof.verifier.api.gpu``), kernels
 written by :mod:`layout_kernels`; this module runs them, emulates them on the CPU, checks every
 loaded element against the id the load layout names, and collects ncu's counts.
 """

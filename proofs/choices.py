@@ -8,7 +8,7 @@ access leaves them alone), or an ``ldmatrix``/``stmatrix`` form (the three vecto
 in-phase span (the lanes one phase holds, or the 8 rows of a matrix), the bank field of the
 element offset (bits ``lo .. hi-1``) and the phases the access issues; each phase costs
 ``(1 + #span vectors in one bank) / (1 + #span vectors in one word)`` wavefronts, the same count
-:mod:`bankproof.verifier.choice` makes in closed form.
+:mod:`bankproof.verifier.engine.choice` makes in closed form.
 
 ``prove_cheapest`` asks, for every pair of options whose phases alone stay below a cost, whether
 some M is cheaper (one query per pair, all UNSAT: proved). A model is a cheaper (layout,

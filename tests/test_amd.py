@@ -14,8 +14,8 @@ import pytest
 from bankproof.models import amd
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.check import check_amd_access
-from bankproof.verifier.spec import AccessSpec, Spec
+from bankproof.verifier.engine.check import check_amd_access
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 
 import bankproof as bp
 
@@ -155,7 +155,7 @@ def test_three_engines_agree_on_random_amd_layouts(capsys):
 
 
 def test_amd_archs_only_where_modeled(capsys):
-    from bankproof.verifier.cli import main
+    from bankproof.verifier.cli.main import main
 
     spec = str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")
     for call in (bp.synth, bp.explain, bp.show):
@@ -165,7 +165,7 @@ def test_amd_archs_only_where_modeled(capsys):
     assert main(["verify", spec]) == 1
     out = capsys.readouterr().out
     assert "model: assumed (published): ds_read_b128 on gfx942 (32 banks): 8 lane groups of 8" in out
-    from bankproof.verifier.batch import run_lines
+    from bankproof.verifier.api.wavefronts import run_lines
 
     line = next(x for x in out.splitlines() if "reproduce:" in x).split("echo '")[1].split("'")[0]
     (r,) = run_lines([line])
@@ -173,7 +173,7 @@ def test_amd_archs_only_where_modeled(capsys):
 
 
 def test_wavefronts_lines_may_name_an_amd_arch():
-    from bankproof.verifier.batch import run_lines
+    from bankproof.verifier.api.wavefronts import run_lines
 
     line = json.dumps({"arch": "gfx950", "instr": "ds_read_b128", "byte_offsets": [16 * i for i in range(64)]})
     (r,) = run_lines([line])
@@ -186,7 +186,7 @@ def test_wavefronts_lines_may_name_an_amd_arch():
 
 def test_an_engine_saying_disagree_makes_the_access_disagree():
     """The AMD path once dropped a Z3 certificate's ``disagree`` when the other engines agreed."""
-    from bankproof.verifier.check import agree
+    from bankproof.verifier.engine.check import agree
     from bankproof.verifier.results import EngineResult
 
     results = {"enumeration": EngineResult(256, "refuted"), "algebra": EngineResult(256, "refuted"),

@@ -9,7 +9,7 @@ from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,7 +82,8 @@ def test_gpu_without_a_device_is_refused_alike(capsys, monkeypatch):
     """``gpu`` needs CuPy and a GPU: without them the command and the API refuse alike."""
     import importlib.util
 
-    from bankproof.verifier import gpu, spec
+    from bankproof.verifier.api import gpu
+    from bankproof.verifier.engine import spec
 
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed here; this checks the refusal without it")
@@ -209,7 +210,7 @@ BAD = [
      "access[0]: has a 64-lane warp; sm90 warps have 32 lanes"),
     (lambda: bankproof.wavefronts("ld32", [0] * 31), "wavefronts: byte_offsets must be a list of 32 integers, got 31"),
     (lambda: bankproof.wavefronts("ld99", [0] * 32), "wavefronts: instr is not a known shared-memory instruction"),
-    (lambda: bankproof.wavefronts("ld32", [0] * 32, arch="sm70"), "wavefronts: --arch must be one of"),
+    (lambda: bankproof.wavefronts("ld32", [0] * 32, arch="sm70"), "wavefronts: arch must be one of"),
     (lambda: bankproof.convert(ROWS, shape=(16, 32), dtype="f32"), "convert: source/destination must both be given"),
     (lambda: bankproof.scan_ttgir(5), "scan_ttgir: text must be TTGIR text"),
     (lambda: bankproof.layout("#ttg.blocked<{sizePerThread = [1]}>", "32"), "blocked: threadsPerWarp is missing"),

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = str(ROOT / "examples" / "transpose_16x32_plain.toml")

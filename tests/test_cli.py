@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SWZ = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
 
@@ -133,7 +135,7 @@ def test_console_script_has_no_traceback():
         [
             sys.executable,
             "-m",
-            "bankproof.verifier.cli",
+            "bankproof.verifier.cli.main",
             "layout",
             "#ttg.swizzled_shared<{vec = 3}>",
             "--shape",
@@ -154,3 +156,21 @@ def test_gpu_without_cupy_is_a_clear_input_error(capsys):
     spec = Path(__file__).resolve().parent.parent / "examples" / "transpose_16x32_xor_2m.toml"
     assert main(["gpu", str(spec)]) == 2
     assert "gpu: device needs CuPy and an NVIDIA GPU" in capsys.readouterr().err
+
+
+def test_api_errors_name_arguments_and_the_cli_names_flags(capsys):
+    """The API says ``instruction``/``arch`` (its arguments); the command says the flag the user
+    typed, but only for what the command itself refused: a spec file's field keeps its name."""
+    import bankproof
+
+    plain = str(ROOT / "examples" / "transpose_16x32_plain.toml")
+    with pytest.raises(bankproof.InputError, match=r"^show: instruction must be in \[0, 16\), got 99$"):
+        bankproof.show(spec=plain, instruction=99)
+    with pytest.raises(bankproof.InputError, match="^wavefronts: arch must be one of"):
+        bankproof.wavefronts("ld32", [0] * 32, arch="sm70")
+    assert main(["show", plain, "--instruction", "99"]) == 2
+    assert "show: --instruction must be in [0, 16), got 99" in capsys.readouterr().err
+    assert main(["wavefronts", "--input", "-", "--arch", "sm70"]) == 2
+    assert capsys.readouterr().err.startswith("bankproof: wavefronts: --arch must be one of")
+    assert main(["synth", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")]) == 2
+    assert "synth: arch is an" in capsys.readouterr().err  # from the spec file: no --arch flag here

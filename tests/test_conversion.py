@@ -11,7 +11,7 @@ import numpy as np
 from bankproof.models.conversion import Round, shuffle_plan
 from bankproof.models.notation import parse_layout
 from bankproof.proofs.conversion import shared_roundtrip, shuffle_plan_correct
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 S = [32, 32]

@@ -9,7 +9,7 @@ import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.notation import parse_layout
 from bankproof.models.notation.cute import STYLES, CuteLayout, Swizzle, parse_cute, to_cute
-from bankproof.verifier.describe import bank_table
+from bankproof.verifier.api.layout import bank_table
 from hypothesis import given
 from hypothesis import strategies as st
 

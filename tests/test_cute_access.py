@@ -11,8 +11,8 @@ import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction, wavefronts
 from bankproof.models.notation.cute_tv import copy_atom, mma_fragment, tiled_copy, tv_to_layout
-from bankproof.verifier.gpu import spec_case
-from bankproof.verifier.spec import load_spec, parse_spec, tomllib
+from bankproof.verifier.api.gpu import spec_case
+from bankproof.verifier.engine.spec import load_spec, parse_spec, tomllib
 
 from bankproof import verify
 

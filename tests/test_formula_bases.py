@@ -93,7 +93,7 @@ def test_detect_and_dispatch():
     assert detect("formula: m + 8*n") == "formula"
     p = parse_layout("Sw<3,2,3> o (8,8):(1,8)")
     assert (p.notation, p.kind, p.shape) == ("cute", "memory", [8, 8])
-    with pytest.raises(InputError, match="layout: --shape is required for Triton notations"):
+    with pytest.raises(InputError, match="layout: shape is required for Triton notations"):
         parse_layout("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>")
     with pytest.raises(InputError, match="shape: value has 2\\^26 elements, over the limit of 2\\^24"):
         parse_layout("m + 8192*n", [8192, 8192])

@@ -7,7 +7,7 @@ import contextlib
 
 from bankproof.models.errors import InputError
 from bankproof.models.notation import parse_layout
-from bankproof.verifier.spec import parse_spec
+from bankproof.verifier.engine.spec import parse_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

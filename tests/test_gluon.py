@@ -112,7 +112,7 @@ def test_every_gluon_class_reads_as_its_attribute():
                    load=gl.DistributedLinearLayout([], [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], [], [], [1, 32]),
                    dtype="f32")  # fmt: skip
     assert p.shape == [1, 32] and p.memory_text.startswith("#ttg.shared_linear<")
-    with pytest.raises(InputError, match="--shape is required"):
+    with pytest.raises(InputError, match="shape is required"):
         parse_layout(mma)
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bankproof.verifier.check import verify
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
+from bankproof.verifier.engine.check import verify
+from bankproof.verifier.engine.scope import page_data
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.render.html import to_html
-from bankproof.verifier.scope import page_data
-from bankproof.verifier.spec import AccessSpec, Spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

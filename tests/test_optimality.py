@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import MAX_BITS, prove_cheapest
-from bankproof.verifier.cli import main
-from bankproof.verifier.spec import load_spec
+from bankproof.verifier.cli.main import main
+from bankproof.verifier.engine.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -86,8 +86,8 @@ def test_search_reaches_a_narrow_side_into_a_matrix_row():
     """A bug found by the 1000 pairs: a 32-bit store into the 16-byte rows an ldmatrix.x2.trans
     reads was constructed as if the writer moved the whole row (4 phases, its lanes there dropped),
     costing 6 where 4 exists; each side's phases now follow its own width."""
-    from bankproof.verifier.api import problem
-    from bankproof.verifier.choice import search
+    from bankproof.verifier.api.problem import problem
+    from bankproof.verifier.engine.choice import search
 
     w = {"lane": [[4, 0], [2, 0], [1, 0], [0, 1], [0, 8]], "warp": [], "register": [[0, 2], [0, 4]], "block": []}
     r = {"lane": [[0, 4], [2, 0], [0, 2], [1, 0], [0, 8]], "warp": [], "register": [[4, 0], [0, 1]], "block": []}

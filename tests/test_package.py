@@ -110,7 +110,7 @@ def test_wheel_has_one_top_level_name(tmp_path):
     assert "bankproof/verifier/triton/sample.ttgir" in names
     assert any(n.startswith("bankproof/gpu_checks/results/") and n.endswith(".json") for n in names)
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "bankproof = bankproof.verifier.cli:main" in entry
+    assert "bankproof = bankproof.verifier.cli.main:main" in entry
 
 
 def test_build_requirement_supports_the_license_field():
@@ -122,25 +122,40 @@ def test_build_requirement_supports_the_license_field():
 
 
 # --- the import graph -------------------------------------------------------------------------
-# The command line and the workbench (its answers and its server) use renderers and the API.
-FRONT_ENDS = ("bankproof.verifier.cli", "bankproof.verifier.workbench", "bankproof.verifier.serve")
-# Layers, lowest first: each module may import its own layer and the layers below, never above.
-LAYERS = [
-    ("models", lambda m: m.startswith("bankproof.models")),
-    ("proofs", lambda m: m.startswith("bankproof.proofs")),
-    ("gpu_checks", lambda m: m.startswith("bankproof.gpu_checks")),
-    ("api", lambda m: m.startswith("bankproof.verifier") and not m.startswith(("bankproof.verifier.render",
-                                                                                *FRONT_ENDS))),
-    ("renderers", lambda m: m.startswith("bankproof.verifier.render")),
-    ("front ends", lambda m: m in FRONT_ENDS),
-    ("package", lambda m: m in ("bankproof", "bankproof.testing")),
-]  # fmt: skip
-# proofs and gpu_checks are side by side: neither imports the other.
+# The tree is the layer diagram: each floor is a folder (or module) prefix, lowest first. A module
+# may import its own floor and the floors below it, never one above (upward) or a floor declared
+# side by side with its own (sideways).
+FLOORS = [
+    ("models", ("bankproof.models",)),  # what things are: layouts, notations, the hardware rules
+    ("proofs", ("bankproof.proofs",)),  # Z3
+    ("gpu_checks", ("bankproof.gpu_checks",)),  # the GPU as judge
+    ("results", ("bankproof.verifier.results",)),  # frozen result values
+    ("engine", ("bankproof.verifier.engine",)),  # specs, the target seam, the engines run and agreed
+    ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, PTX, scan, ledger, corpus
+    ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
+    ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF
+    ("web", ("bankproof.verifier.web",)),  # the workbench: answers and the server
+    ("cli", ("bankproof.verifier.cli",)),  # arguments, streams, exit codes
+    ("package", ("bankproof",)),  # the public face: bankproof, bankproof.testing
+]
 SIDE_BY_SIDE = {("proofs", "gpu_checks"), ("gpu_checks", "proofs")}
 
 
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
 def _layer(module: str) -> int:
-    return next(i for i, (_, test) in enumerate(LAYERS) if test(module))
+    """The floor of ``module``: the most specific prefix that holds it."""
+    best = max(
+        ((len(p), i) for i, (_, prefixes) in enumerate(FLOORS) for p in prefixes if _under(module, p)),
+        default=None,
+    )
+    assert best is not None, f"{module} is on no floor"
+    return best[1]
+
+
+LAYERS = FLOORS
 
 
 def _module_file(name: str) -> Path | None:
@@ -174,7 +189,8 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def test_imports_go_one_way():
-    """CLI -> renderers -> API -> proofs, gpu_checks -> models: nothing imports upward."""
+    """cli -> web -> render -> api -> triton -> engine -> results -> proofs, gpu_checks -> models:
+    nothing imports upward or sideways."""
     bad = []
     for mod, targets in import_graph().items():
         for t in targets:
@@ -210,17 +226,17 @@ def test_no_import_cycle():
 def test_the_graph_test_sees_an_upward_import(monkeypatch):
     """The layer test can fail: an injected models -> verifier edge is reported."""
     graph = import_graph()
-    graph["bankproof.models.layout"] = graph["bankproof.models.layout"] | {"bankproof.verifier.spec"}
+    graph["bankproof.models.layout"] = graph["bankproof.models.layout"] | {"bankproof.verifier.engine.spec"}
     monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
     with pytest.raises(
-        AssertionError, match="bankproof.models.layout \\(models\\) imports bankproof.verifier.spec"
+        AssertionError, match="bankproof.models.layout \\(models\\) imports bankproof.verifier.engine.spec"
     ):
         test_imports_go_one_way()
 
 
 def test_the_cycle_test_sees_a_cycle(monkeypatch):
     graph = import_graph()
-    graph["bankproof.verifier.results"] = graph["bankproof.verifier.results"] | {"bankproof.verifier.check"}
+    graph["bankproof.verifier.results"] = graph["bankproof.verifier.results"] | {"bankproof.verifier.engine.check"}
     monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
     with pytest.raises(AssertionError, match="bankproof.verifier.results"):
         test_no_import_cycle()
@@ -231,7 +247,7 @@ def test_the_gpu_side_loads_without_z3():
     code = (
         "import sys, importlib\n"
         "sys.modules['z3'] = None  # any import of z3 now fails\n"
-        "for m in ('bankproof', 'bankproof.verifier.cli', 'bankproof.verifier.gpu',\n"
+        "for m in ('bankproof', 'bankproof.verifier.cli.main', 'bankproof.verifier.api.gpu',\n"
         "          'bankproof.gpu_checks.layout_runs', 'bankproof.gpu_checks.measure'):\n"
         "    importlib.import_module(m)\n"
         "print('ok')\n"
@@ -245,7 +261,7 @@ def test_device_shim_imports_from_the_repository_root():
     run from the repository root, whose ``bankproof/`` folder must not shadow the shim."""
     code = (
         "import sys; sys.meta_path = [f for f in sys.meta_path if 'ditable' not in repr(f)]\n"
-        "import bankproof.gpu_checks.layout_runs as m, bankproof.verifier.gpu\n"
+        "import bankproof.gpu_checks.layout_runs as m, bankproof.verifier.api.gpu\n"
         "print(m.__file__)\n"
     )
     out = subprocess.run(

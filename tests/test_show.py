@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from bankproof.models.notation import memory_notations
-from bankproof.verifier.cli import main
-from bankproof.verifier.spec import load_spec
+from bankproof.verifier.cli.main import main
+from bankproof.verifier.engine.spec import load_spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,7 @@ def test_synth_plain_finds_the_seeds_cost_in_fewer_instructions(capsys):
     """The seeds' 16x32 f32 transpose: §5.4 with the common vector is the seeds' swizzle (st32 +
     ld32, 16 + 16 wavefronts in 32 instructions); searching each side's own width finds the same
     wavefronts with the writer's 4 registers in one st128 (4 + 16 instructions)."""
-    from bankproof.verifier.synthesis import construct
+    from bankproof.verifier.engine.synthesis import construct
 
     assert main(["synth", str(EXAMPLES / "transpose_16x32_plain.toml"), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
@@ -156,8 +156,8 @@ def test_search_never_loses_to_the_common_vector_and_engines_agree(data):
     pair costs no more than §5.4 with the common vector, no less than the bytes/128 bound, and the
     enumeration and algebra engines agree on it."""
     from bankproof.models.swizzle import Space, vectorization
-    from bankproof.verifier.api import problem
-    from bankproof.verifier.choice import search, universal_bound
+    from bankproof.verifier.api.problem import problem
+    from bankproof.verifier.engine.choice import search, universal_bound
 
     import bankproof
 
@@ -243,7 +243,7 @@ def test_search_closed_forms_equal_enumeration(data):
     from bankproof.models.access import build_access
     from bankproof.models.errors import InputError
     from bankproof.models.hardware import evaluate
-    from bankproof.verifier.choice import MATRIX_LOADS, MATRIX_STORES, best_cost, candidates
+    from bankproof.verifier.engine.choice import MATRIX_LOADS, MATRIX_STORES, best_cost, candidates
 
     shape = data.draw(shapes(min_bits=6, max_bits=10))
     w, r = data.draw(distributed(shape)), data.draw(distributed(shape))

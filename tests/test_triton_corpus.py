@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import corpus
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
@@ -250,7 +250,7 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
     """Every buffer's reported optimum is at most what the unswizzled row-major and column-major
     layouts, and each access's own order as the layout, cost with each op's legal instructions
     (counted here independently)."""
-    from bankproof.verifier.choice import best_cost
+    from bankproof.verifier.engine.choice import best_cost
     from bankproof.verifier.triton.scan import (
         _accesses,
         _layouts,
@@ -293,7 +293,7 @@ def test_tf32_b_tile_scan_reports_an_equally_coalesced_writer_4x_cheaper(entries
     2480 of them per swizzle width) and reports the cheapest: 512 per copy on the buffer's own
     128-byte swizzle, the writer measured on the GPU (next test); none is cheaper in the family."""
     from bankproof.models.layout import LinearLayout
-    from bankproof.verifier.choice import best_cost
+    from bankproof.verifier.engine.choice import best_cost
     from bankproof.verifier.triton.scan import _accesses, _layouts
     from bankproof.verifier.triton.ttgir import read_ttgir
 

@@ -8,7 +8,7 @@ import importlib.util
 import pytest
 from bankproof.models.access import build_access
 from bankproof.models.notation import parse_layout
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import lowering
 
 LOC = {"source": "/k/kernel.py", "line": 7, "column": 3}

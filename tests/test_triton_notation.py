@@ -317,7 +317,7 @@ def test_shared_linear_keeps_nvmma_alignment(swizzle, alignment):
     """Re-printed as shared_linear, an nvmma_shared buffer keeps Triton's getAlignment (128 x
     maxPhase): TMA and wgmma depend on it. swizzled_shared cannot say more than 16 bytes, so it
     is not offered as an equivalent."""
-    from bankproof.verifier.describe import describe_layout
+    from bankproof.verifier.api.layout import describe_layout
 
     text = f"#ttg.nvmma_shared<{{swizzlingByteWidth = {swizzle}, transposed = false, elementBitWidth = 16}}>"
     notations = describe_layout(text, [64, 64], "f16").notations
@@ -330,7 +330,7 @@ def test_shared_linear_keeps_nvmma_alignment(swizzle, alignment):
 @pytest.mark.parametrize("dtype", ["f4E2M1FN", "f4e2m1", "e2m1", "i4"])
 def test_four_bit_elements_parse(dtype):
     """4-bit element types (Triton packs fp4 two per byte) parse; banks are per byte address."""
-    from bankproof.verifier.describe import describe_layout
+    from bankproof.verifier.api.layout import describe_layout
 
     r = describe_layout("32*m + n", [2, 32], dtype, banks=True)
     assert r.banks[0][:10] == [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]  # 8 nibbles per 4-byte word

@@ -223,7 +223,7 @@ PAIR = [str(DATA / "matmul_fp16_128x128x32_sm80.ttgir"), "--ptx", str(DATA / "ma
 
 
 def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):
-    from bankproof.verifier.cli import main
+    from bankproof.verifier.cli.main import main
 
     assert main(["triton", "scan", *PAIR, "--arg", "K=128"]) == 0
     out = capsys.readouterr().out
@@ -237,7 +237,7 @@ def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):
 
 def test_scan_with_ptx_exit_4_and_sarif_on_an_unowned_instruction(tmp_path, capsys):
     """A shared store at a line no TTGIR op has: named on stderr, exit 4, SARIF BP003."""
-    from bankproof.verifier.cli import main
+    from bankproof.verifier.cli.main import main
 
     ptx = (DATA / "matmul_fp16_128x128x32_sm80.ptx").read_text()
     extra = "\t.loc\t1 99 7\n\tst.shared.b32 \t[global_smem+4], %r102;\n\tret;"
@@ -255,8 +255,8 @@ def test_scan_with_ptx_exit_4_and_sarif_on_an_unowned_instruction(tmp_path, caps
 def test_scan_with_ptx_bad_input_exit_2(tmp_path, capsys):
     import pytest
     from bankproof.models.errors import InputError
-    from bankproof.verifier.api import scan_ttgir
-    from bankproof.verifier.cli import main
+    from bankproof.verifier.api.scan import scan_ttgir
+    from bankproof.verifier.cli.main import main
 
     assert main(["triton", "scan", PAIR[0], PAIR[0], "--ptx", PAIR[2]]) == 2
     assert "--ptx must be given once per TTGIR file" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton.scan import scan_text
 from bankproof.verifier.triton.ttgir import read_ttgir
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from bankproof.verifier.cli import main
+from bankproof.verifier.cli.main import main
 
 import bankproof
 

@@ -10,13 +10,15 @@ import os
 import random
 import shutil
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 from bankproof.models.errors import InputError
-from bankproof.verifier import serve, workbench
+from bankproof.verifier.web import server as serve
+from bankproof.verifier.web import workbench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,7 +99,7 @@ def test_any_loaded_layout_decomposes_into_base_and_grid(seed):
         ({"memory": ""}, "workbench: memory must be a non-empty string"),
         ({"shape": "16x"}, "shape: value must look like 16x32"),
         ({"accesses": []}, "workbench: accesses must list 1 to 8 accesses"),
-        ({"instruction": 99}, "show: --instruction must be in \\[0, 16\\)"),
+        ({"instruction": 99}, "show: instruction must be in \\[0, 16\\)"),
         ({"evil": 1}, "workbench: evil is not a field"),
         ({"memory": '{"offset": [[0, 1]'}, "workbench: memory looks like JSON bases but does not parse"),
     ],
@@ -191,7 +193,7 @@ def test_amd_specs_are_refused_by_name():
 
 
 def test_serve_command_refuses_bad_arguments(capsys):
-    from bankproof.verifier.cli import main
+    from bankproof.verifier.cli.main import main
 
     assert main(["serve", str(ROOT / "no-such.toml")]) == 2
     assert "serve: SPEC cannot be read (FileNotFoundError)" in capsys.readouterr().err
@@ -359,3 +361,37 @@ def test_a_ttgir_buffer_loads_by_click(tmp_path):
         srv.shutdown()
         srv.server_close()
 
+
+
+VERDICT_WORDS = ("conflict-free", "conflict", "proved", "refuted", "wavefront", "Z3 and every engine")
+
+
+def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
+    """After a rejected paste, nothing the page shows outside the error belongs to the previous
+    layout: not its counts, its toggles, its scope, its matrices, nor its Z3 verdict (a proof
+    still running for it is dropped, not shown when it ends)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = _driver()
+    try:
+        driver.get(server)
+        page = Page(driver)
+        page.wait(0)
+        WebDriverWait(driver, 60).until(lambda d: d.find_element("id", "z3-status").get_attribute("data-verdict"))
+        assert page.counts() and "Z3 and every engine" in driver.find_element("id", "z3-status").text
+        page.set_grid([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])  # a proof is pending
+        page.paste_memory("32*m + (n ^ m")  # rejected
+        assert driver.find_element("id", "error").is_displayed()
+        time.sleep(1.5)  # past the background proof's start: a stale one would have shown by now
+        assert driver.find_element("tag name", "body").get_attribute("data-rejected") == "1"
+        assert page.counts() == {}
+        for section in ("verdicts", "toggles", "algebra", "scope", "matrices", "actions"):
+            text = driver.find_element("id", section).text
+            shown = [w for w in VERDICT_WORDS if w in text.replace("Wavefronts (enumeration, every instruction)", "")]
+            assert not shown, (section, shown, text[:300])
+        assert driver.find_element("id", "grid").get_attribute("data-cells") in (None, "")
+        page.paste_memory("32*m + (n ^ (2*m))")  # a valid input brings verdicts back
+        assert driver.find_element("tag name", "body").get_attribute("data-rejected") == "0"
+        assert page.counts()["read"] == (16, 1)
+    finally:
+        driver.quit()

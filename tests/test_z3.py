@@ -13,9 +13,9 @@ import z3
 from bankproof.gpu_checks.results import single_instruction_runs
 from bankproof.models.hardware import LANES, all_instructions, evaluate, instruction
 from bankproof.proofs import encode
-from bankproof.verifier.check import check_access
-from bankproof.verifier.cli import main
-from bankproof.verifier.spec import AccessSpec, Spec
+from bankproof.verifier.cli.main import main
+from bankproof.verifier.engine.check import check_access
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

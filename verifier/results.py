@@ -14,8 +14,9 @@ JSON does not have. Sequences are tuples; they print as JSON arrays.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 EXIT = {"proved": 0, "refuted": 1, "unknown": 3, "disagree": 4}
 
@@ -41,7 +42,27 @@ def _plain(value: Any) -> Any:
 
 
 class Result:
-    """JSON for a frozen result dataclass (mixin)."""
+    """JSON for a frozen result dataclass (mixin), and its other faces: ``to_text()`` (what the
+    command prints), ``_repr_html_`` (notebooks) and ``_repr_svg_`` (bank maps). The renderers
+    sit above the results in the import graph, so they fill :attr:`DISPLAY` themselves
+    (``bankproof.verifier.render.display``, imported by ``bankproof`` on first use)."""
+
+    DISPLAY: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+
+    def _display(self, face: str) -> Any:
+        if not Result.DISPLAY:
+            raise RuntimeError("no renderers are wired: import bankproof first")
+        return Result.DISPLAY[face](self)
+
+    def to_text(self) -> str:
+        """What the ``bankproof`` command prints for this result."""
+        return self._display("text")
+
+    def _repr_html_(self) -> str:
+        return self._display("html")
+
+    def _repr_svg_(self) -> str | None:
+        return self._display("svg")
 
     def to_dict(self) -> dict:
         out = {}
@@ -408,64 +429,6 @@ class PageData:
     memory_matrix: Any
     explanation: Any  # ExplainResult, or the reason text
     notations: dict[str, str]
-
-
-# --- Triton ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ScanResult(Result):
-    """``bankproof triton scan``: per file, every shared buffer and access (see ``triton/scan.py``)."""
-
-    schema: int
-    reports: tuple[dict, ...]
-
-    @property
-    def worse(self) -> bool:
-        """Whether some buffer costs more than its optimum."""
-        return any(b["gap"] for rep in self.reports for b in rep["buffers"])
-
-    @property
-    def unchecked(self) -> list[str]:
-        """What the scan could not check: accesses not analysed, optima unknown (by file)."""
-        from bankproof.verifier.triton.ledger import unchecked
-        from bankproof.verifier.triton.scan import scan_unchecked
-
-        return [f"{rep['file']}: {u}" for rep in self.reports for u in scan_unchecked(rep)] + [
-            f"{rep['file']}: {u}" for rep in self.reports if "ledger" in rep for u in unchecked(rep["ledger"])
-        ]
-
-    @property
-    def lowering(self) -> list[str]:
-        """Where the PTX and the count disagree: instructions no op owns, counts that differ."""
-        out = []
-        for rep in self.reports:
-            led = rep.get("ledger", {"disagreements": [], "unattributed": []})
-            out += [f"{rep['file']}: {d}" for d in led["disagreements"]]
-            out += [f"{rep['file']}: unattributed: {u}" for u in led["unattributed"]]
-        return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1) + "\n"
-
-
-@dataclass(frozen=True)
-class CorpusResult(Result):
-    """``bankproof triton corpus``: compiled entries, regressions against a baseline, gaps."""
-
-    schema: int
-    entries: tuple[dict, ...]
-    worse: tuple[str, ...]
-    gaps: tuple[str, ...]
-    unchecked: tuple[str, ...] = ()
-
-    @property
-    def lowering(self) -> list[str]:
-        """Accesses whose instructions differ from Triton's PTX."""
-        return [f"{e['config']}@{e['arch']} {p}" for e in self.entries for p in e.get("lowering", [])]
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1) + "\n"
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ def parse_layout(
     if notation == "triton":
         src = triton_notation.parse_triton(t)
         if shape is None:
-            raise InputError("layout", "--shape", "is required for Triton notations (e.g. --shape 16x32)")
+            raise InputError("layout", "shape", "is required for Triton notations (e.g. 16x32)")
         lay = src.to_layout(shape)
         kind = "memory" if src.memory else "distributed"
     elif notation == "cute":
@@ -149,20 +149,20 @@ def parse_layout(
         if shape is not None and list(shape) != cute_shape:
             raise InputError(
                 "cute",
-                "--shape",
+                "shape",
                 f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
                 "x".join(map(str, shape)),
             )
         lay, kind = src.memory_layout(stage), "memory"
     elif notation == "bases":
         if shape is None:
-            raise InputError("layout", "--shape", "is required for explicit bases")
+            raise InputError("layout", "shape", "is required for explicit bases")
         src = None
         lay = parse_bases(t, shape)
         kind = "memory" if "offset" in lay.in_dim_names else "distributed"
     else:
         if shape is None:
-            raise InputError("layout", "--shape", "is required for formulas")
+            raise InputError("layout", "shape", "is required for formulas")
         src = None
         nm = list(names) if names else default_names(len(shape))
         lay, kind = parse_formula(t, nm, shape), "memory"
@@ -170,7 +170,7 @@ def parse_layout(
     rank = len(lin.out_dims)
     nm = tuple(names) if names else tuple(default_names(rank))
     if len(nm) != rank:
-        raise InputError("layout", "--dims", f"must name {rank} dims", ",".join(nm))
+        raise InputError("layout", "dims", f"must name {rank} dims", ",".join(nm))
     warn = src.warnings() if notation == "cute" else ()
     return ParsedLayout(notation, kind, lay, nm, src, warn)
 

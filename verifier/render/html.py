@@ -3,9 +3,9 @@ nothing fetched) with the verdicts of every engine, the counterexample, each acc
 and matrix view, the memory layout's matrix, and the §5.4 construction for the spec's writer and
 reader.
 
->>> from bankproof.verifier.check import verify
->>> from bankproof.verifier.scope import page_data
->>> from bankproof.verifier.spec import parse_spec
+>>> from bankproof.verifier.engine.check import verify
+>>> from bankproof.verifier.engine.scope import page_data
+>>> from bankproof.verifier.engine.spec import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})

@@ -1,7 +1,7 @@
 """Matrix views drawn: text (``1`` / ``.``, columns grouped by ``|``), SVG and HTML.
 
 >>> from bankproof.models.layout import LinearLayout
->>> from bankproof.verifier.matrices import memory_matrix
+>>> from bankproof.verifier.engine.matrices import memory_matrix
 >>> mem = LinearLayout.from_bases({"offset": [[0, 1], [1, 1]]}, {"dim0": 2, "dim1": 2})
 >>> print(matrix_text(memory_matrix(mem, ["m", "n"], 8)), end="")
 memory layout: offset bits -> tensor bits (8-bit elements)
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from html import escape
 
-from bankproof.verifier.matrices import Matrix
+from bankproof.verifier.engine.matrices import Matrix
 
 BOLD_GREEN, RESET = "\033[1;32m", "\033[0m"
 

@@ -4,7 +4,7 @@ at the Python source line from ``loc(...)`` when present).
 
 from __future__ import annotations
 
-from bankproof.verifier.results import CorpusResult, ScanResult
+from bankproof.verifier.triton.results import CorpusResult, ScanResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -156,7 +156,9 @@ def corpus_sarif(result: CorpusResult) -> dict:
     return to_sarif(ScanResult(1, reports))
 
 
-def corpus_text(result: CorpusResult, archs: list[str]) -> str:
+def corpus_text(result: CorpusResult, archs: list[str], verbose: bool = False) -> str:
+    """The corpus per arch and configuration: buffers, their costs, and the ledger (its "not
+    counted" lines only when ``verbose``)."""
     entries = result.entries
     lines = []
     for arch in archs:
@@ -179,13 +181,34 @@ def corpus_text(result: CorpusResult, archs: list[str]) -> str:
                     for a in b["accesses"]
                 )
                 lines.append(f"    {b['buffer']} {b['shared']}: {b['wavefronts']} ({verdict}) [{costs}]")
-            lines += ledger_lines(e.get("ledger"))
+            lines += ledger_lines(e.get("ledger"), verbose=verbose)
     return "\n".join(lines) + "\n"
 
 
-def ledger_lines(led: dict | None, indent: str = "    ") -> list[str]:
+def corpus_summary(result: CorpusResult, code: int) -> str:
+    """The closing line: what was compiled and counted, what is worse or unchecked, the exit code.
+
+    >>> from bankproof.verifier.triton.results import CorpusResult
+    >>> r = CorpusResult(1, ({"config": "k", "arch": "sm90", "error": "x"},), (), (), ("u",))
+    >>> print(corpus_summary(r, 3))  # doctest: +NORMALIZE_WHITESPACE
+    triton corpus: 1 configurations, 0 compiled (1 not), 0 accesses counted, 0 worse than baseline,
+    1 not checked: exit 3
+    """
+    entries = result.entries
+    ok = [e for e in entries if "report" in e]
+    counted = sum(1 for e in ok for b in e["report"]["buffers"] for a in b["accesses"] if "wavefronts" in a)
+    failed = len(entries) - len(ok)
+    compiled = f"{len(ok)} compiled" + (f" ({failed} not)" if failed else "")
+    return (
+        f"triton corpus: {len(entries)} configurations, {compiled}, {counted} accesses counted, "
+        f"{len(result.worse)} worse than baseline, {len(result.unchecked)} not checked: exit {code}"
+    )
+
+
+def ledger_lines(led: dict | None, indent: str = "    ", verbose: bool = True) -> list[str]:
     """The whole-kernel ledger, one line per entry: where, op, kind, instruction, instructions per
-    CTA execution x executions, wavefronts (ideal) per execution, or why it is not counted.
+    CTA execution x executions, wavefronts (ideal) per execution, or (``verbose``) why it is not
+    counted.
 
     >>> ledger_lines({"entries": [{"location": "k.py:7:3", "op": "tt.reduce", "kind": "scratch",
     ...   "instr": "st32", "instructions": 4, "executions": None, "wavefronts": 4, "ideal": 4,
@@ -201,7 +224,7 @@ def ledger_lines(led: dict | None, indent: str = "    ") -> list[str]:
         head = f"{indent}ledger: {x['location']} {what} {runs}"
         if x.get("counted"):
             out.append(f"{head}: {x['wavefronts']} wavefronts (ideal {x['ideal']})")
-        else:
+        elif verbose:
             out.append(f"{head}: not counted ({x.get('reason', 'unknown')})")
     out += [f"{indent}ledger: unattributed {u}" for u in led.get("unattributed", [])]
     return out

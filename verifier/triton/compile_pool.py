@@ -65,12 +65,20 @@ def run_jobs(
     workers: int,
     limit_s: float,
     on_lost: Callable[[object, str], object] = lambda job, why: why,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list:
     """``[function(job) for job in jobs]`` across ``workers`` processes; a job past ``limit_s``
     (or whose worker dies) gives ``on_lost(job, why)``. ``function`` is called in-process when it
-    is a callable (tests, tiny runs), or named ``"module.function"`` to run in workers."""
+    is a callable (tests, tiny runs), or named ``"module.function"`` to run in workers.
+    ``progress(done, total)`` is called as each job ends."""
+    tick = progress or (lambda done, total: None)
     if callable(function):
-        return [function(j) for j in jobs]
+        out = []
+        for j in jobs:
+            out.append(function(j))
+            tick(len(out), len(jobs))
+        return out
+    done = 0
     results: list = [None] * len(jobs)
     pending = list(range(len(jobs)))[::-1]
     sel = selectors.DefaultSelector()
@@ -86,7 +94,10 @@ def run_jobs(
         w.give(i, jobs[i])
 
     def lose(w: _Worker, why: str) -> None:
+        nonlocal done
         results[w.job] = on_lost(jobs[w.job], why)
+        done += 1
+        tick(done, len(jobs))
         w.job = None
         sel.unregister(w.proc.stdout)
         pool.remove(w)
@@ -107,6 +118,8 @@ def run_jobs(
                     lose(w, "crashed the worker process")
                     continue
                 results[w.job] = _receive(line)
+                done += 1
+                tick(done, len(jobs))
                 w.job = None
                 if pending:
                     i = pending.pop()

@@ -19,14 +19,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from bankproof.models import amd
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import ARCHS
-from bankproof.verifier.results import CorpusResult
 from bankproof.verifier.triton import ledger, lowering
 from bankproof.verifier.triton.compile_pool import run_jobs
+from bankproof.verifier.triton.results import CorpusResult
 from bankproof.verifier.triton.scan import scan_text, scan_unchecked
 
 ALL_ARCHS = [*ARCHS, *amd.ARCHS]  # NVIDIA (compute capabilities) and AMD (wave64 LDS models)
@@ -261,7 +262,7 @@ def _kernel(name: str, kernels_file: str | None):
 def _load_file(path: str):
     spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
     if spec is None or spec.loader is None:
-        raise InputError("corpus", "--kernels", "is not a Python file", path)
+        raise InputError("corpus", "kernels", "is not a Python file", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -311,6 +312,7 @@ def run_corpus(
     kernels_file: str | None = None,
     workers: int = 0,
     limit_s: float = COMPILE_LIMIT_S,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
     """Compile every (configuration, arch) in parallel workers (each compile at most ``limit_s``
     seconds), scan each TTGIR, and compare the scan's instructions with the PTX Triton emitted
@@ -323,6 +325,7 @@ def run_corpus(
         workers,
         limit_s,
         on_lost=lambda job, why: (job[0]["name"], job[1], None, f"compile {why}"),
+        progress=progress,
     )
     out = []
     for name, arch, compiled, error in results:
@@ -382,10 +385,10 @@ def load_baseline(path: str) -> dict[str, int]:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as e:
-        raise InputError("corpus", "--baseline", f"cannot be read ({type(e).__name__})", path) from None
+        raise InputError("corpus", "baseline", f"cannot be read ({type(e).__name__})", path) from None
     acc = data.get("accesses") if isinstance(data, dict) else None
     if not isinstance(acc, dict) or not all(isinstance(v, int) for v in acc.values()):
-        raise InputError("corpus", "--baseline", "must be {'accesses': {key: wavefronts}}", path)
+        raise InputError("corpus", "baseline", "must be {'accesses': {key: wavefronts}}", path)
     return acc
 
 
@@ -559,24 +562,25 @@ def check_corpus(
     workers: int = 0,
     compare_baseline: bool = True,
     limit_s: float = COMPILE_LIMIT_S,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CorpusResult:
     """Compile the corpus (the built-in configurations, or ``kernels_file``'s ``CONFIGS``) for
     ``archs``, scan it, and compare each access with ``baseline`` (a file written by
-    ``--update-baseline``)."""
+    ``--update-baseline``); ``progress(done, total)`` as each compile ends."""
     for a in archs:
         if a not in ALL_ARCHS:
-            raise InputError("triton corpus", "--arch", f"must be among {', '.join(ALL_ARCHS)}", a)
+            raise InputError("triton corpus", "arch", f"must be among {', '.join(ALL_ARCHS)}", a)
     if kernels_file:
         mod = _load_file(kernels_file)
         configs = getattr(mod, "CONFIGS", None)
         if not isinstance(configs, list) or not configs:
             raise InputError(
-                "triton corpus", "--kernels", "must define CONFIGS, a non-empty list", kernels_file
+                "triton corpus", "kernels", "must define CONFIGS, a non-empty list", kernels_file
             )
     else:
         configs = builtin_configs()
     base = load_baseline(baseline) if baseline and compare_baseline else None
-    entries = run_corpus(configs, archs, kernels_file, workers, limit_s)
+    entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress)
     worse = compare(entries, base) if base is not None else []
     gaps = [
         f"{access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"

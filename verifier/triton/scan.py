@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import chain
 
 from bankproof.models import amd, f2
 from bankproof.models.access import build_access
@@ -32,7 +33,7 @@ from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout, triton_memory_text
 from bankproof.models.swizzle import Space, optimal_swizzle
-from bankproof.verifier.choice import access_bound, best_cost, candidates, matrix_options
+from bankproof.verifier.engine.choice import access_bound, best_cost, candidates, matrix_options
 from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
@@ -313,7 +314,7 @@ def _legal(op: str, kind: str, bits: int, sm: int) -> list[str]:
 
 
 def _searched(parsed: list, entry: dict, sm: int) -> dict | None:
-    """Above the bytes / 128 bound, search the (layout, instructions) pairs (``verifier/choice.py``)
+    """Above the bytes / 128 bound, search the (layout, instructions) pairs (``verifier/engine/choice.py``)
     for the buffer's first writer and reader, every access costed with the instructions its op
     could use; a cheaper pair than the same-instructions optimum is the buffer's optimum."""
     chosen = entry["wavefronts"]
@@ -348,11 +349,20 @@ def cheapest_plan(
     distributed layout, element bits) each, every one costed with the instructions its op could
     use) over the searched candidates for writer ``wd`` and reader ``rd`` and the plain layouts."""
     wd, rd = whole_buffer(wd), whole_buffer(rd)
-    layouts = [c.layout for _, c in candidates(wd, rd, bits)]
-    layouts += trivial_layouts(wd.out_dims)  # never above a plain layout either
-    layouts += [preferred_layout(wd), preferred_layout(rd)]  # nor a side's own order
-    best = None
+    # The same layouts in the same order as a full search, built lazily: a later layout must be
+    # strictly cheaper to win, so the search may stop once the best meets the bytes/128 bound
+    # (no layout goes below it) and may skip a layout it has already costed.
+    layouts = chain(
+        (c.layout for _, c in candidates(wd, rd, bits)),
+        trivial_layouts(wd.out_dims),  # never above a plain layout either
+        (preferred_layout(wd), preferred_layout(rd)),  # nor a side's own order
+    )
+    bound = sum(access_bound(dist, b) for _, _, dist, b in accesses)
+    best, seen = None, set()
     for memory in layouts:
+        if memory in seen:
+            continue
+        seen.add(memory)
         total, instrs = 0, []
         for op, kind, dist, b in accesses:
             cost = best_cost(dist, kind, memory, b, _legal(op, kind, b, sm))
@@ -363,6 +373,8 @@ def cheapest_plan(
         else:
             if best is None or total < best[0]:
                 best = (total, memory, instrs)
+            if best[0] <= bound:
+                break
     return best
 
 
@@ -473,9 +485,9 @@ def _nvmma_family(mod: Module, accs: list[BufferAccess], rows: list[dict]) -> di
 
 def _writer_family(mod: Module, accs: list[BufferAccess], rows: list[dict], text: str) -> dict | None:
     """cp.async writers (every access of the buffer, one distributed layout) above their ideal: the
-    cheapest equally coalesced writer (:mod:`bankproof.verifier.writers`) on each swizzle width of
+    cheapest equally coalesced writer (:mod:`bankproof.verifier.engine.writers`) on each swizzle width of
     the buffer's nvmma family, counted for every access."""
-    from bankproof.verifier.writers import cheapest_writer
+    from bankproof.verifier.engine.writers import cheapest_writer
 
     if any(a.op.name != "ttg.async_copy_global_to_local" for a in accs):
         return None

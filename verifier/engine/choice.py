@@ -15,9 +15,9 @@ bank), so an access touching B distinct bytes costs at least ceil(B / 128), what
 (linear, padded or any other) and whatever the instruction. A pair meeting it is optimal over
 everything.
 
->>> from bankproof.verifier.spec import load_spec
+>>> from bankproof.verifier.engine.spec import load_spec
 >>> import pathlib
->>> spec = load_spec(pathlib.Path(__file__).parents[1] / "examples" / "transpose_16x32_plain.toml",
+>>> spec = load_spec(pathlib.Path(__file__).parents[2] / "examples" / "transpose_16x32_plain.toml",
 ...                  require_memory=False)
 >>> best = search(spec)[0]
 >>> best.total, best.instructions, universal_bound(spec)
@@ -35,7 +35,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Construction, Space, optimal_swizzle, packed_bases, vectorization
-from bankproof.verifier.spec import AccessSpec, Spec
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 
 MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")
 MATRIX_STORES = ("stsm.x4", "stsm.x4.trans", "stsm.x2", "stsm.x2.trans", "stsm.x1", "stsm.x1.trans")

@@ -19,16 +19,18 @@ three page files; nothing is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from bankproof.models.errors import InputError
-from bankproof.verifier import workbench
+from bankproof.verifier.web import workbench
 
-WEB = Path(__file__).with_name("web")
+WEB = Path(__file__).with_name("static")
 ASSETS = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascript"),
           "/app.css": ("app.css", "text/css")}  # fmt: skip
 FAST = {"evaluate": workbench.evaluate, "export": workbench.export}
@@ -41,7 +43,7 @@ Z3_LOCK = threading.Lock()  # Z3's Python API shares one context in a process: o
 def _spec_problem(path: str) -> dict:
     """A spec file as the page's request (the memory as written; accesses as written when they
     are Triton text, else as their bases)."""
-    from bankproof.verifier.spec import load_spec, tomllib
+    from bankproof.verifier.engine.spec import load_spec, tomllib
 
     try:
         data = tomllib.loads(Path(path).read_text())
@@ -126,7 +128,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
-        self.wfile.write(body)
+        with contextlib.suppress(ConnectionError):  # the browser went away: nothing to answer
+            self.wfile.write(body)
 
     def _json(self, code: int, value: dict) -> None:
         self._send(code, json.dumps(value).encode(), "application/json")
@@ -178,16 +181,28 @@ class Handler(BaseHTTPRequestHandler):
             self._json(500, {"ok": False, "error": f"internal error: {type(e).__name__}: {e}"[:400]})
 
 
+class Server(ThreadingHTTPServer):
+    """The stdlib server, silent when a client disconnects (a closed tab, a reload): the stdlib
+    prints a traceback for that; any other error is one line on stderr."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        err = sys.exc_info()[1]
+        if isinstance(err, ConnectionError):
+            return
+        sys.stderr.write(f"bankproof serve: {type(err).__name__}: {err}\n")
+
+
 def make_server(path: str | None, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A server (not yet serving) for the problem at ``path``; ``port`` 0 picks a free port."""
     state = start_state(path)
     fresh = {"state": state, "tickets": {}, "tickets_lock": threading.Lock()}
     handler = type("BoundHandler", (Handler,), fresh)
     try:
-        server = ThreadingHTTPServer((host, port), handler)
+        server = Server((host, port), handler)
     except OSError as e:
         raise InputError("serve", "--port", f"cannot listen on {host}:{port} ({e.strerror})") from None
-    server.daemon_threads = True
     return server
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from bankproof.models import amd
@@ -118,7 +119,7 @@ def _amd_case(case: dict, n: int, arch: str) -> WavefrontsResult:
 def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> list[WavefrontsResult]:
     """Model parsed cases ``(line number, case object)``; results in input order. A case may name
     its own ``arch`` (an AMD one: 64 lanes, the published LDS rules)."""
-    check_arch(arch, "wavefronts", "--arch")
+    check_arch(arch, "wavefronts", "arch")
     numbered = list(numbered)
     amd_cases = {}
     for n, case in numbered:
@@ -169,3 +170,25 @@ def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> lis
             else:
                 out[i] = WavefrontsResult(int(counts[j]), int(ideals[j]), groups[j], status)
     return out  # type: ignore[return-value]
+
+
+def wavefronts(
+    instr: str, byte_offsets: Sequence[int], active: Sequence[bool] | None = None, *, arch: str = "sm90"
+) -> WavefrontsResult:
+    """The hardware model's wavefronts for one warp instruction (``bankproof wavefronts``).
+
+    >>> wavefronts("ld.shared.v4.b32", [0] * 32)
+    WavefrontsResult(wavefronts=2, ideal=2, groups=[[0, 1, ..., 15], [16, 17, ..., 31]], status='measured')
+    """
+    import numbers
+
+    def plain(x: Any) -> Any:
+        return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
+
+    case: dict = {"instr": instr, "byte_offsets": [plain(x) for x in byte_offsets]}
+    if active is not None:
+        case["active"] = [bool(x) if type(x).__name__ == "bool_" else x for x in active]
+    try:
+        return run_cases([(1, case)], arch)[0]
+    except InputError as e:  # name the argument, not a JSONL line
+        raise InputError("wavefronts", e.field, e.problem, e.value) from None

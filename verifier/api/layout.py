@@ -28,7 +28,6 @@ def describe_layout(
     base_align: int = 0,
     dims: Sequence[str] | None = None,
     banks: bool = False,
-    banks_flag: str = "banks",
 ) -> LayoutResult:
     """Parse ``notation`` for ``shape`` and describe it; ``banks`` adds each element's bank."""
     names = list(dims) if dims is not None else None
@@ -40,7 +39,7 @@ def describe_layout(
     fields = describe(parsed)
     if banks:
         if parsed.kind != "memory":
-            raise InputError("layout", banks_flag, "needs a memory layout")
+            raise InputError("layout", "banks", "needs a memory layout")
         fields["dtype"] = dtype or "f32"
         fields["banks"] = bank_table(parsed.layout, dtypes.bits(fields["dtype"])).tolist()
     return LayoutResult(**fields, layout=parsed.layout)
@@ -98,3 +97,22 @@ def bank_table(layout: LinearLayout | PaddedLayout, elem_bits: int) -> np.ndarra
         off = np.zeros([s for _, s in lin.out_dims], dtype=np.int64)
         off[tuple(coords.T)] = np.arange(len(coords))
     return hardware.bank(off * elem_bits // 8)
+
+
+def layout(
+    notation: str,
+    shape: str | Sequence[int] | None = None,
+    *,
+    dtype: str | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    dims: Sequence[str] | None = None,
+    banks: bool = False,
+) -> LayoutResult:
+    """Parse a layout in any notation and describe it (``bankproof layout``).
+
+    >>> r = layout("Sw<3,2,3> o (8,8):(1,8)", dtype="f32", banks=True)
+    >>> r.kind, r.banks[1][:4]
+    ('memory', [1, 9, 17, 25])
+    """
+    return describe_layout(notation, shape, dtype, units, base_align, dims, banks)

@@ -2,7 +2,7 @@
 with the first store access, load it back with the first load access, check every element, and
 (with Nsight Compute) measure the wavefronts next to the prediction. Needs CuPy and a GPU.
 
-Also the planning step of the device scripts (``python -m bankproof.verifier.gpu plan PLAN.json
+Also the planning step of the device scripts (``python -m bankproof.verifier.api.gpu plan PLAN.json
 SPEC.toml ... [--random N] [--matrix] [--wide-matrix] [--stsm-trans]``), which reads spec files
 and so lives here, above ``gpu_checks``.
 """
@@ -17,8 +17,8 @@ import sys
 import tempfile
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.engine.spec import Spec, load_spec
 from bankproof.verifier.results import GpuResult, GpuSide
-from bankproof.verifier.spec import Spec, load_spec
 
 
 def _require_gpu() -> None:
@@ -50,7 +50,7 @@ def spec_case(spec: Spec) -> dict:
 def gpu_check(spec: Spec, repeat: int = 1) -> GpuResult:
     """Run ``spec``'s store and load ``repeat`` times on the GPU; measure with ncu when present."""
     if not isinstance(repeat, int) or not 1 <= repeat <= 1000:
-        raise InputError("gpu", "--repeat", "must be between 1 and 1000", repeat)
+        raise InputError("gpu", "repeat", "must be between 1 and 1000", repeat)
     from bankproof.gpu_checks.layout_runs import check_data
     from bankproof.gpu_checks.layout_runs import collect as collect_runs
     from bankproof.gpu_checks.layout_runs import run as run_cases

@@ -2,7 +2,7 @@
 (destination), with proofs: a warp-shuffle plan when no data crosses warps, and the round trip
 through shared memory (the problem's memory layout, else the synthesized one).
 
->>> from bankproof.verifier.spec import parse_spec
+>>> from bankproof.verifier.engine.spec import parse_spec
 >>> rows = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
 ...         "warpsPerCTA = [1, 1], order = [1, 0]}>")
 >>> cols = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], "
@@ -22,7 +22,8 @@ from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import optimal_swizzle
-from bankproof.verifier.check import combine
+from bankproof.verifier.engine.check import combine
+from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import (
     ConversionProof,
     ConvertResult,
@@ -30,7 +31,6 @@ from bankproof.verifier.results import (
     ShufflePlanResult,
     ShuffleRound,
 )
-from bankproof.verifier.spec import Spec
 
 
 def _proof(p) -> ConversionProof:

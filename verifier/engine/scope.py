@@ -2,7 +2,7 @@
 which word of which bank; :mod:`bankproof.verifier.render.scope` draws it (rows: 128-byte
 segments, columns: banks). Also the matrix views (seed 000) of the memory layout and the access.
 
->>> from bankproof.verifier.spec import parse_spec
+>>> from bankproof.verifier.engine.spec import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})
@@ -17,9 +17,9 @@ import numpy as np
 from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import BANKS, evaluate, phase_ids
-from bankproof.verifier.matrices import access_matrix, memory_matrix
+from bankproof.verifier.engine.matrices import access_matrix, memory_matrix
+from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import ExplainResult, PageData, ShowResult
-from bankproof.verifier.spec import Spec
 
 
 def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dict, list[dict]]:
@@ -30,14 +30,14 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
         accs = [a for a in accs if a.name == access]
         if not accs:
             names = ", ".join(a.name for a in spec.accesses)
-            raise InputError("show", "--access", f"names no access of the spec ({names})", access)
+            raise InputError("show", "access", f"names no access of the spec ({names})", access)
     acc = accs[0]
     a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     if instruction is None:
         counts, ideals, _ = evaluate(a.instr, a.addresses)
         instruction = int(np.argmax(counts / np.maximum(ideals, 1)))
     if not 0 <= instruction < len(a.addresses):
-        raise InputError("show", "--instruction", f"must be in [0, {len(a.addresses)})", instruction)
+        raise InputError("show", "instruction", f"must be in [0, {len(a.addresses)})", instruction)
     offs = a.addresses[instruction]
     active = offs >= 0
     phases = phase_ids(a.instr, offs[None, :], active[None, :])[0]
@@ -79,7 +79,7 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
 
 def page_data(spec: Spec, result) -> PageData:
     """Everything the HTML page of ``result`` (``spec``'s verify result) draws beyond the result."""
-    from bankproof.verifier.synthesis import explain
+    from bankproof.verifier.engine.synthesis import explain
 
     scopes: dict = {}
     for a in result.accesses:

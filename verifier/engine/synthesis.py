@@ -2,9 +2,9 @@
 every engine, with Z3's proof that no linear layout does better; and the construction's sets,
 which :mod:`bankproof.verifier.render.explain` narrates.
 
->>> from bankproof.verifier.spec import load_spec
+>>> from bankproof.verifier.engine.spec import load_spec
 >>> import pathlib
->>> example = pathlib.Path(__file__).parents[1] / "examples" / "transpose_16x32_plain.toml"
+>>> example = pathlib.Path(__file__).parents[2] / "examples" / "transpose_16x32_plain.toml"
 >>> spec = load_spec(example, require_memory=False)
 >>> r = synth(spec, engines=("enumeration",))
 >>> r.synth.instructions
@@ -23,9 +23,10 @@ from bankproof.models.hardware import instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
-from bankproof.verifier.check import ENGINES, verify
-from bankproof.verifier.choice import enumerated_cost, pick_pair, search, universal_bound, vector_instr
-from bankproof.verifier.matrices import memory_matrix
+from bankproof.verifier.engine.check import ENGINES, verify
+from bankproof.verifier.engine.choice import enumerated_cost, pick_pair, search, universal_bound, vector_instr
+from bankproof.verifier.engine.matrices import memory_matrix
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (
     ExplainResult,
     Optimality,
@@ -35,7 +36,6 @@ from bankproof.verifier.results import (
     SynthResult,
     VerifyResult,
 )
-from bankproof.verifier.spec import AccessSpec, Spec
 
 
 def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:

@@ -38,10 +38,11 @@ from bankproof.models.notation.formula import formula_text
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.models.swizzle import Space, lemma_9_4
 from bankproof.verifier import api
-from bankproof.verifier.check import find_conflict
-from bankproof.verifier.matrices import Matrix, access_matrix, memory_matrix
-from bankproof.verifier.scope import groups as scope_groups
-from bankproof.verifier.spec import Spec
+from bankproof.verifier.api.problem import _nvidia_only
+from bankproof.verifier.engine.check import find_conflict
+from bankproof.verifier.engine.matrices import Matrix, access_matrix, memory_matrix
+from bankproof.verifier.engine.scope import groups as scope_groups
+from bankproof.verifier.engine.spec import Spec
 
 WHERE = "workbench"
 ROWS = (
@@ -204,7 +205,7 @@ def state(req: Mapping) -> State:
     """The request's problem with its grid applied (see the module docstring). AMD archs are
     refused: the grid's bank bits and every answer here follow the NVIDIA model."""
     spec = problem(req)
-    api._nvidia_only(spec, WHERE)
+    _nvidia_only(spec, WHERE)
     mem = spec.memory
     if not isinstance(mem, LinearLayout):
         return State(spec, None, None)

@@ -81,6 +81,7 @@ async function refresh() {
     const answer = await call("evaluate", req);
     if (id !== latest) return;
     showError("");
+    document.body.dataset.rejected = "0";
     state.answer = answer;
     if (answer.grid) state.grid = answer.grid.cells;
     render(answer);
@@ -88,12 +89,30 @@ async function refresh() {
   } catch (e) {
     if (id !== latest) return;
     showError(e.message);
+    clearVerdicts();
   } finally {
     if (id === latest) {
       document.body.dataset.busy = "0";
       document.body.dataset.seq = String(Number(document.body.dataset.seq) + 1);
     }
   }
+}
+
+// A rejected input has no verdicts: whatever the page showed belonged to the previous problem,
+// so it is cleared (and its background proof dropped) rather than left looking current.
+function clearVerdicts() {
+  state.answer = null;
+  clearTimeout(proofTimer);
+  proofId++;
+  const status = $("z3-status");
+  status.replaceChildren();
+  status.dataset.verdict = "";
+  for (const id of ["grid", "accesses", "counterexample", "algebra-body", "scope-body", "matrices-body",
+    "action-body"]) $(id).replaceChildren();
+  for (const id of ["formula", "scope-info", "action-status"]) $(id).textContent = "";
+  $("grid-note").textContent = "No layout: the input above was rejected.";
+  $("grid").dataset.cells = "";
+  document.body.dataset.rejected = "1";
 }
 
 function load(problem) {

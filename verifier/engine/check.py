@@ -4,7 +4,7 @@ Enumeration is exhaustive (every instruction of every warp through the measured 
 model), so its verdicts are proofs: ``proved`` when every instruction takes its ideal number of
 wavefronts, ``refuted`` with a counterexample otherwise, ``unknown`` when the model cannot say.
 
->>> from bankproof.verifier.spec import parse_spec
+>>> from bankproof.verifier.engine.spec import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})
@@ -33,6 +33,7 @@ from bankproof.models.hardware import (
 )
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (
     AccessResult,
     Certificate,
@@ -42,7 +43,6 @@ from bankproof.verifier.results import (
     Proof,
     VerifyResult,
 )
-from bankproof.verifier.spec import AccessSpec, Spec
 
 
 def find_conflict(access: WarpInstructions, i: int) -> dict:

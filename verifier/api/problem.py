@@ -1,0 +1,215 @@
+"""The inputs every command shares: a problem (what a spec file describes) from Python values
+(notation strings, ``LinearLayout``s, bases, Gluon or CuTe DSL objects), with the argument named
+in every refusal.
+
+>>> problem("32*m + n", store="#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
+...         "warpsPerCTA = [1, 1], order = [1, 0]}>", shape="16x32", dtype="f16").elem_bits
+16
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bankproof.models import dtypes
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import check_arch
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import foreign_text, parse_layout, parse_shape
+from bankproof.models.notation.bases import parse_bases
+from bankproof.models.notation.formula import default_names
+from bankproof.models.notation.gluon import gluon_shape, is_gluon
+from bankproof.verifier.engine import check
+from bankproof.verifier.engine.spec import (
+    AccessSpec,
+    Spec,
+    check_access_layout,
+    check_memory_layout,
+    load_spec,
+    parse_spec,
+)
+
+LayoutLike = str | LinearLayout | Mapping[str, Any]
+MemoryLike = str | LinearLayout | PaddedLayout | Mapping[str, Any] | Sequence[Sequence[int]]
+SpecLike = str | Path | Mapping[str, Any] | Spec
+
+ENGINES = check.ENGINE_NAMES
+
+
+
+@dataclass(frozen=True)
+class Access:
+    """One access of a problem: ``kind`` is ``store`` or ``load``; ``layout`` a distributed layout
+    (Triton attribute, bases JSON, ``LinearLayout`` or a ``{"register": ..., "lane": ...}`` dict);
+    ``instr`` ``auto`` (widest legal vector) or an instruction name (``ldsm.x4``, ``st.shared.b32``).
+
+    >>> Access("load", "#ttg.blocked<{...}>", name="read").name
+    'read'
+    """
+
+    kind: str
+    layout: LayoutLike
+    name: str = ""
+    instr: str = "auto"
+
+
+def _nvidia_only(p: Spec, where: str) -> None:
+    """AMD archs are modeled for verify, layout and wavefronts only so far: refuse the rest."""
+    from bankproof.models import amd
+
+    if amd.check_arch(p.arch):
+        raise InputError(
+            where, "arch", "is an AMD model: only verify, layout and wavefronts take AMD archs so far", p.arch
+        )
+
+
+def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
+    if isinstance(engines, str):
+        if engines not in ENGINES:
+            raise InputError(where, "engines", f"must be one of {', '.join(ENGINES)}", engines)
+        return ENGINES[engines]
+    chosen = tuple(engines)
+    full = ENGINES["all"]
+    if not chosen or not all(isinstance(e, str) and e in full for e in chosen):
+        raise InputError(where, "engines", f"must name some of {', '.join(full)}", list(chosen))
+    return tuple(e for e in full if e in chosen)
+
+
+def _timeout(timeout: float, where: str) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+        raise InputError(where, "timeout", "must be between 0 and 3600 seconds", timeout)
+    return float(timeout)
+
+
+def _memory(
+    memory: MemoryLike, shape: list[int], dtype: str, dims: list[str], units: str, base_align: int, stage=None
+):
+    """(layout, notation name, text, warnings) of a memory layout given in any form."""
+    where = "memory"
+    if isinstance(memory, (LinearLayout, PaddedLayout)):
+        lin = memory.linear if isinstance(memory, PaddedLayout) else memory
+        if [s for _, s in lin.out_dims] != shape or lin.in_dim_names[:1] != ["offset"]:
+            raise InputError(where, "layout", f"must map 'offset' onto the shape {shape}", dict(lin.out_dims))
+        text = str(lin.as_dict()["offset"]) if isinstance(memory, LinearLayout) else "(padded)"
+        return memory, "bases", text, ()
+    memory = foreign_text(memory) or memory  # a Gluon or CuTe DSL layout object
+    if isinstance(memory, Mapping):
+        if set(memory) != {"offset"}:
+            raise InputError(where, "bases", "must be {'offset': [[...], ...]}", sorted(memory))
+        memory = memory["offset"]
+    if isinstance(memory, (list, tuple)):
+        bases = [list(b) if isinstance(b, (list, tuple)) else b for b in memory]
+        return parse_bases({"offset": bases}, shape), "offset_bases", str(bases), ()
+    if not isinstance(memory, str):
+        raise InputError(
+            where, "layout", "must be notation text, a Gluon layout, a LinearLayout or offset bases", memory
+        )
+    parsed = parse_layout(
+        memory, shape, dtype=dtype, units=units, base_align=base_align, names=dims, stage=stage
+    )
+    if parsed.kind != "memory":
+        raise InputError(where, "layout", "must be a memory (shared) layout, not a distributed one")
+    return parsed.layout, parsed.notation, memory, parsed.warnings
+
+
+def _distributed(layout: LayoutLike, shape: list[int], dtype: str, dims: list[str], where: str):
+    if isinstance(layout, LinearLayout):
+        if [s for _, s in layout.out_dims] != shape:
+            raise InputError(where, "layout", f"must cover the shape {shape}", dict(layout.out_dims))
+        return layout, str(layout.as_dict())
+    if isinstance(layout, Mapping):
+        return parse_bases(dict(layout), shape), str(dict(layout))
+    layout = foreign_text(layout) or layout  # a Gluon layout object
+    if not isinstance(layout, str):
+        raise InputError(
+            where, "layout", "must be a notation string, a Gluon layout, a LinearLayout or bases", layout
+        )
+    parsed = parse_layout(layout, shape, dtype=dtype, names=dims)
+    if parsed.kind != "distributed":
+        raise InputError(where, "layout", "must be a distributed layout (registers, lanes, warps)")
+    return parsed.layout, layout
+
+
+def problem(
+    memory: MemoryLike | None = None,
+    *,
+    store: LayoutLike | None = None,
+    load: LayoutLike | None = None,
+    accesses: Sequence[Access] = (),
+    shape: str | Sequence[int] | None = None,
+    dtype: str | None = None,
+    arch: str = "sm90",
+    dims: Sequence[str] | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    stage: int | None = None,
+    spec: SpecLike | None = None,
+    require_memory: bool = True,
+) -> Spec:
+    """A problem (what a spec file describes) from Python values, or from ``spec``: a spec file's
+    path, its parsed TOML as a dict, or a :class:`Spec`.
+
+    >>> p = problem("32*m + n", store="#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
+    ...             "warpsPerCTA = [1, 1], order = [1, 0]}>", shape="16x32", dtype="f16")
+    >>> p.dims, [a.name for a in p.accesses], p.elem_bits
+    (['m', 'n'], ['store'], 16)
+    """
+    if spec is not None:
+        pairs = (("memory", memory), ("store", store), ("load", load), ("shape", shape), ("dtype", dtype))
+        given = [k for k, v in pairs if v is not None] + (["accesses"] if accesses else [])
+        if given:
+            raise InputError("problem", given[0], "must not be given with spec (the spec says it)")
+        if isinstance(spec, Spec):
+            return spec
+        if isinstance(spec, Mapping):
+            return parse_spec(dict(spec), "<spec>", require_memory)
+        if isinstance(spec, (str, Path)):
+            return load_spec(spec, require_memory)
+        raise InputError("problem", "spec", "must be a path, a dict or a Spec", type(spec).__name__)
+    if shape is None:  # a Gluon object that carries its shape gives it
+        given = [memory, store, load, *(a.layout for a in accesses if isinstance(a, Access))]
+        shape = next((s for x in given if is_gluon(x) and (s := gluon_shape(x))), None)
+    if shape is None:
+        raise InputError("problem", "shape", "is missing (e.g. shape=(16, 32))")
+    size = parse_shape(shape)
+    if not isinstance(dtype, str):
+        raise InputError("problem", "dtype", 'is missing or not a string (e.g. dtype="f16")', dtype)
+    elem_bits = dtypes.bits(dtype)
+    check_arch(arch, "problem")
+    names = list(dims) if dims is not None else default_names(len(size))
+    if len(names) != len(size) or not all(isinstance(d, str) and d.isidentifier() for d in names):
+        raise InputError("problem", "dims", f"must list {len(size)} identifiers, one per shape entry", names)
+    listed = [a if isinstance(a, Access) else None for a in accesses]
+    if None in listed:
+        raise InputError("problem", "accesses", "must be Access values", accesses)
+    if store is not None:
+        listed.insert(0, Access("store", store, "store"))
+    if load is not None:
+        listed.append(Access("load", load, "load"))
+    if not listed:
+        raise InputError("problem", "accesses", "must give a store or load layout (store=..., load=...)")
+    built: list[AccessSpec] = []
+    for i, a in enumerate(listed):
+        where = f"access[{i}]"
+        if a.kind not in ("store", "load"):
+            raise InputError(where, "kind", "must be load or store", a.kind)
+        name = a.name or f"access{i}"
+        if name in {b.name for b in built}:
+            raise InputError(where, "name", "repeats another access's name", name)
+        lay, text = _distributed(a.layout, size, dtype, names, where)
+        lay = check_access_layout(lay, a.kind, where, names, arch)
+        built.append(AccessSpec(name, a.kind, a.instr, lay, text))
+    if memory is None:
+        if require_memory:
+            raise InputError(
+                "problem", "memory", "is missing (a memory layout: notation, LinearLayout or bases)"
+            )
+        mem, notation, text, warnings = None, "memory", "", ()
+    else:
+        mem, notation, text, warnings = _memory(memory, size, dtype, names, units, base_align, stage)
+        mem = check_memory_layout(mem, "memory")
+    return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built, warnings)

@@ -1,0 +1,56 @@
+"""``bankproof triton scan``: every shared buffer of TTGIR text, counted, with its optimum."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bankproof.models.errors import InputError
+from bankproof.verifier.triton.results import ScanResult
+from bankproof.verifier.triton.scan import scan_text
+
+
+def scan_ttgir(
+    text: str | Sequence[str],
+    path: str | Sequence[str] = "<ttgir>",
+    ptx: str | Sequence[str] | None = None,
+    args: dict[str, int] | None = None,
+) -> ScanResult:
+    """Every shared buffer of TTGIR text (or several texts), each access's exact wavefronts, the
+    optimum and a better layout when there is one (``bankproof triton scan``). With ``ptx`` (the
+    same compile's PTX, one per text) each report also gets the whole-kernel ``ledger``: every
+    PTX shared-memory instruction owned by a TTGIR op and counted; ``args`` (kernel arguments by
+    name, ``program_id_x``...) resolve loop trip counts.
+
+    >>> from pathlib import Path
+    >>> sample = (Path(__file__).parents[1] / "triton" / "sample.ttgir").read_text()
+    >>> r = scan_ttgir(sample, "sample.ttgir")
+    >>> [(b["wavefronts"], b["optimal_wavefronts"]) for b in r.reports[0]["buffers"]], r.worse
+    ([(272, 32)], True)
+    """
+    texts = [text] if isinstance(text, str) else list(text) if isinstance(text, (list, tuple)) else [None]
+    paths = (
+        [path] * len(texts)
+        if isinstance(path, str)
+        else list(path)
+        if isinstance(path, (list, tuple))
+        else []
+    )
+    if len(paths) != len(texts) or not all(isinstance(t, str) for t in texts + paths):
+        raise InputError("scan_ttgir", "text", "must be TTGIR text or a list of texts (one path each)")
+    reports = [scan_text(t, p) for t, p in zip(texts, paths, strict=True)]
+    if ptx is not None:
+        ptxs = [ptx] if isinstance(ptx, str) else list(ptx) if isinstance(ptx, (list, tuple)) else []
+        if len(ptxs) != len(texts) or not all(isinstance(x, str) for x in ptxs):
+            raise InputError("scan_ttgir", "ptx", "must be PTX text, one per TTGIR text")
+        if args is not None and not (
+            isinstance(args, dict) and all(isinstance(k, str) and type(v) is int for k, v in args.items())
+        ):
+            raise InputError("scan_ttgir", "args", "must map argument names to integers", args)
+        from bankproof.verifier.triton import ledger
+
+        for rep, t, x in zip(reports, texts, ptxs, strict=True):
+            try:
+                rep["ledger"] = ledger.build(rep, t, x, args)
+            except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
+                raise InputError("scan_ttgir", "ptx", f"cannot be read as a kernel ({e})") from None
+    return ScanResult(1, tuple(reports))

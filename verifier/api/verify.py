@@ -1,0 +1,47 @@
+"""``bankproof verify``: wavefronts of every access, decided by enumeration, Lemma 9.4 and Z3."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bankproof.verifier.api.problem import (
+    Access,
+    LayoutLike,
+    MemoryLike,
+    SpecLike,
+    _engines,
+    _timeout,
+    problem,
+)
+from bankproof.verifier.engine import check
+from bankproof.verifier.results import (
+    VerifyResult,
+)
+
+
+def verify(
+    memory: MemoryLike | None = None,
+    *,
+    store: LayoutLike | None = None,
+    load: LayoutLike | None = None,
+    accesses: Sequence[Access] = (),
+    shape: str | Sequence[int] | None = None,
+    dtype: str | None = None,
+    arch: str = "sm90",
+    dims: Sequence[str] | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    spec: SpecLike | None = None,
+    engines: str | Sequence[str] = "all",
+    timeout: float = 10.0,
+) -> VerifyResult:
+    """Wavefronts of every access, decided by enumeration, Lemma 9.4 and Z3 (``bankproof verify``).
+
+    >>> verify(spec={"shape": [32], "dtype": "f32", "memory": {"formula": "i"}, "access": [{"kind": "store",
+    ...     "layout": {"bases": {"lane": [[1], [2], [4], [8], [16]]}}}]}).verdict
+    'proved'
+    """
+    chosen, seconds = _engines(engines, "verify"), _timeout(timeout, "verify")
+    p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
+                dims=dims, units=units, base_align=base_align, spec=spec)  # fmt: skip
+    return check.verify(p, chosen, seconds)

@@ -1,0 +1,157 @@
+"""What each ``bankproof`` command does once its arguments are parsed: read the inputs, call the
+API, write the rendering to ``out``, and return the exit code (messages for the user go to
+``err``). API errors name arguments (``timeout``); here they are mapped to the flags
+(``--timeout``) the user typed.
+
+>>> import argparse, io
+>>> out = io.StringIO()
+>>> layout(argparse.Namespace(notation="i", shape="32", dtype=None, units="element", base_align=0,
+...        dims=None, banks=False, json=False), out, io.StringIO())
+0
+>>> out.getvalue().splitlines()[0]
+'notation: formula'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TextIO
+
+from bankproof.models.errors import InputError
+from bankproof.models.hardware import check_arch
+from bankproof.verifier import api
+from bankproof.verifier.api.gpu import gpu_check
+from bankproof.verifier.api.layout import describe_layout
+from bankproof.verifier.api.problem import _nvidia_only
+from bankproof.verifier.api.wavefronts import run_lines
+from bankproof.verifier.engine import scope
+from bankproof.verifier.engine.spec import load_spec
+from bankproof.verifier.render import explain as explain_render
+from bankproof.verifier.render import html as html_render
+from bankproof.verifier.render import layout as layout_render
+from bankproof.verifier.render import scope as scope_render
+from bankproof.verifier.render import text as text_render
+
+
+def _check_timeout(command: str, timeout: float) -> float:
+    if not 0 < timeout <= 3600:
+        raise InputError(command, "--timeout", "must be between 0 and 3600 seconds", timeout)
+    return timeout
+
+
+def _writable(command: str, flag: str, path: str) -> None:
+    """Refuse an output file that cannot be written before any work is done."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(command, flag, "is a folder, not a file", path)
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise InputError(command, flag, "cannot be written (no such writable folder)", path)
+
+
+def _write(command: str, flag: str, path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise InputError(command, flag, f"cannot be written ({e.strerror})", path) from None
+
+
+def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_timeout("verify", args.timeout)
+    if args.html:
+        _writable("verify", "--html", args.html)
+    spec = load_spec(args.spec)
+    result = api.verify(spec=spec, engines=args.engine, timeout=args.timeout)
+    if args.html:
+        _write("verify", "--html", args.html, html_render.to_html(result, scope.page_data(spec, result)))
+    out.write(result.to_json() if args.json else text_render.to_text(result))
+    return result.exit_code
+
+
+def synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_timeout("synth", args.timeout)
+    result = api.synth(
+        spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout
+    )
+    out.write(result.to_json() if args.json else text_render.synth_text(result))
+    return result.exit_code
+
+
+def explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    result = api.explain(spec=load_spec(args.spec, require_memory=False))
+    out.write(result.to_json() if args.json else explain_render.to_text(result))
+    return 0
+
+
+def convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_timeout("convert", args.timeout)
+    result = api.convert(spec=load_spec(args.spec, require_memory=False), timeout=args.timeout)
+    out.write(result.to_json() if args.json else text_render.convert_text(result))
+    return result.exit_code
+
+
+def layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    names = [n.strip() for n in args.dims.split(",")] if args.dims else None
+    if names is not None and not all(n.isidentifier() for n in names):
+        raise InputError("layout", "--dims", "must be identifiers separated by commas", args.dims)
+    result = describe_layout(
+        args.notation, args.shape, args.dtype, args.units, args.base_align, names, args.banks,
+    )  # fmt: skip
+    out.write(result.to_json() if args.json else layout_render.to_text(result))
+    return 0
+
+
+def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_arch(args.arch, "wavefronts", "--arch")  # before reading the input
+    if args.input == "-":
+        lines = __import__("sys").stdin.read().splitlines()
+    else:
+        try:
+            lines = Path(args.input).read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            why = getattr(e, "strerror", None) or type(e).__name__
+            raise InputError("wavefronts", "--input", f"cannot be read ({why})", args.input) from None
+    out.write("".join(r.to_json() for r in run_lines(lines, args.arch)))
+    return 0
+
+
+def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.svg:
+        _writable("show", "--svg", args.svg)
+    result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
+    color = args.color == "always" or (args.color == "auto" and out.isatty())
+    out.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
+    if args.svg:
+        _write("show", "--svg", args.svg, scope_render.to_svg(result))
+    return 0
+
+
+def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from bankproof.verifier.web import server as serve
+
+    if not 0 <= args.port <= 65535:
+        raise InputError("serve", "--port", "must be between 0 and 65535", args.port)
+    server = serve.make_server(args.file, args.host, args.port)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        err.write(f"bankproof: serving on {args.host}: reachable from other machines\n")
+    out.write(f"bankproof workbench: {serve.url(server)}  (Ctrl-C stops it)\n")
+    out.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def gpu(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.repeat < 1 or args.repeat > 1000:
+        raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
+    spec = load_spec(args.spec)
+    _nvidia_only(spec, "gpu")
+    result = gpu_check(spec, args.repeat)
+    out.write(result.to_json() if args.json else text_render.gpu_text(result))
+    return 0 if result.ok else 4

@@ -1,0 +1,85 @@
+"""The ``bankproof`` command: parse the arguments (standard library only, so ``--help`` and
+``--version`` are fast), import the command's runner, run it on the given streams, and turn
+errors into one line and an exit code.
+
+Exit codes: 0 success / proved, 1 refuted, 2 usage or input error, 3 unknown (solver time
+limit), 4 engines disagree, 70 internal error (a bug: please report it).
+
+>>> import io
+>>> main(["layout", "i", "--shape", "8"], io.StringIO(), io.StringIO())
+0
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from bankproof.verifier.cli.parser import EXIT_INPUT, build_parser
+
+EXIT_INTERNAL = 70
+# command -> (module, function) of its runner
+RUNNERS = {
+    **{c: ("bankproof.verifier.cli.commands", c)
+       for c in ("layout", "wavefronts", "verify", "synth", "explain", "convert", "gpu", "show", "serve")},
+    "scan": ("bankproof.verifier.cli.triton", "scan"),
+    "corpus": ("bankproof.verifier.cli.triton", "corpus"),
+}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one ``bankproof`` command line; returns its exit code."""
+    out, err = out or sys.stdout, err or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        module, name = RUNNERS[args.run]
+        code = getattr(importlib.import_module(module), name)(args, out, err)
+    except Exception as e:  # noqa: BLE001 - sorted below; never show a user a traceback
+        from bankproof.models.errors import InputError
+
+        if isinstance(e, InputError):
+            _error(args, str(_as_flags(e, args)), out, err)
+            return EXIT_INPUT
+        if isinstance(e, BrokenPipeError):
+            return EXIT_INPUT
+        err.write(f"bankproof: internal error: {type(e).__name__}: {e} (please report this input)\n")
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        return EXIT_INPUT
+    return code
+
+
+# API arguments -> the flags that give them (the API names arguments; the CLI names flags)
+FLAGS = {
+    "arch": "--arch", "access": "--access", "instruction": "--instruction", "shape": "--shape",
+    "dims": "--dims", "dtype": "--dtype", "units": "--units", "base_align": "--base-align",
+    "banks": "--banks", "timeout": "--timeout", "repeat": "--repeat", "kernels": "--kernels",
+    "baseline": "--baseline", "engines": "--engine", "ptx": "--ptx", "args": "--arg",
+}  # fmt: skip
+
+
+def _as_flags(e, args):
+    """``e`` with an API argument's name replaced by the flag that gave it (``shape`` ->
+    ``--shape``), when the command itself refused it and has that flag (a spec file's ``arch``
+    stays ``arch``, a notation's own field stays the notation's)."""
+    from bankproof.models.errors import InputError
+
+    flag = FLAGS.get(e.field)
+    sub = getattr(args, "triton_command", "")
+    command = {args.command, f"{args.command} {sub}", sub}
+    if flag is None or e.where not in command or not hasattr(args, flag[2:].replace("-", "_")):
+        return e
+    return InputError(e.where, flag, e.problem, e.value)
+
+
+def _error(args, message: str, out: TextIO, err: TextIO) -> None:
+    if getattr(args, "json", False):
+        out.write(json.dumps({"schema": 1, "error": message}) + "\n")
+    err.write(f"bankproof: {message}\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""``bankproof triton scan`` and ``bankproof triton corpus``: read the files, call the Triton
+wing, write the rendering to ``out`` and the findings to ``err``, and return the exit code.
+
+>>> _kernel_args(["K=4096", "program_id_x=0x2"])
+{'K': 4096, 'program_id_x': 2}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TextIO
+
+from bankproof.models.errors import InputError
+from bankproof.verifier import api
+from bankproof.verifier.cli.commands import _write
+from bankproof.verifier.render import scan as scan_render
+from bankproof.verifier.results import EXIT
+from bankproof.verifier.triton import corpus as corpus_wing
+
+
+def _read_ttgir(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
+
+
+def _kernel_args(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            out[name.strip()] = int(value, 0)
+        except ValueError:
+            raise InputError("triton scan", "--arg", "must be NAME=INTEGER", item) from None
+        if not name.strip().isidentifier():
+            raise InputError("triton scan", "--arg", "must be NAME=INTEGER", item)
+    return out
+
+
+def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.ptx is not None and len(args.ptx) != len(args.files):
+        raise InputError("triton scan", "--ptx", "must be given once per TTGIR file", len(args.ptx))
+    if args.arg and args.ptx is None:
+        raise InputError("triton scan", "--arg", "needs --ptx (trip counts are the ledger's)")
+    ptx = [_read_ttgir(p) for p in args.ptx] if args.ptx else None
+    result = api.scan_ttgir(
+        [_read_ttgir(p) for p in args.files], list(args.files), ptx, _kernel_args(args.arg) or None
+    )
+    if args.sarif:
+        out.write(json.dumps(scan_render.to_sarif(result), indent=1) + "\n")
+    else:
+        out.write(result.to_json() if args.json else scan_render.to_text(result))
+    for d in result.lowering:
+        err.write(f"instructions differ from Triton's PTX: {d}\n")
+    if result.lowering:
+        return EXIT["disagree"]
+    return _gate(result.worse, result.unchecked, args.allow_unknown, err)
+
+
+def _gate(worse: bool, unchecked: list[str] | tuple[str, ...], allow: bool, err: TextIO) -> int:
+    """1 when something costs more than it should; else 3 when something was not checked (a CI
+    gate must not pass on nothing) unless allowed; else 0. What was not checked goes to stderr."""
+    for u in unchecked:
+        err.write(f"not checked: {u}\n")
+    if worse:
+        return 1
+    return EXIT["unknown"] if unchecked and not allow else 0
+
+
+def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+    if args.update_baseline and not args.baseline:
+        raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
+    if not 0 < args.compile_timeout <= 86400:
+        raise InputError(
+            "triton corpus", "--compile-timeout", "must be between 0 and 86400 seconds", args.compile_timeout
+        )
+    result = corpus_wing.check_corpus(
+        archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
+        limit_s=args.compile_timeout, progress=Progress(err, "compiled"),
+    )  # fmt: skip
+    if args.sarif:
+        out.write(json.dumps(scan_render.corpus_sarif(result), indent=1) + "\n")
+    else:
+        out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
+    if args.update_baseline:
+        flat = corpus_wing.flat_accesses(list(result.entries))
+        _write("triton corpus", "--baseline", args.baseline,
+               json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n")  # fmt: skip
+        err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
+    for w in result.worse:
+        err.write(f"worse than baseline: {w}\n")
+    if args.require_optimal:
+        for g in result.gaps:
+            err.write(f"not optimal: {g}\n")
+    for d in result.lowering:  # the scan's instructions are not Triton's: its counts may be wrong
+        err.write(f"instructions differ from Triton's PTX: {d}\n")
+    if result.lowering:
+        code = EXIT["disagree"]
+    else:
+        worse = bool(result.worse or (args.require_optimal and result.gaps))
+        code = _gate(worse, result.unchecked, args.allow_unknown, err)
+    err.write(scan_render.corpus_summary(result, code) + "\n")
+    return code
+
+
+class Progress:
+    """``progress(done, total)`` on ``err``: a bar redrawn in place on a terminal, a plain line
+    per step otherwise (logs, CI).
+
+    >>> import io
+    >>> s = io.StringIO(); p = Progress(s, "compiled"); p(1, 2); p(2, 2); s.getvalue()
+    'compiled 1/2\\ncompiled 2/2\\n'
+    """
+
+    def __init__(self, err: TextIO, what: str):
+        self.err, self.what = err, what
+        self.tty = hasattr(err, "isatty") and err.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.tty:
+            self.err.write(f"{self.what} {done}/{total}\n")
+        else:
+            filled = 30 * done // max(total, 1)
+            end = "\n" if done == total else ""
+            self.err.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {self.what}{end}")
+        self.err.flush()
