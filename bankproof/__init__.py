@@ -22,10 +22,9 @@ This module is a thin face over where things live (as ``jax.numpy`` is): each pu
 imported on first use, so ``import bankproof`` and ``bankproof --help`` stay fast.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from bankproof.models.version import VERSION as __version__  # noqa: F401 - the package version
 
@@ -78,13 +77,13 @@ __all__ = [
 assert sorted(__all__) == sorted(_WHERE), "every public name has a home, and only those"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """Import a public name where it lives, on first use (PEP 562); the renderers are wired to the
     results then too, so a result shows itself as text, HTML and SVG."""
     if name not in _WHERE:
         raise AttributeError(f"module 'bankproof' has no attribute {name!r}")
-    importlib.import_module("bankproof.verifier.render.display")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
+    _importlib.import_module("bankproof.verifier.render.display")
+    value = getattr(_importlib.import_module(_WHERE[name]), name)
     globals()[name] = value
     return value
 
@@ -93,7 +92,7 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *__all__])
 
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+if _TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from bankproof.models.errors import InputError
     from bankproof.models.layout import LinearLayout
     from bankproof.verifier.api.convert import convert

@@ -241,7 +241,7 @@ def build_access(
         raise InputError(
             "access",
             "layout",
-            f"has a {1 << len(lanes)}-lane warp; the bank model covers {LANES}-lane warps (NVIDIA) only",
+            f"has a {1 << len(lanes)}-lane warp; the phase model covers {LANES}-lane warps only",
         )
     dist = access_layout(dist, memory)
     eb = max(1, elem_bits // 8)

@@ -1,9 +1,8 @@
-"""Shared-memory hardware: architectures, instruction kinds, and the wavefront model.
-
-This module is the single source of truth for hardware semantics: 32 banks of 4 bytes on sm80,
-sm90 and sm100; a warp instruction's lanes are served in wavefronts; the model turns per-lane
-byte addresses into wavefronts. Rules are pinned by the GPU measurements in
-``gpu_checks/results/`` (see :func:`wavefronts`).
+"""The phase model of shared memory: instruction kinds and wavefronts. 32 banks of 4 bytes; a
+warp instruction's lanes are served in wavefronts; the model turns per-lane byte addresses into
+wavefronts. Rules are pinned by the GPU measurements in ``gpu_checks/results/`` (see
+:func:`phase_ids`); which archs follow it, and how far each is measured, is
+:mod:`bankproof.models.target`'s.
 
 >>> bank(36 * 4), BANKS, BANK_BYTES
 (4, 32, 4)
@@ -22,8 +21,6 @@ from bankproof.models.errors import InputError
 BANKS = 32
 BANK_BYTES = 4
 LANES = 32
-ARCHS = {"sm80": 80, "sm90": 90, "sm100": 100}
-AMD_ARCHS = ("gfx942", "gfx950")  # modeled from published facts in models/amd.py
 
 
 def bank(byte_addr: int | np.ndarray) -> int | np.ndarray:
@@ -188,32 +185,6 @@ def instruction(name: str) -> Instr:
 
 
 # ----- the wavefront model ---------------------------------------------------------------------
-MEASURED_ARCHS = ("sm90",)
-
-
-def check_arch(arch: object, where: str = "arch", field: str = "arch") -> str:
-    """``arch`` if the model knows it, else an input error naming ``field``.
-
-    >>> check_arch("sm90")
-    'sm90'
-    """
-    if not isinstance(arch, str) or (arch not in ARCHS and arch not in AMD_ARCHS):
-        raise InputError(where, field, f"must be one of {', '.join([*ARCHS, *AMD_ARCHS])}", arch)
-    return arch
-
-
-def model_status(arch: str, ins: Instr | None = None) -> str:
-    """``measured`` where the rules were pinned by measurements on ``arch``, else ``assumed``;
-    always ``assumed`` for ``cp.async.cg`` (see :data:`COPY_NOTE`).
-
-    >>> model_status("sm90"), model_status("sm90", instruction("cp16.cg"))
-    ('measured', 'assumed')
-    """
-    if ins is not None and ins.variant == "cg":
-        return "assumed"
-    return "measured" if arch in MEASURED_ARCHS else "assumed"
-
-
 COPY_NOTE = (
     "cp.async.cg (LDGSTS.BYPASS) is counted as st.shared.v4 of the same addresses: equal in every "
     "whole-layout run recorded (gpu_checks/results/h100-2026-11-23-cute-examples.json), not yet "
@@ -221,25 +192,6 @@ COPY_NOTE = (
     "span more than one 512-byte block of shared memory (1.3-1.4x at two blocks, about 8x at four: "
     "...-cp-async-spread-times.json)"
 )
-
-
-def unmodeled(ins: Instr, offsets: np.ndarray, active: np.ndarray, arch: str) -> np.ndarray:
-    """Per warp instruction (shape ``(..., 32) -> (...)``): where the model cannot say on ``arch``.
-
-    Paired 64/128-bit loads (lane ^ 1 or lane ^ 2 share addresses) merge phases on sm90; whether
-    they do elsewhere is not measured, so off the measured archs their count is unknown.
-
-    >>> offs = np.zeros((1, LANES), dtype=np.int64); act = np.ones((1, LANES), dtype=bool)
-    >>> ld128 = instruction("ld128")
-    >>> unmodeled(ld128, offs, act, "sm80").tolist(), unmodeled(ld128, offs, act, "sm90").tolist()
-    ([True], [False])
-    """
-    if arch in MEASURED_ARCHS or ins.op != "ld" or ins.width < 8:
-        return np.zeros(np.shape(offsets)[:-1], dtype=bool)
-    return paired(np.asarray(offsets), np.asarray(active, dtype=bool))
-
-
-UNMODELED_REASON = f"paired wide loads are measured on {', '.join(MEASURED_ARCHS)} only"
 
 
 @dataclass(frozen=True)
@@ -426,19 +378,13 @@ def evaluate(
     return counts, ideals, out
 
 
-def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90") -> Wavefronts:
-    """Wavefronts of one warp instruction, with its phases and wavefront groups.
+def one_instruction(ins: Instr, byte_offsets, active=None) -> Wavefronts:
+    """Wavefronts of one warp instruction, with its phases and wavefront groups (the archs and
+    how far each is measured: :func:`bankproof.models.target.wavefronts`).
 
-    >>> wavefronts("ld32", [i * 128 for i in range(32)]).count
+    >>> one_instruction(instruction("ld32"), [i * 128 for i in range(32)]).count
     32
-    >>> w = wavefronts("ld128", [0] * 32)
-    >>> w.count, w.ideal, wavefronts("st128", [0] * 32).count
-    (2, 2, 4)
     """
-    ins = instr if isinstance(instr, Instr) else instruction(instr)
-    check_arch(arch, "wavefronts")
-    if ins.min_arch > ARCHS[arch]:
-        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
     offs = np.asarray(byte_offsets, dtype=np.int64)
     act = np.ones(LANES, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     if offs.shape != (LANES,) or act.shape != (LANES,):
@@ -451,14 +397,29 @@ def wavefronts(instr: str | Instr, byte_offsets, active=None, arch: str = "sm90"
         tuple(int(x) for x in np.flatnonzero(act & (phase == q)))
         for q in sorted({int(v) for v in phase[act]})
     )
-    status, reason = model_status(arch), ""
-    if status == "assumed":
-        reason = f"rules measured on {', '.join(MEASURED_ARCHS)}; none recorded for {arch} yet"
-        if bool(unmodeled(ins, offs[None], act[None], arch)[0]):
-            status, reason = "unknown", UNMODELED_REASON
-    return Wavefronts(
-        int(counts[0]), int(ideals[0]), phases, tuple(tuple(g) for g in groups[0]), status, reason
-    )
+    return Wavefronts(int(counts[0]), int(ideals[0]), phases, tuple(tuple(g) for g in groups[0]))
+
+
+def conflict_pair(ins: Instr, offs: np.ndarray) -> dict:
+    """Two lanes of one phase of an instruction (per-lane byte addresses ``offs``) that hit one
+    bank at different words: the lowest such lanes, with the bank and the phase.
+
+    >>> conflict_pair(instruction("ld32"), np.array([0, 128] + [4] * 30))
+    {'lanes': [0, 1], 'bank': 0, 'phase': 0}
+    """
+    act = np.ones(LANES, dtype=bool)
+    if ins.is_matrix:
+        act &= np.arange(LANES) < ins.address_lanes
+    phase = phase_ids(ins, offs[None], act[None])[0]
+    for p in sorted(set(phase[act].tolist())):
+        seen: dict[int, tuple[int, int]] = {}  # bank -> (word, lane) of the first lane there
+        for lane in np.flatnonzero(act & (phase == p)).tolist():
+            for word in ins.words(int(offs[lane])):
+                b = word % BANKS
+                if b in seen and seen[b][0] != word:
+                    return {"lanes": [seen[b][1], lane], "bank": b, "phase": int(p)}
+                seen.setdefault(b, (word, lane))
+    raise AssertionError("no conflict in an instruction that has one")
 
 
 LINE_BYTES = 128  # a global-memory cache line

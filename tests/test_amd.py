@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bankproof.models import amd
+from bankproof.models import lds, target
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.engine.check import check_amd_access
+from bankproof.verifier.engine.check import check_access
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 
 import bankproof as bp
@@ -22,28 +22,29 @@ import bankproof as bp
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def members(r: amd.Rule, lane: int) -> list[int]:
+def members(r: lds.Rule, lane: int) -> list[int]:
     return sorted(np.flatnonzero(r.groups == r.groups[lane]).tolist())
 
 
 def test_published_lane_groups():
-    b128 = amd.rule("gfx942", "ds_read_b128")
+    b128 = target.rule("gfx942", "ds_read_b128")
     assert [members(b128, lane) for lane in (0, 4, 8, 12)] == [
         [0, 1, 2, 3, 20, 21, 22, 23], [4, 5, 6, 7, 16, 17, 18, 19],
         [8, 9, 10, 11, 28, 29, 30, 31], [12, 13, 14, 15, 24, 25, 26, 27],
     ]  # fmt: skip
     assert members(b128, 32) == [32, 33, 34, 35, 52, 53, 54, 55]
-    assert members(amd.rule("gfx942", "ds_write_b128"), 9) == list(range(8, 16))
-    assert members(amd.rule("gfx942", "ds_read_b32"), 40) == list(range(32, 64))
-    g950 = amd.rule("gfx950", "ds_read_b128")
+    assert members(target.rule("gfx942", "ds_write_b128"), 9) == list(range(8, 16))
+    assert members(target.rule("gfx942", "ds_read_b32"), 40) == list(range(32, 64))
+    g950 = target.rule("gfx950", "ds_read_b128")
     assert members(g950, 0) == [0, 1, 2, 3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27]
     assert members(g950, 4) == [4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 28, 29, 30, 31]
-    assert members(amd.rule("gfx950", "ds_read_b64"), 33) == list(range(32, 64))
-    assert members(amd.rule("gfx950", "ds_write_b64"), 17) == list(range(16, 32))
-    assert amd.rule("gfx950", "ds_write_b128").groups is None  # nothing published
-    for (arch, instr) in amd._RULES:
-        amd.group_subspace(amd.rule(arch, instr))  # every published grouping is a coset structure
-    assert amd.group_subspace(g950) == [1, 2, 12, 20]
+    assert members(target.rule("gfx950", "ds_read_b64"), 33) == list(range(32, 64))
+    assert members(target.rule("gfx950", "ds_write_b64"), 17) == list(range(16, 32))
+    assert target.rule("gfx950", "ds_write_b128").groups is None  # nothing published
+    for arch in ("gfx942", "gfx950"):
+        for instr, _, _ in target.get(arch).rules:
+            lds.group_subspace(target.rule(arch, instr))  # every published grouping is a coset structure
+    assert lds.group_subspace(g950) == [1, 2, 12, 20]
 
 
 @pytest.mark.parametrize(
@@ -61,7 +62,7 @@ def test_published_lane_groups():
     ],
 )
 def test_counts(arch, instr, addresses, count, ideal):
-    counts, ideals = amd.evaluate(amd.rule(arch, instr), np.array([addresses]))
+    counts, ideals = lds.evaluate(target.rule(arch, instr), np.array([addresses]))
     assert (int(counts[0]), int(ideals[0])) == (count, ideal)
 
 
@@ -76,8 +77,8 @@ def test_example_spec_answers_assumed_published_with_its_rule():
 
 
 def test_amd_refusals():
-    with pytest.raises(InputError, match="amd: instr must be one of"):
-        amd.rule("gfx942", "ds_read_b256")
+    with pytest.raises(InputError, match="lds: instr must be one of"):
+        target.rule("gfx942", "ds_read_b256")
     with pytest.raises(InputError, match="has a 32-lane warp; gfx942 warps have 64 lanes"):
         bp.verify("32*m + n", load="#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], "
                   "warpsPerCTA = [1, 1], order = [0, 1]}>", shape=(32, 32), dtype="f32", arch="gfx942")  # fmt: skip
@@ -129,7 +130,7 @@ def test_three_engines_agree_on_random_amd_layouts(capsys):
         spec = Spec("<random>", shape, "f16" if elem == 16 else "f32", elem, arch, ["m", "n"], memory, "bases",
                     "", [AccessSpec("a", kind, "auto", dist, "")])  # fmt: skip
         try:
-            r = check_amd_access(spec, spec.accesses[0], timeout_s=2)
+            r = check_access(spec, spec.accesses[0], timeout_s=2)
         except InputError:
             counts["sub-dword (not modeled)"] += 1
             continue
@@ -178,8 +179,10 @@ def test_wavefronts_lines_may_name_an_amd_arch():
     line = json.dumps({"arch": "gfx950", "instr": "ds_read_b128", "byte_offsets": [16 * i for i in range(64)]})
     (r,) = run_lines([line])
     assert (r.wavefronts, r.ideal, r.status, len(r.groups)) == (4, 4, "assumed (published)", 4)
-    with pytest.raises(InputError, match="line 1: arch must be an AMD arch or the run's --arch"):
-        run_lines([json.dumps({"arch": "sm80", "instr": "ld32", "byte_offsets": [0] * 32})])
+    (r,) = run_lines([json.dumps({"arch": "sm80", "instr": "ld128", "byte_offsets": [0] * 32})])
+    assert (r.wavefronts, r.status) == (None, "unknown")  # any line may name its arch: sm80's rules here
+    with pytest.raises(InputError, match="line 1: arch must be one of sm80, sm90, sm100, gfx942, gfx950"):
+        run_lines([json.dumps({"arch": "sm70", "instr": "ld32", "byte_offsets": [0] * 32})])
     with pytest.raises(InputError, match="line 1: byte_offsets must be a list of 64"):
         run_lines(['{"arch": "gfx942", "instr": "ds_read_b32", "byte_offsets": [0]}'])
 

@@ -91,7 +91,7 @@ def test_gpu_without_a_device_is_refused_alike(capsys, monkeypatch):
     code, _, err = _cli(capsys, monkeypatch, "gpu", rel, "--json")
     with pytest.raises(bankproof.InputError) as e:
         gpu.gpu_check(spec.load_spec(ROOT / rel))
-    assert code == 2 and err == f"bankproof: {e.value}\n" and "needs CuPy and an NVIDIA GPU" in err
+    assert code == 2 and err == f"bankproof: {e.value}\n" and "needs CuPy and a CUDA GPU" in err
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

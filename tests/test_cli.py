@@ -155,7 +155,7 @@ def test_console_script_has_no_traceback():
 def test_gpu_without_cupy_is_a_clear_input_error(capsys):
     spec = Path(__file__).resolve().parent.parent / "examples" / "transpose_16x32_xor_2m.toml"
     assert main(["gpu", str(spec)]) == 2
-    assert "gpu: device needs CuPy and an NVIDIA GPU" in capsys.readouterr().err
+    assert "gpu: device needs CuPy and a CUDA GPU" in capsys.readouterr().err
 
 
 def test_api_errors_name_arguments_and_the_cli_names_flags(capsys):

@@ -10,9 +10,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from bankproof.gpu_checks.cp_async import KINDS
 from bankproof.gpu_checks.results import RESULTS
 from bankproof.models.hardware import LANES, instruction, ldgsts_wavefronts, wavefront_counts
+
+from lab.gpu.cp_async import KINDS
 
 RECORD = RESULTS / "h100-2026-11-22-cp-async.json"
 SHARED = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts"
@@ -78,7 +79,7 @@ def test_bypass_copies_show_no_shared_wavefronts(runs):
 
 
 def test_timing_cached_copies_track_wavefronts_bypass_copies_pay_for_conflicts():
-    """clock64 around 2048 copies of one warp (``gpu_checks/cp_async_timing.py``): a ``.ca`` copy
+    """clock64 around 2048 copies of one warp (``lab/gpu/cp_async_timing.py``): a ``.ca`` copy
     takes about 2 cycles per store wavefront once conflicts dominate; a ``.cg`` copy, invisible to
     the counters, is fastest conflict-free and many times slower when 16 or 32 lanes share a bank."""
     data = json.loads((RESULTS / "h100-2026-11-22-cp-async-timing.json").read_text())
@@ -103,7 +104,7 @@ def _ncu_csv(rows: list[tuple[int, str, int]], metric: str) -> str:
 def test_collect_matches_launches_to_patterns(tmp_path):
     """The device-side collector (no GPU needed): ncu rows in launch order, kernel names checked,
     values with thousands separators parsed, a wrong kernel refused."""
-    from bankproof.gpu_checks import cp_async
+    from lab.gpu import cp_async
 
     plan = cp_async.plan(per_kind=2, strides=(0,))
     (tmp_path / "plan.json").write_text(json.dumps(plan))

@@ -11,6 +11,8 @@ import pytest
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import corpus
 
+from lab.findings import findings_markdown
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +171,7 @@ def test_corpus_bad_input_exit_2(capsys, args, message):
 def test_findings_document_is_current(entries):
     """docs/triton-findings.md is exactly what the corpus produces now."""
     doc = (ROOT / "docs" / "triton-findings.md").read_text()
-    assert doc == corpus.findings_markdown(entries)
+    assert doc == findings_markdown(entries)
     assert "Buffers above the optimum bankproof can reach by changing only the shared layout: 0." in doc
 
 

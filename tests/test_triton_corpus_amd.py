@@ -9,21 +9,25 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from bankproof.models import amd
+from bankproof.models import target
 from bankproof.verifier.triton import corpus
+
+from lab.findings import findings_markdown
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 
+LDS_ARCHS = [a for a in target.ARCHS if target.get(a).model == "lane groups"]
+LDS_ARCHS = [a for a in target.ARCHS if target.get(a).model == "lane groups"]
 BASELINE = Path(__file__).resolve().parent / "data" / "triton_corpus_baseline_amd.json"
 
 
 @pytest.fixture(scope="module")
 def entries():
-    return corpus.run_corpus(corpus.builtin_configs(), list(amd.ARCHS))
+    return corpus.run_corpus(corpus.builtin_configs(), LDS_ARCHS)
 
 
 def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
-    for arch in amd.ARCHS:
+    for arch in LDS_ARCHS:
         configs = [e for e in entries if e["arch"] == arch]
         assert len(configs) >= 40 and all("report" in e for e in configs), [e.get("error") for e in configs]
     baseline = corpus.load_baseline(str(BASELINE))
@@ -49,5 +53,5 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
 def test_amd_findings_document_is_current(entries):
     """docs/triton-findings-amd.md is exactly what the AMD corpus produces now."""
     doc = (BASELINE.parents[2] / "docs" / "triton-findings-amd.md").read_text()
-    assert doc == corpus.findings_markdown(entries, "tests/test_triton_corpus_amd.py")
+    assert doc == findings_markdown(entries, "tests/test_triton_corpus_amd.py")
     assert "Accesses above their ideal (one wavefront per phase): 31." in doc

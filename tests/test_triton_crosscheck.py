@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.triton import crosscheck
+
+from lab import crosscheck
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 

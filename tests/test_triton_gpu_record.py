@@ -11,9 +11,10 @@ import json
 
 import pytest
 from bankproof.gpu_checks.results import RESULTS
-from bankproof.gpu_checks.triton_kernels import compare
 from bankproof.verifier.triton import corpus, ledger
 from bankproof.verifier.triton.scan import scan_text
+
+from lab.gpu.triton_kernels import compare
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 

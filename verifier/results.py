@@ -155,7 +155,7 @@ class AccessResult(Result):
     proof: Proof
     counterexample: Counterexample | None
     lower_bound_wavefronts: int | None = optional()
-    hardware_rule: str | None = optional()  # AMD: the published lane-group rule and its source
+    hardware_rule: str | None = optional()  # lane groups: the published rule and its source
 
     @property
     def state(self) -> str:

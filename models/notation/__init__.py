@@ -19,7 +19,7 @@ from bankproof.models.errors import InputError, is_pow2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import triton as triton_notation
-from bankproof.models.notation import triton_amd  # noqa: F401 - registers the AMD attribute kinds
+from bankproof.models.notation import triton_mfma  # noqa: F401 - registers the mfma, wmma and rotating attribute kinds
 from bankproof.models.notation.bases import bases_text, parse_bases
 from bankproof.models.notation.cute import parse_cute, to_cute
 from bankproof.models.notation.formula import default_names, formula_text, parse_formula

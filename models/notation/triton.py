@@ -159,7 +159,7 @@ class Blocked(TritonLayout):
         rank = len(spt)
         if rank == 0:
             raise InputError(f.kind, "sizePerThread", "must not be empty")
-        # Any power of two, as Triton 3.9.0 parses it (AMD warps have 64 lanes); the bank model
+        # Any power of two, as Triton 3.9.0 parses it (64-lane warps exist); the bank model
         # refuses warps other than 32 lanes when it is asked to count them.
         tpw = f.ints("threadsPerWarp", pow2=True, rank=rank)
         wpc = f.ints("warpsPerCTA", pow2=True, rank=rank)
@@ -318,7 +318,7 @@ class NvidiaMma(TritonLayout):
             )
         tile = list(self.instr_shape) if not self.hopper else list(self.instr_shape[:2])
         order = tl.matrix_order(self.rank, True)
-        cta = tl.nvidia_mma_tile(tile, 2, order, order)
+        cta = tl.mma_tile(tile, 2, order, order)
         warps = tl.identity_standard_nd(
             "warp", self.warps_per_cta, tl.matrix_order(self.rank, not self.hopper)
         )
@@ -349,7 +349,7 @@ class DotOperand(TritonLayout):
                 )
             if parent.rank not in (2, 3):
                 raise InputError(f.kind, "parent", "must have rank 2 or 3")
-        elif hasattr(parent, "dot_operand_layout"):  # AMD's mfma and wmma (triton_amd)
+        elif hasattr(parent, "dot_operand_layout"):  # amd_mfma and amd_wmma parents (triton_mfma)
             k_width = f.int("kWidth", pow2=True)
             if parent.kind == "amd_wmma" and parent.version == 1 and k_width not in (8, 16):
                 raise InputError(f.kind, "kWidth", "must be 8 or 16 for a WMMA version 1 parent", k_width)
@@ -402,7 +402,7 @@ class DotOperand(TritonLayout):
         else:
             tile[rank - 2], tile[rank - 1] = self.k_width * 8, 8
         order = tl.order_for_dot_operand(self.op_idx, rank, True)
-        cta = tl.nvidia_mma_tile(tile, self.k_width, order, order)
+        cta = tl.mma_tile(tile, self.k_width, order, order)
         k_dim = rank - 1 if is_a else rank - 2
         warp_order = tl.matrix_order(rank, not mma.hopper)
         warps = tl.broadcasted_dot_operand(mma.warps_per_cta, warp_order, k_dim, "warp")
@@ -770,7 +770,7 @@ _FIELDS = {
     "shared_linear": ["offset", "block"],
     "padded_shared": ["order", "shape", "offset", "block"],
 }
-_PARSERS: dict = {}  # kinds other modules add (triton_amd), with their own parse functions
+_PARSERS: dict = {}  # kinds other modules add (triton_mfma), with their own parse functions
 
 
 def register(kind: str, fields: Sequence[str], parse) -> None:

@@ -161,11 +161,12 @@ def broadcasted_dot_operand(
     return out
 
 
-def nvidia_mma_tile(
+def mma_tile(
     tile: Sequence[int], k_width: int, order: Sequence[int], rep_order: Sequence[int]
 ) -> LinearLayout:
-    """The register/lane tile of NVIDIA mma layouts: kWidth registers and 4 lanes along the
-    inner dim, 8 lanes along the outer dim, then register repeats (outer, then inner)."""
+    """The register/lane tile of ``nvidia_mma`` layouts (and their operands): kWidth registers
+    and 4 lanes along the inner dim, 8 lanes along the outer dim, then register repeats (outer,
+    then inner)."""
     rank = len(rep_order)
     names = dims(rank)
     out = identity_standard_nd("register", [1] * rank, rep_order)

@@ -10,7 +10,7 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     MemoryLike,
     SpecLike,
-    _nvidia_only,
+    _modeled,
     _timeout,
     problem,
 )
@@ -52,5 +52,5 @@ def convert(
     )
     p = problem(memory, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims, spec=spec,
                 require_memory=False)  # fmt: skip
-    _nvidia_only(p, "convert")
+    _modeled(p, "convert")
     return conversion.convert(p, seconds)

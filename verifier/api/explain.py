@@ -8,7 +8,7 @@ from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
     SpecLike,
-    _nvidia_only,
+    _modeled,
     problem,
 )
 from bankproof.verifier.engine import synthesis
@@ -41,5 +41,5 @@ def explain(
     """
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
-    _nvidia_only(p, "explain")
+    _modeled(p, "explain")
     return synthesis.explain(p)

@@ -31,7 +31,7 @@ def _require_gpu() -> None:
         raise InputError(
             "gpu",
             "device",
-            "needs CuPy and an NVIDIA GPU (pip install 'bankproof[gpu]'); none is usable here",
+            "needs CuPy and a CUDA GPU (pip install 'bankproof[gpu]'); none is usable here",
         ) from None
 
 

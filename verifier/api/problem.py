@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bankproof.models import dtypes
+from bankproof.models import dtypes, target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
@@ -40,7 +39,6 @@ SpecLike = str | Path | Mapping[str, Any] | Spec
 ENGINES = check.ENGINE_NAMES
 
 
-
 @dataclass(frozen=True)
 class Access:
     """One access of a problem: ``kind`` is ``store`` or ``load``; ``layout`` a distributed layout
@@ -57,14 +55,9 @@ class Access:
     instr: str = "auto"
 
 
-def _nvidia_only(p: Spec, where: str) -> None:
-    """AMD archs are modeled for verify, layout and wavefronts only so far: refuse the rest."""
-    from bankproof.models import amd
-
-    if amd.check_arch(p.arch):
-        raise InputError(
-            where, "arch", "is an AMD model: only verify, layout and wavefronts take AMD archs so far", p.arch
-        )
+def _modeled(p: Spec, command: str) -> None:
+    """Refuse a command its arch's target does not model (yet), naming the arch."""
+    target.require(p.arch, command, command)
 
 
 def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
@@ -179,7 +172,7 @@ def problem(
     if not isinstance(dtype, str):
         raise InputError("problem", "dtype", 'is missing or not a string (e.g. dtype="f16")', dtype)
     elem_bits = dtypes.bits(dtype)
-    check_arch(arch, "problem")
+    target.check_arch(arch, "problem")
     names = list(dims) if dims is not None else default_names(len(size))
     if len(names) != len(size) or not all(isinstance(d, str) and d.isidentifier() for d in names):
         raise InputError("problem", "dims", f"must list {len(size)} identifiers, one per shape entry", names)

@@ -9,7 +9,7 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     MemoryLike,
     SpecLike,
-    _nvidia_only,
+    _modeled,
     problem,
 )
 from bankproof.verifier.engine import scope
@@ -42,5 +42,5 @@ def show(
     """
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, spec=spec)  # fmt: skip
-    _nvidia_only(p, "show")
+    _modeled(p, "show")
     return scope.show(p, access, instruction)

@@ -9,7 +9,7 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     SpecLike,
     _engines,
-    _nvidia_only,
+    _modeled,
     _timeout,
     problem,
 )
@@ -46,5 +46,5 @@ def synth(
     chosen, seconds = _engines(engines, "synth"), _timeout(timeout, "synth")
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
-    _nvidia_only(p, "synth")
+    _modeled(p, "synth")
     return synthesis.synth(p, chosen, seconds)

@@ -19,12 +19,11 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import check_arch
 from bankproof.verifier import api
 from bankproof.verifier.api.gpu import gpu_check
 from bankproof.verifier.api.layout import describe_layout
-from bankproof.verifier.api.problem import _nvidia_only
 from bankproof.verifier.api.wavefronts import run_lines
 from bankproof.verifier.engine import scope
 from bankproof.verifier.engine.spec import load_spec
@@ -104,7 +103,7 @@ def layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    check_arch(args.arch, "wavefronts", "--arch")  # before reading the input
+    target.check_arch(args.arch, "wavefronts", "--arch")  # before reading the input
     if args.input == "-":
         lines = __import__("sys").stdin.read().splitlines()
     else:
@@ -151,7 +150,7 @@ def gpu(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.repeat < 1 or args.repeat > 1000:
         raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
     spec = load_spec(args.spec)
-    _nvidia_only(spec, "gpu")
+    target.require(spec.arch, "gpu", "gpu")
     result = gpu_check(spec, args.repeat)
     out.write(result.to_json() if args.json else text_render.gpu_text(result))
     return 0 if result.ok else 4

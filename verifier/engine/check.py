@@ -15,22 +15,12 @@ wavefronts, ``refuted`` with a counterexample otherwise, ``unknown`` when the mo
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
-from bankproof.models import amd
-from bankproof.models.access import WarpInstructions, build_access
+from bankproof.models import lds, target
+from bankproof.models.access import WarpInstructions, access_layout, element_offsets
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import (
-    BANKS,
-    LANES,
-    UNMODELED_REASON,
-    evaluate,
-    model_status,
-    phase_ids,
-    unmodeled,
-)
 from bankproof.models.layout import LinearLayout
 from bankproof.models.swizzle import Space, lemma_9_4
 from bankproof.verifier.engine.spec import AccessSpec, Spec
@@ -44,28 +34,6 @@ from bankproof.verifier.results import (
     VerifyResult,
 )
 
-
-def find_conflict(access: WarpInstructions, i: int) -> dict:
-    """Two lanes of one phase of instruction ``i`` that hit one bank at different words (the
-    lowest such lanes)."""
-    ins = access.instr
-    offs = access.addresses[i]
-    act = np.ones(LANES, dtype=bool)
-    if ins.is_matrix:
-        act &= np.arange(LANES) < ins.address_lanes
-    phase = phase_ids(ins, offs[None], act[None])[0]
-    for p in sorted(set(phase[act].tolist())):
-        seen: dict[int, tuple[int, int]] = {}  # bank -> (word, lane) of the first lane there
-        for lane in np.flatnonzero(act & (phase == p)).tolist():
-            for word in ins.words(int(offs[lane])):
-                bank = word % BANKS
-                if bank in seen and seen[bank][0] != word:
-                    other = seen[bank][1]
-                    return {"lanes": [other, lane], "bank": bank, "phase": int(p)}
-                seen.setdefault(bank, (word, lane))
-    raise AssertionError("no conflict in an instruction that has one")
-
-
 ENGINES = ("enumeration", "algebra", "z3")
 ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
     "enum": ("enumeration",),
@@ -76,54 +44,50 @@ ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
 
 
 def _counterexample(
-    spec: Spec, a: WarpInstructions, i: int, lanes: list[int], count: int, ideal: int
+    spec: Spec, a: WarpInstructions, i: int, lanes: list[int] | None, count: int, ideal: int
 ) -> Counterexample:
-    ins = a.instr
+    """Instruction ``i``'s two colliding lanes (the lowest pair when ``lanes`` is None), with
+    their coordinates, addresses, bank and phase (lane group), and the line that replays it."""
+    pair = target.conflict(spec.arch, a, i) if lanes is None else target.pair(spec.arch, a, i, sorted(lanes))
+    l0, l1 = pair["lanes"]
     offs = a.addresses[i]
-    act = np.ones(LANES, dtype=bool)
-    phase = phase_ids(ins, offs[None], act[None])[0]
-    banks0 = {w % BANKS for w in ins.words(int(offs[lanes[0]]))}
-    banks1 = {w % BANKS for w in ins.words(int(offs[lanes[1]]))}
     return Counterexample(
-        lanes=(lanes[0], lanes[1]),
+        lanes=(l0, l1),
         block=int(a.block[i]),
         warp=int(a.warp[i]),
         instruction=i,
         register=int(a.register[i]),
-        coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes),
-        byte_addresses=(int(offs[lanes[0]]), int(offs[lanes[1]])),
-        bank=min(banks0 & banks1) if banks0 & banks1 else None,
-        phase=int(phase[lanes[0]]),
+        coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in (l0, l1)),
+        byte_addresses=(int(offs[l0]), int(offs[l1])),
+        bank=pair["bank"],
+        phase=pair["phase"],
         wavefronts=count,
         ideal=ideal,
-        reproducer=json.dumps({"instr": ins.short, "byte_offsets": offs.tolist()}, separators=(",", ":")),
+        reproducer=target.reproducer(spec.arch, a, i),
     )
 
 
 def _enumeration(
-    spec: Spec, a: WarpInstructions
-) -> tuple[EngineResult, Counterexample | None, np.ndarray, np.ndarray]:
+    spec: Spec, a: WarpInstructions, c: target.Count
+) -> tuple[EngineResult, Counterexample | None]:
     t0 = time.perf_counter()
-    counts, ideals, _ = evaluate(a.instr, a.addresses)
-    unknown = bool(unmodeled(a.instr, a.addresses, np.ones(a.addresses.shape, dtype=bool), spec.arch).any())
-    verdict = "unknown" if unknown else "proved" if (counts == ideals).all() else "refuted"
+    known = c.known
+    verdict = "unknown" if not known else "proved" if (c.counts == c.ideals).all() else "refuted"
     result = EngineResult(
-        wavefronts=None if unknown else int(counts.sum()),
+        wavefronts=int(c.counts.sum()) if known else None,
         verdict=verdict,
         seconds=round(time.perf_counter() - t0, 4),
-        reason=UNMODELED_REASON if unknown else None,
+        reason=c.reason,
     )
     cx = None
     if verdict == "refuted":
-        i = int(np.flatnonzero(counts > ideals)[0])
-        c = find_conflict(a, i)
-        cx = _counterexample(spec, a, i, c["lanes"], int(counts[i]), int(ideals[i]))
-    return result, cx, counts, ideals
+        i = int(np.flatnonzero(c.counts > c.ideals)[0])
+        cx = _counterexample(spec, a, i, None, int(c.counts[i]), int(c.ideals[i]))
+    return result, cx
 
 
-def _algebra(
-    spec: Spec, acc: AccessSpec, a: WarpInstructions, instructions: int, phases: int
-) -> EngineResult:
+def _algebra_phases(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count) -> EngineResult:
+    """Lemma 9.4 over the phases (``models/swizzle.py``)."""
     t0 = time.perf_counter()
     if not isinstance(spec.memory, LinearLayout):
         return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
@@ -135,8 +99,8 @@ def _algebra(
     per = lem.wavefronts_per_instruction
     space = Space.of(spec.memory, spec.dims)
     return EngineResult(
-        wavefronts=per * instructions,
-        verdict="proved" if per == phases else "refuted",
+        wavefronts=per * len(a.addresses),
+        verdict="proved" if per == _phases(c) else "refuted",
         seconds=round(time.perf_counter() - t0, 4),
         lemma="9.4",
         conflict_directions=tuple(space.name(v) for v in lem.directions),
@@ -146,13 +110,36 @@ def _algebra(
     )
 
 
-def _z3(
-    spec: Spec, acc: AccessSpec, a: WarpInstructions, k: int | None, phases: int, timeout_s: float
-) -> tuple[EngineResult, tuple[int, list[int]] | None]:
+def _algebra_groups(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count) -> EngineResult:
+    """Lemma 9.4 over the lane groups (``models/lds.py``)."""
+    t0 = time.perf_counter()
+    if not isinstance(spec.memory, LinearLayout):
+        return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
+    mem = spec.memory.with_in_bases("block", [])
+    per, dirs, reason = lds.algebra(mem, acc.layout, spec.elem_bits, a.instr, a.vector)
+    if per is None:
+        return EngineResult(None, "n/a", reason=reason)
+    space = Space.of(mem, spec.dims)
+    return EngineResult(per * len(a.addresses), "proved" if per == _phases(c) else "refuted",
+                        round(time.perf_counter() - t0, 4), lemma="9.4",
+                        conflict_directions=tuple(space.name(v) for v in dirs))  # fmt: skip
+
+
+def _phases(c: target.Count) -> int:
+    return int(c.ideals[0]) if len(c.ideals) else 0
+
+
+def _z3_phases(
+    spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count, timeout_s: float
+) -> tuple[EngineResult, list[int] | None]:
+    """Z3 over the phase model's terms: conflict-freedom, then (linear memory) the exact words per
+    bank, which gives the total (every phase alike)."""
     from bankproof.proofs.conflicts import conflict_free, exact_degree
     from bankproof.proofs.encode import symbolic_access
 
     ms = int(timeout_s * 1000)
+    linear = isinstance(spec.memory, LinearLayout)
+    k = int(c.counts[0] // c.ideals[0]) if linear and len(c.counts) and c.ideals[0] else None
     sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)
     p = conflict_free(sa, ms)
     verdict, reason, wavefronts, certificate = (
@@ -161,15 +148,7 @@ def _z3(
         None,
         None,
     )
-    cx_lanes = None
-    if p.status == "refuted":
-        m = p.model
-        chunk = m.get("reg", 0)
-        idx = np.flatnonzero(
-            (a.block == m.get("block", 0)) & (a.warp == m.get("warp", 0)) & (a.register == chunk * a.vector)
-        )
-        cx_lanes = (int(idx[0]), [m["x"], m["y"]])
-    if k is not None and isinstance(spec.memory, LinearLayout) and p.status != "unknown":
+    if k is not None and p.status != "unknown":
         cert = exact_degree(sa, k, ms)
         certificate = Certificate(
             words_per_bank=k,
@@ -178,59 +157,107 @@ def _z3(
             witness_lanes=cert.model["lanes"] if cert.status == "proved" else None,
         )
         if cert.status == "proved":
-            wavefronts = k * phases * len(a.addresses)  # linear: every phase alike
+            wavefronts = k * _phases(c) * len(a.addresses)  # linear: every phase alike
         elif cert.status == "refuted":
             verdict, reason = "disagree", cert.reason
     out = EngineResult(wavefronts, verdict, round(p.seconds, 4), reason, certificate=certificate)
-    return out, cx_lanes
+    return out, (p.model if p.status == "refuted" else None)
+
+
+def _z3_groups(
+    spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count, timeout_s: float
+) -> tuple[EngineResult, dict | None]:
+    """Z3 over lane groups: conflict-freedom, and for a refuted access the exact words per bank
+    (every group of a linear access costs the same, so one certificate gives the total)."""
+    from bankproof.proofs import lane_groups
+
+    if not isinstance(spec.memory, LinearLayout):
+        return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)"), None
+    r, ms = a.instr, int(timeout_s * 1000)
+    cols = _columns(acc, spec, a.vector)
+    p = lane_groups.conflict_free(r, *cols, r.width, ms)
+    total = int(c.ideals.sum()) if p.status == "proved" else None
+    verdict, reason, certificate = p.status, p.reason, None
+    if p.status == "refuted" and len(c.counts):
+        k = int(c.counts[0]) // int(c.ideals[0])
+        cert = lane_groups.exact_count(r, *cols, r.width, k, ms)
+        certificate = Certificate(words_per_bank=k, status=cert.status, seconds=round(cert.seconds, 4))
+        if cert.status == "proved":
+            total = k * int(c.ideals.sum())
+        elif cert.status == "refuted":
+            verdict, reason = "disagree", cert.reason
+    out = EngineResult(total, verdict, round(p.seconds, 4), reason or None, certificate=certificate)
+    return out, (p.model if p.status == "refuted" else None)
+
+
+def _columns(acc: AccessSpec, spec: Spec, vector: int) -> tuple[list[int], list[int], list[int]]:
+    """Byte addresses of each free register bit (beyond the vector), lane bit and warp bit."""
+    dist = access_layout(acc.layout, spec.memory).transpose_outs(spec.memory.out_dim_names)
+    offsets = element_offsets(spec.memory)
+    eb = spec.elem_bits // 8
+
+    def col(b) -> int:
+        return int(offsets[tuple(b)]) * eb
+
+    regs = [b for b in dist.in_bases("register")][log2(vector) :]
+    lanes, warps = [col(b) for b in dist.in_bases("lane")], [col(b) for b in dist.in_bases("warp")]
+    return [col(b) for b in regs], lanes, warps
+
+
+# The engines of each hardware model (a target names its model): a table, not a branch per vendor.
+ALGEBRA = {"phases": _algebra_phases, "lane groups": _algebra_groups}
+Z3 = {"phases": _z3_phases, "lane groups": _z3_groups}
 
 
 def check_access(
     spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
 ) -> AccessResult:
-    """Every engine's answer for one access of ``spec``, and the verdict they agree on."""
-    if amd.check_arch(spec.arch):
-        return check_amd_access(spec, acc, engines, timeout_s)
+    """Every engine's answer for one access of ``spec`` (its access enumerated once, through the
+    arch's target), and the verdict they agree on."""
+    model = target.get(spec.arch).model
     try:
-        a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+        a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     except InputError as e:  # name the access the problem is in
         if e.where != "access":
             raise
         where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
         raise InputError(where, e.field, e.problem, e.value) from None
-    counts, ideals, _ = evaluate(a.instr, a.addresses)
-    instructions, phases = len(counts), int(ideals[0]) if len(ideals) else 0
+    c = target.count(spec.arch, a)
     results: dict[str, EngineResult] = {}
-    cx = z3_cx = None
-    if "enumeration" in engines:
-        results["enumeration"], cx, counts, ideals = _enumeration(spec, a)
-    if "algebra" in engines:
-        results["algebra"] = _algebra(spec, acc, a, instructions, phases)
-    if "z3" in engines:
-        linear = isinstance(spec.memory, LinearLayout)
-        k = int(counts[0] // ideals[0]) if linear and len(counts) and ideals[0] else None
-        results["z3"], z3_cx = _z3(spec, acc, a, k, phases, timeout_s)
+    cx = z3_model = None
+    if c.rule is not None and not c.known:  # no published lane groups: no engine can answer
+        results = {e: EngineResult(None, "unknown", reason=c.reason) for e in engines}
+    else:
+        if "enumeration" in engines:
+            results["enumeration"], cx = _enumeration(spec, a, c)
+        if "algebra" in engines:
+            results["algebra"] = ALGEBRA[model](spec, acc, a, c)
+        if "z3" in engines:
+            results["z3"], z3_model = Z3[model](spec, acc, a, c, timeout_s)
     verdict, total = agree(results)
     answered = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict in PROOFS]
     decider = answered[0] if answered else next(iter(results))
-    if verdict == "refuted" and cx is None and z3_cx is not None:
-        i, lanes = z3_cx
-        cx = _counterexample(spec, a, i, sorted(lanes), int(counts[i]), int(ideals[i]))
-    worst = int(counts.max()) if len(counts) and total is not None else None
+    if verdict == "refuted" and cx is None and z3_model is not None:
+        m = z3_model
+        hit = (a.block == m.get("block", 0)) & (a.warp == m.get("warp", 0))
+        i = int(np.flatnonzero(hit & (a.register == m.get("reg", 0) * a.vector))[0])
+        cx = _counterexample(spec, a, i, [m["x"], m["y"]], int(c.counts[i]), int(c.ideals[i]))
+    n = len(a.addresses)
     return AccessResult(
         name=acc.name,
         kind=acc.kind,
         instr=a.instr.name,
         vector=a.vector,
-        instructions=instructions,
+        instructions=n,
         wavefronts=total,
-        ideal_wavefronts=int(ideals.sum()),
-        max_wavefronts_per_instruction=worst,
-        conflict_free=None if verdict not in ("proved", "refuted") else verdict == "proved",
-        hardware_model=model_status(spec.arch, a.instr),
+        ideal_wavefronts=int(c.ideals.sum()),
+        max_wavefronts_per_instruction=int(c.counts.max()) if n and total is not None else None,
+        conflict_free=None if verdict not in PROOFS else verdict == "proved",
+        hardware_model=c.status,
         engines=results,
         proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
         counterexample=cx if verdict == "refuted" else None,
+        hardware_rule=c.rule,
     )
 
 
@@ -248,121 +275,6 @@ def agree(results: dict[str, EngineResult]) -> tuple[str, int | None]:
     if len(totals) > 1:
         return "disagree", None
     return (answered[0].verdict if answered else "unknown"), total
-
-
-def check_amd_access(
-    spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
-) -> AccessResult:
-    """One access on an AMD arch, from the published LDS rules (``models/amd.py``): enumeration,
-    Lemma 9.4 over the rule's lane groups, and Z3 (conflict-freedom; a proved access costs its
-    ideal). Every answer is ``assumed (published)`` and names its rule."""
-    where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
-    try:
-        a = amd.build(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr, spec.arch)
-    except InputError as e:
-        raise InputError(where, e.field, e.problem, e.value) from None
-    r = a.rule
-    n = len(a.addresses)
-    results: dict[str, EngineResult] = {}
-    cx = None
-    if r.groups is None:
-        results = {e: EngineResult(None, "unknown", reason=r.text) for e in engines}
-        counts = ideals = np.zeros(n, dtype=np.int64)
-    else:
-        t0 = time.perf_counter()
-        counts, ideals = amd.evaluate(r, a.addresses)
-        if "enumeration" in engines:
-            verdict = "proved" if (counts == ideals).all() else "refuted"
-            secs = round(time.perf_counter() - t0, 4)
-            results["enumeration"] = EngineResult(int(counts.sum()), verdict, secs)
-        bad = np.flatnonzero(counts > ideals)
-        if len(bad):
-            i = int(bad[0])
-            pair = amd.conflict_pair(r, a.addresses[i])
-            lanes = pair["lanes"]
-            cx = Counterexample(
-                lanes=(lanes[0], lanes[1]), block=int(a.block[i]), warp=int(a.warp[i]), instruction=i,
-                register=int(a.register[i]),
-                coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes),
-                byte_addresses=(int(a.addresses[i, lanes[0]]), int(a.addresses[i, lanes[1]])),
-                bank=pair["bank"], phase=pair["group"], wavefronts=int(counts[i]), ideal=int(ideals[i]),
-                reproducer=json.dumps({"arch": spec.arch, "instr": r.instr,
-                                       "byte_offsets": a.addresses[i].tolist()}, separators=(",", ":")),
-            )  # fmt: skip
-        linear = isinstance(spec.memory, LinearLayout)
-        mem = spec.memory.with_in_bases("block", []) if linear else None
-        if "algebra" in engines:
-            t0 = time.perf_counter()
-            per, dirs, reason = amd.algebra(mem, acc.layout, spec.elem_bits, r, a.vector) if linear else (
-                None, (), "the memory layout is not linear (padded)")  # fmt: skip
-            space = Space.of(mem, spec.dims) if linear else None
-            results["algebra"] = (
-                EngineResult(None, "n/a", reason=reason)
-                if per is None
-                else EngineResult(per * n, "proved" if per == int(ideals[0]) else "refuted",
-                                  round(time.perf_counter() - t0, 4), lemma="9.4",
-                                  conflict_directions=tuple(space.name(v) for v in dirs))  # fmt: skip
-            )
-        if "z3" in engines:
-            if not linear:
-                results["z3"] = EngineResult(None, "n/a", reason="the memory layout is not linear (padded)")
-            else:
-                results["z3"] = _amd_z3(r, _amd_columns(acc, spec, a.vector), counts, ideals, timeout_s)
-    verdict, total = agree(results)
-    agreeing = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict == verdict]
-    decider = agreeing[0] if agreeing else next(iter(results))
-    return AccessResult(
-        name=acc.name,
-        kind=acc.kind,
-        instr=r.instr,
-        vector=a.vector,
-        instructions=n,
-        wavefronts=total if verdict in ("proved", "refuted") else None,
-        ideal_wavefronts=int(ideals.sum()),
-        max_wavefronts_per_instruction=int(counts.max()) if n and verdict in ("proved", "refuted") else None,
-        conflict_free=None if verdict not in ("proved", "refuted") else verdict == "proved",
-        hardware_model=amd.STATUS,
-        engines=results,
-        proof=Proof(verdict, decider, results[decider].seconds, results[decider].reason),
-        counterexample=cx if verdict == "refuted" else None,
-        hardware_rule=r.text,
-    )
-
-
-def _amd_z3(r, cols: tuple, counts: np.ndarray, ideals: np.ndarray, timeout_s: float) -> EngineResult:
-    """Z3 on an AMD access: conflict-freedom, and for a refuted one the exact words per bank
-    (every group of a linear access costs the same, so one certificate gives the total)."""
-    from bankproof.proofs import amd as amd_proofs
-
-    ms = int(timeout_s * 1000)
-    p = amd_proofs.conflict_free(r, *cols, r.width, ms)
-    total = int(ideals.sum()) if p.status == "proved" else None
-    verdict, reason, certificate = p.status, p.reason, None
-    if p.status == "refuted" and len(counts):
-        k = int(counts[0]) // int(ideals[0])
-        cert = amd_proofs.exact_count(r, *cols, r.width, k, ms)
-        certificate = Certificate(words_per_bank=k, status=cert.status, seconds=round(cert.seconds, 4))
-        if cert.status == "proved":
-            total = k * int(ideals.sum())
-        elif cert.status == "refuted":
-            verdict, reason = "disagree", cert.reason
-    return EngineResult(total, verdict, round(p.seconds, 4), reason or None, certificate=certificate)
-
-
-def _amd_columns(acc: AccessSpec, spec: Spec, vector: int) -> tuple[list[int], list[int], list[int]]:
-    """Byte addresses of each free register bit (beyond the vector), lane bit and warp bit."""
-    from bankproof.models.access import access_layout, element_offsets
-
-    dist = access_layout(acc.layout, spec.memory).transpose_outs(spec.memory.out_dim_names)
-    offsets = element_offsets(spec.memory)
-    eb = spec.elem_bits // 8
-
-    def col(b) -> int:
-        return int(offsets[tuple(b)]) * eb
-
-    regs = [b for b in dist.in_bases("register")][log2(vector) :]
-    lanes, warps = [col(b) for b in dist.in_bases("lane")], [col(b) for b in dist.in_bases("warp")]
-    return [col(b) for b in regs], lanes, warps
 
 
 def combine(statuses: list[str]) -> str:

@@ -21,9 +21,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bankproof.models import amd, dtypes, f2
+from bankproof.models import dtypes, f2, target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import LANES, check_arch
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
@@ -100,7 +99,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     if not isinstance(dtype, str):
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
     elem_bits = dtypes.bits(dtype)
-    arch = check_arch(data.get("arch", "sm90"), "spec")
+    arch = target.check_arch(data.get("arch", "sm90"), "spec")
     dims = data.get("dims", default_names(len(shape)))
     if (
         not isinstance(dims, list)
@@ -330,7 +329,7 @@ def check_access_layout(
     never writes tensor bit(s) i4: the store does not cover the tensor (lane 4 repeats ...)
     """
     lanes = 1 << len(layout.in_bases("lane")) if "lane" in layout.in_dim_names else 1
-    want = amd.WAVE if amd.check_arch(arch) else LANES
+    want = target.get(arch).warp
     if lanes != want:
         raise InputError(where, "", f"has a {lanes}-lane warp; {arch} warps have {want} lanes")
     layout = _per_cta(layout, where)

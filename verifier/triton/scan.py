@@ -26,13 +26,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import chain
 
-from bankproof.models import amd, f2
-from bankproof.models.access import build_access
+from bankproof.models import f2, target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import evaluate
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout, triton_memory_text
 from bankproof.models.swizzle import Space, optimal_swizzle
+from bankproof.models.target import Target
 from bankproof.verifier.engine.choice import access_bound, best_cost, candidates, matrix_options
 from bankproof.verifier.triton.ttgir import Module, Op, Type, read_ttgir
 
@@ -97,12 +96,17 @@ def _resolved(mod: Module, enc: str) -> str:
     return enc
 
 
-def _instr_candidates(acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None) -> list[str]:
+def _instr_candidates(
+    acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None, t: Target | None = None
+) -> list[str]:
     """The instructions Triton 3.9.0 may lower an access with, in the order it prefers them; the
     first one the layout pair can deliver is counted (and checked against Triton's PTX).
 
     Stores of 16-bit mma tiles on sm90+ (a TMA store's epilogue tile, say) use ``stmatrix.x4``,
-    as Triton's PTX shows (the corpus's lowering check holds it to that)."""
+    as Triton's PTX shows (the corpus's lowering check holds it to that). A target without the
+    matrix instructions (``t.matrix``) uses the widest legal vector."""
+    if t is not None and not t.matrix:
+        return ["auto"]
     enc = enc or acc.tensor.encoding
     if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith("#ttg.nvidia_mma"):
         return ["stsm.x4", "stsm.x4.trans", "auto"]
@@ -115,57 +119,33 @@ def _instr_candidates(acc: BufferAccess, bits: int, sm: int = 0, enc: str | None
 
 
 def _count(
-    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str = ""
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str | Target = "sm90"
 ) -> dict:
-    """The first deliverable instruction's exact counts (a fresh dict each call); an AMD ``arch``
-    counts with its published LDS rules."""
-    if arch:
-        return dict(_count_amd(dist, memory, bits, kind, arch))
-    return dict(_count_cached(dist, memory, bits, kind, tuple(candidates)))
+    """The first deliverable instruction's exact counts on the target (a fresh dict each call)."""
+    return dict(_count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch)))
 
 
 @lru_cache(maxsize=1024)
-def _count_amd(dist: LinearLayout, memory, bits: int, kind: str, arch: str) -> dict:
-    a = amd.build(dist, memory, bits, kind, "auto", arch)
-    row = {"instr": a.rule.instr, "instructions": len(a.addresses), "hardware": amd.STATUS}
-    row["rule"] = a.rule.text
-    if a.rule.groups is None:
-        return {**row, "error": f"{a.rule.text}: not counted"}
-    counts, ideals = amd.evaluate(a.rule, a.addresses)
-    return {**row, "wavefronts": int(counts.sum()), "ideal": int(ideals.sum()),
-            "max_per_instruction": int(counts.max()) if len(counts) else 0}  # fmt: skip
-
-
-def _amd_arch(target: str | None) -> str:
-    """The AMD arch of a ``hip:gfx942`` target ("" for NVIDIA targets); an AMD arch without a
-    model here is refused."""
-    if not target or not target.startswith("hip:"):
-        return ""
-    arch = target[4:]
-    if not amd.check_arch(arch):
-        known = ", ".join(amd.ARCHS)
-        raise InputError("ttgir", "target", f"has no AMD LDS model here (only {known})", target)
-    return arch
-
-
-@lru_cache(maxsize=1024)
-def _count_cached(dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...]) -> dict:
+def _count_cached(
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...], t: Target | None = None
+) -> dict:
     """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
+    t = t or target.get("sm90")
     last: Exception | None = None
     for instr in candidates:
         try:
-            a = build_access(dist, memory, bits, kind, instr)
+            a = target.build(t, dist, memory, bits, kind, instr)
         except (InputError, ValueError) as e:
             last = e
             continue
-        counts, ideals, _ = evaluate(a.instr, a.addresses)
-        return {
-            "instr": a.instr.short,
-            "instructions": len(counts),
-            "wavefronts": int(counts.sum()),
-            "ideal": int(ideals.sum()),
-            "max_per_instruction": int(counts.max()) if len(counts) else 0,
-        }
+        c = target.count(t, a)
+        row = {"instr": a.instr.short, "instructions": len(c.counts)}
+        if c.rule is not None:  # lane groups: the rule the count rests on
+            row.update({"hardware": c.status, "rule": c.rule})
+            if not c.known:
+                return {**row, "error": f"{c.rule}: not counted"}
+        return {**row, "wavefronts": int(c.counts.sum()), "ideal": int(c.ideals.sum()),
+                "max_per_instruction": int(c.counts.max()) if len(c.counts) else 0}  # fmt: skip
     raise last if last else InputError("ttgir", "access", "has no instruction")
 
 
@@ -213,7 +193,8 @@ def _location(op: Op, path: str) -> dict:
 def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
     """The scan report of one module (see the module docstring)."""
     accesses = _accesses(mod)
-    arch = _amd_arch(mod.target)
+    t = target.from_triton(mod.target)
+    sm = _sm(mod.target)
     out_buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
@@ -236,8 +217,8 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                         memory,
                         bits,
                         a.kind,
-                        _instr_candidates(a, bits, _sm(mod.target), _resolved(mod, a.tensor.encoding)),
-                        arch,
+                        _instr_candidates(a, bits, sm, _resolved(mod, a.tensor.encoding), t),
+                        t,
                     )
                 )
                 if "error" in row:
@@ -256,18 +237,18 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
             "accesses": rows,
             "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
         }
-        if arch:  # the optimum search models NVIDIA instructions only so far
-            reason = "AMD: the optimum search is NVIDIA-only so far"
+        if "optimum" not in t.commands:
+            reason = t.not_modeled("optimum")
             entry.update({"optimal_wavefronts": None, "gap": None, "reason": reason})
             out_buffers.append(entry)
             continue
         entry.update(_optimum(parsed, rows))
         if len(parsed) == len(rows) and "nvmma" not in _resolved(mod, accs[0].memdesc.encoding):
-            entry.update(_searched(parsed, entry, _sm(mod.target)) or {})
+            entry.update(_searched(parsed, entry, sm) or {})
         if entry["gap"] is None and rows and all(r["kind"] == "store" and "instr" in r for r in rows):
             entry.update(_nvmma_family(mod, accs, rows) or {})
         out_buffers.append(entry)
-    cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if not arch else []
+    cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if "optimum" in t.commands else []
     conversions = [_conversion(mod, op, path) for op in cvts]
     return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
             "conversions": conversions}  # fmt: skip

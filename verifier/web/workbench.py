@@ -27,10 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-from bankproof.models.access import build_access
+from bankproof.models import target
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import BANK_BYTES, BANKS, model_status
-from bankproof.models.hardware import evaluate as hw_evaluate
+from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import memory_notations
@@ -38,8 +37,6 @@ from bankproof.models.notation.formula import formula_text
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.models.swizzle import Space, lemma_9_4
 from bankproof.verifier import api
-from bankproof.verifier.api.problem import _nvidia_only
-from bankproof.verifier.engine.check import find_conflict
 from bankproof.verifier.engine.matrices import Matrix, access_matrix, memory_matrix
 from bankproof.verifier.engine.scope import groups as scope_groups
 from bankproof.verifier.engine.spec import Spec
@@ -202,10 +199,10 @@ class State:
 
 
 def state(req: Mapping) -> State:
-    """The request's problem with its grid applied (see the module docstring). AMD archs are
-    refused: the grid's bank bits and every answer here follow the NVIDIA model."""
+    """The request's problem with its grid applied (see the module docstring). Archs whose target
+    does not model the workbench are refused: the grid's bank bits follow the phase model."""
     spec = problem(req)
-    _nvidia_only(spec, WHERE)
+    target.require(spec.arch, "workbench", WHERE)
     mem = spec.memory
     if not isinstance(mem, LinearLayout):
         return State(spec, None, None)
@@ -245,8 +242,9 @@ def _matrix_json(m: Matrix, lit: set[tuple[int, int]] = frozenset()) -> dict:
 
 
 def _access(spec: Spec, acc, memory) -> dict:
-    a = build_access(acc.layout, memory, spec.elem_bits, acc.kind, acc.instr)
-    counts, ideals, _ = hw_evaluate(a.instr, a.addresses)
+    a = target.build(spec.arch, acc.layout, memory, spec.elem_bits, acc.kind, acc.instr)
+    c = target.count(spec.arch, a)
+    counts, ideals = c.counts, c.ideals
     out: dict = {
         "name": acc.name,
         "kind": acc.kind,
@@ -260,18 +258,18 @@ def _access(spec: Spec, acc, memory) -> dict:
         "max_per_instruction": int(counts.max()),
         "ideal_per_instruction": int(ideals.max()),
         "conflict_free": bool((counts == ideals).all()),
-        "hardware_model": model_status(spec.arch, a.instr),
+        "hardware_model": c.status,
         "counterexample": None,
         "algebra": None,
     }
     if not out["conflict_free"]:
         i = int(np.argmax(counts - ideals > 0))
-        c = find_conflict(a, i)
-        lanes = c["lanes"]
+        pair = target.conflict(spec.arch, a, i)
+        lanes = pair["lanes"]
         out["counterexample"] = {
             "instruction": i,
             "lanes": lanes,
-            "bank": c["bank"],
+            "bank": pair["bank"],
             "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
             "byte_addresses": [int(a.addresses[i, lane]) for lane in lanes],
         }

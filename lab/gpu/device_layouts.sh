@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: whole layouts on the GPU, then the transpose
-# benchmark. Usage: gpu_checks/device_layouts.sh OUTDIR [N_RANDOM]
+# benchmark. Usage: lab/gpu/device_layouts.sh OUTDIR [N_RANDOM]
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; N=${2:-120}

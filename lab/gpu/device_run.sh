@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: measure single instructions with ncu.
-# Usage: gpu_checks/device_run.sh OUTDIR [plan args...]   (e.g. --per-kind 70, or --limit 96)
+# Usage: lab/gpu/device_run.sh OUTDIR [plan args...]   (e.g. --per-kind 70, or --limit 96)
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; shift

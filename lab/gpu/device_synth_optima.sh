@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: the searched optima next to §5.4 with the common
 # vector (bench/synth_optima_gpu.py), every element checked and the wavefronts counted by Nsight
-# Compute, then each case's round trip timed. Usage: gpu_checks/device_synth_optima.sh OUTDIR
+# Compute, then each case's round trip timed. Usage: lab/gpu/device_synth_optima.sh OUTDIR
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}

@@ -2,7 +2,7 @@
 # Run on the device machine from the repo root: the CuTe examples (examples/cute_*.toml) as whole
 # layout runs, every element checked and the wavefronts counted by Nsight Compute; the cp.async.cg
 # examples again as cp.async.ca (whose wavefronts a counter sees); then the cp.async timing
-# patterns. Usage: gpu_checks/device_cute_examples.sh OUTDIR
+# patterns. Usage: lab/gpu/device_cute_examples.sh OUTDIR
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}
@@ -17,7 +17,7 @@ ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRI
     python3 -m bankproof.gpu_checks.layout_runs run /tmp/cplan.json /tmp/cout.npz > /tmp/cncu.csv 2> "$OUT/ncu.err"
 echo "ncu rc=$?"
 python3 -m bankproof.gpu_checks.layout_runs collect /tmp/cplan.json /tmp/cout.npz /tmp/cncu.csv "$OUT/cute-examples.json"
-M=bankproof.gpu_checks.cp_async_phases
+M=lab.gpu.cp_async_phases
 python3 -m $M patterns "$OUT/patterns.json"
 python3 -m $M time "$OUT/patterns.json" "$OUT/cp-async-phase-times.json" | grep -v random
 echo "time rc=$?"

@@ -2,7 +2,7 @@
 (``cp.async.cg``, LDGSTS.BYPASS) pay for bank conflicts the way a cached one (``.ca``), whose
 wavefronts are counted, does?
 
-    python -m bankproof.gpu_checks.cp_async_timing run RESULTS.json      # on the GPU (CuPy)
+    python -m lab.gpu.cp_async_timing run RESULTS.json      # on the GPU (CuPy)
 
 One warp issues ``REPS`` copies of the same per-lane addresses (global side coalesced: lane i
 reads ``width * i``), waits for all of them, and reports the cycles per copy; the shared-side

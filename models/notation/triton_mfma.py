@@ -1,4 +1,4 @@
-"""AMD's Triton layout attributes (``#ttg.amd_mfma``, ``#ttg.amd_wmma`` and their ``dot_op``
+"""Triton's MFMA and WMMA layout attributes (``#ttg.amd_mfma``, ``#ttg.amd_wmma`` and their ``dot_op``
 operands), built exactly as Triton 3.9.0's ``to_linear_layout`` builds them (the agreement test
 compares random attributes with Triton itself). Warps of MFMA layouts have 64 lanes, of WMMA 32.
 

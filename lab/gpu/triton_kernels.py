@@ -1,7 +1,7 @@
 """Whole Triton kernels on the GPU: compile here (Triton 3.9.0, CPU), launch there (CuPy, no
 Triton), count with Nsight Compute, and compare with the ledger.
 
-- ``python -m bankproof.verifier.triton.gpu_plan DIR`` (here, with the ``triton`` extra) writes
+- ``python -m lab.gpu.gpu_plan DIR`` (here, with the ``triton`` extra) writes
   each kernel's cubin and ``plan.json``.
 - ``run plan.json`` (device): launches each kernel once, one CTA, in plan order.
 - ``collect plan.json ncu.csv out.json``: the measured counters per kernel, next to the ledger.
@@ -140,5 +140,5 @@ if __name__ == "__main__":
         print(",".join(METRICS))
     else:
         sys.exit(
-            "usage: python -m bankproof.gpu_checks.triton_kernels run PLAN | collect PLAN CSV OUT | metrics"
+            "usage: python -m lab.gpu.triton_kernels run PLAN | collect PLAN CSV OUT | metrics"
         )

@@ -1,11 +1,10 @@
-"""Z3 proofs for AMD LDS accesses (``models/amd.py``): two lanes of one instruction conflict when
+"""Z3 proofs for lane-group accesses (``models/lds.py``): two lanes of one instruction conflict when
 they are in one lane group (their lane indices differ by an element of lane 0's group, a
 subspace), ask for the same bank block and not the same word. Addresses are F2-linear in the
 instruction's free register bits, the two lane indices and the warp bits (linear memory).
 
->>> import numpy as np
->>> from bankproof.models import amd
->>> r = amd.rule("gfx942", "ds_write_b128")
+>>> from bankproof.models import target
+>>> r = target.rule("gfx942", "ds_write_b128")
 >>> conflict_free(r, [], [16 * (1 << i) for i in range(6)], [], 16, 1000).status  # 16 B per lane, packed
 'proved'
 """
@@ -15,26 +14,25 @@ from __future__ import annotations
 import time
 
 import z3
-from bankproof.models import amd, f2
+from bankproof.models import f2, lds
 from bankproof.proofs.conflicts import Proof
 from bankproof.proofs.encode import linear_term
 
 ADDR = 32
-LANE = 6
 
 
-def _annihilators(r: amd.Rule) -> list[int]:
+def _annihilators(r: lds.Rule) -> list[int]:
     """A basis of the lane-index vectors orthogonal to lane 0's group: ``d`` lies in the group iff
     every one of them has even overlap with it."""
-    group = amd.group_subspace(r)
-    return f2.echelon(a for a in range(1, 1 << LANE) if all(bin(a & g).count("1") % 2 == 0 for g in group))
+    group = lds.group_subspace(r)
+    return f2.echelon(a for a in range(1, r.warp) if all(bin(a & g).count("1") % 2 == 0 for g in group))
 
 
 def _in_group(annihilators: list[int], d: z3.BitVecRef) -> z3.BoolRef:
     """``d`` (a lane-index difference) lies in the group the ``annihilators`` describe."""
     terms = []
     for a in annihilators:
-        bits = [z3.Extract(i, i, d) for i in range(LANE) if a >> i & 1]
+        bits = [z3.Extract(i, i, d) for i in range(d.size()) if a >> i & 1]
         parity = bits[0]
         for b in bits[1:]:
             parity = parity ^ b
@@ -43,7 +41,7 @@ def _in_group(annihilators: list[int], d: z3.BitVecRef) -> z3.BoolRef:
 
 
 def _cliques(
-    r: amd.Rule,
+    r: lds.Rule,
     reg_cols: list[int],
     lane_cols: list[int],
     warp_cols: list[int],
@@ -56,12 +54,12 @@ def _cliques(
     byte address of each free register bit, lane bit and warp bit (an address is their XOR)."""
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
+    lanes = [z3.BitVec(f"l{i}", r.warp.bit_length() - 1) for i in range(k)]
     regs = z3.BitVec("reg", max(1, len(reg_cols)))
     warp = z3.BitVec("warp", max(1, len(warp_cols)))
     base = linear_term(reg_cols, regs, ADDR) ^ linear_term(warp_cols, warp, ADDR)
-    block = max(width, amd.BANK_BYTES)
-    per_row = r.arch.banks * amd.BANK_BYTES // block
+    block = max(width, lds.BANK_BYTES)
+    per_row = r.banks * lds.BANK_BYTES // block
     words = [z3.UDiv(base ^ linear_term(lane_cols, lane, ADDR), block) for lane in lanes]
     annihilators = _annihilators(r)  # once per query, not per lane pair
     for i in range(k):
@@ -72,7 +70,7 @@ def _cliques(
 
 
 def conflict_free(
-    r: amd.Rule, reg_cols: list[int], lane_cols: list[int], warp_cols: list[int], width: int, timeout_ms: int
+    r: lds.Rule, reg_cols: list[int], lane_cols: list[int], warp_cols: list[int], width: int, timeout_ms: int
 ) -> Proof:
     """Whether no instruction has two conflicting lanes (no 2-lane clique); ``width`` bytes per
     lane. ``refuted`` carries the model's lanes ``x``, ``y`` and free bits."""
@@ -92,7 +90,7 @@ def conflict_free(
 
 
 def clique(
-    r: amd.Rule,
+    r: lds.Rule,
     reg_cols: list[int],
     lane_cols: list[int],
     warp_cols: list[int],
@@ -106,7 +104,7 @@ def clique(
 
 
 def exact_count(
-    r: amd.Rule,
+    r: lds.Rule,
     reg_cols: list[int],
     lane_cols: list[int],
     warp_cols: list[int],

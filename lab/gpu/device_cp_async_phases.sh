@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: the lane groups (phases) of 16-byte cp.async
 # (.ca and .cg) next to st.shared.v4, counted by Nsight Compute and timed with clock64.
-# Usage: gpu_checks/device_cp_async_phases.sh OUTDIR
+# Usage: lab/gpu/device_cp_async_phases.sh OUTDIR
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}
 export PYTHONUNBUFFERED=1
-M=bankproof.gpu_checks.cp_async_phases
+M=lab.gpu.cp_async_phases
 python3 -m $M patterns "$OUT/patterns.json"
 python3 -m $M plan /tmp/pplan.json "$OUT/patterns.json"
 python3 -c "from $M import kernel_source; print(kernel_source())" > /tmp/pp.cu

@@ -1,10 +1,10 @@
 """Measure ``cp.async`` (LDGSTS) writes into shared memory, to test the assumption that they cost
 what a shared store of the same width costs (the Triton scan counts them so).
 
-    python -m bankproof.gpu_checks.cp_async plan PLAN.json [--per-kind N]
-    ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.cp_async metrics) \\
-        python -m bankproof.gpu_checks.cp_async run PLAN.json > NCU.csv
-    python -m bankproof.gpu_checks.cp_async collect PLAN.json NCU.csv RESULTS.json
+    python -m lab.gpu.cp_async plan PLAN.json [--per-kind N]
+    ncu --csv --page raw --metrics $(python -m lab.gpu.cp_async metrics) \\
+        python -m lab.gpu.cp_async run PLAN.json > NCU.csv
+    python -m lab.gpu.cp_async collect PLAN.json NCU.csv RESULTS.json
 
 A probe is one warp issuing one ``cp.async.{ca,cg}.shared.global`` of 4, 8 or 16 bytes per active
 lane (lane i copies from ``global_stride * i``: the copy width, a coalesced warp as Triton emits,

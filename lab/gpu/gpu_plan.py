@@ -1,11 +1,11 @@
-"""Plan whole-kernel GPU runs of the built-in Triton corpus (``gpu_checks/triton_kernels.py``
+"""Plan whole-kernel GPU runs of the built-in Triton corpus (``lab/gpu/triton_kernels.py``
 launches them on the device): compile each configuration here with Triton 3.9.0, write its cubin
 and ``plan.json`` with the PTX ``.entry`` parameters (pointers get a zeroed buffer; integer
 arguments a value that runs every loop fully; the scratch pointers Triton appends get buffers of
 the sizes its metadata asks for), dynamic shared memory, threads, and the ledger's totals for
 those argument values.
 
-Usage: ``python -m bankproof.verifier.triton.gpu_plan DIR [ARCH]``.
+Usage: ``python -m lab.gpu.gpu_plan DIR [ARCH]``.
 
 >>> launch_args({"M": "i32", "K": "i32", "BM": "constexpr"}, {"BM": 64, "BK": 32})
 {'M': 64, 'K': 128}
@@ -42,7 +42,7 @@ def launch_args(signature: dict[str, str], constexprs: dict[str, int]) -> dict[s
 def prepare(out_dir: str, arch: str = "sm90") -> None:
     """Compile the built-in corpus for ``arch`` and write the cubins and ``plan.json``."""
     import triton
-    from bankproof.models.hardware import ARCHS
+    from bankproof.models.target import ARCHS
     from bankproof.verifier.triton import corpus, ledger
     from bankproof.verifier.triton.ptx import parse_kernel
     from bankproof.verifier.triton.scan import scan_text
@@ -93,5 +93,5 @@ def prepare(out_dir: str, arch: str = "sm90") -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: python -m bankproof.verifier.triton.gpu_plan DIR [ARCH]")
+        sys.exit("usage: python -m lab.gpu.gpu_plan DIR [ARCH]")
     prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90")

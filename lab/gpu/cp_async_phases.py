@@ -1,11 +1,11 @@
 """Which lanes of a 16-byte ``cp.async`` share a shared-memory phase, next to ``st.shared.v4``.
 
-    python -m bankproof.gpu_checks.cp_async_phases patterns PATTERNS.json
-    python -m bankproof.gpu_checks.cp_async_phases plan PLAN.json PATTERNS.json
-    ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.cp_async_phases metrics) \\
-        python -m bankproof.gpu_checks.cp_async_phases run PLAN.json > NCU.csv
-    python -m bankproof.gpu_checks.cp_async_phases collect PLAN.json NCU.csv RESULTS.json
-    python -m bankproof.gpu_checks.cp_async_phases time PATTERNS.json TIMES.json
+    python -m lab.gpu.cp_async_phases patterns PATTERNS.json
+    python -m lab.gpu.cp_async_phases plan PLAN.json PATTERNS.json
+    ncu --csv --page raw --metrics $(python -m lab.gpu.cp_async_phases metrics) \\
+        python -m lab.gpu.cp_async_phases run PLAN.json > NCU.csv
+    python -m lab.gpu.cp_async_phases collect PLAN.json NCU.csv RESULTS.json
+    python -m lab.gpu.cp_async_phases time PATTERNS.json TIMES.json
 
 Pair probes: only lanes ``a`` and ``j`` copy, to two different banks of one 128-byte row; one
 wavefront when they share a phase, two when not. Full-warp patterns (``PATTERNS.json``: named

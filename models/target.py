@@ -1,0 +1,368 @@
+"""The targets: the one place that knows which archs exist, their vendor, warp size and banks,
+how far their rules are measured, which shared-memory instructions they have, and how to build
+one access and count it. Every command goes through here; nothing else names a vendor.
+
+A target's *model* is how its hardware serves one warp instruction:
+
+- ``phases`` (:mod:`bankproof.models.hardware`): 32 lanes, the lanes split into phases by the
+  instruction's width; a phase costs the most distinct words one bank is asked for. Measured
+  on an H200 (sm90) with Nsight Compute; the other archs are assumed to follow it.
+- ``lane groups`` (:mod:`bankproof.models.lds`): 64 lanes served in published groups; a group
+  costs the most distinct words one bank is asked for. From published facts only.
+
+Adding an arch is one entry in :data:`TARGETS` (``docs/design.md`` works an example).
+
+>>> t = get("gfx942")
+>>> t.vendor, t.warp, t.banks, t.model
+('amd', 64, 32, 'lane groups')
+>>> [t.arch for t in TARGETS.values() if t.model == "phases"]
+['sm80', 'sm90', 'sm100']
+>>> a = build("sm90", LinearLayout.from_bases({"lane": [[1], [2], [4], [8], [16]]}, {"i": 32}),
+...           LinearLayout.from_bases({"offset": [[1], [2], [4], [8], [16]]}, {"i": 32}), 32, "load")
+>>> c = count("sm90", a)
+>>> a.instr.short, int(c.counts.sum()), int(c.ideals.sum()), c.status
+('ld32', 1, 1, 'measured')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models import hardware, lds
+from bankproof.models.access import WarpInstructions, build_access
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
+
+ALL_COMMANDS = frozenset(
+    {"verify", "layout", "wavefronts", "synth", "explain", "convert", "show", "gpu", "workbench",
+     "scan", "optimum", "ledger", "corpus"}
+)  # fmt: skip
+
+# Published sources of the lane-group rules (each result names the rule it used).
+_CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Conflicts'"
+_ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"
+_GCN_GUIDE = "AMD OpenCL optimization guide (GCN), 5.2 'Local Memory (LDS) Optimizations': half waves"
+_HIPKITTENS = "HipKittens' published LDS phase measurements on an MI355X (analysis/paper_experiments/phases)"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One arch. ``status`` is what its rules rest on (``measured``: Nsight Compute runs recorded
+    in ``gpu_checks/results/`` on this arch; ``assumed``: another arch's measured rules;
+    ``assumed (published)``: vendors' and others' published facts); ``triton`` the backend and
+    arch Triton compiles for; ``commands`` what bankproof models on it; ``rules`` the lane-group
+    instructions (``instr -> (group sizes or coset span, source)``)."""
+
+    arch: str
+    vendor: str
+    product: str
+    warp: int
+    banks: int
+    model: str
+    status: str
+    triton: tuple[str, int | str]
+    commands: frozenset[str]
+    cc: int = 0  # NVIDIA compute capability (instructions name the oldest they run on)
+    rules: tuple = ()
+    corpus_default: bool = False
+
+    @property
+    def matrix(self) -> bool:
+        """Whether it has the matrix instructions (``ldmatrix``/``stmatrix``) of the phase model."""
+        return self.model == "phases"
+
+    def refuse(self, command: str, where: str) -> InputError:
+        """The error for a command not modeled on this target."""
+        names = [c for c in ("verify", "layout", "wavefronts") if c in self.commands]
+        takes = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+        vendor = self.vendor.upper()
+        return InputError(
+            where, "arch", f"is an {vendor} model: only {takes} take {vendor} archs so far", self.arch
+        )
+
+    def not_modeled(self, what: str) -> str:
+        """Why a report leaves ``what`` (``optimum``, ``ledger``) out on this target."""
+        return _NOT_MODELED[(self.model, what)]
+
+
+_NV_ALL = ALL_COMMANDS
+_LDS_COMMANDS = frozenset({"verify", "layout", "wavefronts", "scan", "corpus"})
+
+TARGETS: dict[str, Target] = {
+    t.arch: t
+    for t in (
+        Target("sm80", "nvidia", "Ampere (A100)", 32, 32, "phases", "assumed", ("cuda", 80), _NV_ALL, cc=80,
+               corpus_default=True),
+        Target("sm90", "nvidia", "Hopper (H100, H200)", 32, 32, "phases", "measured", ("cuda", 90), _NV_ALL,
+               cc=90, corpus_default=True),
+        Target("sm100", "nvidia", "Blackwell (B200)", 32, 32, "phases", "assumed", ("cuda", 100), _NV_ALL,
+               cc=100, corpus_default=True),
+        Target("gfx942", "amd", "CDNA3 (MI300)", 64, 32, "lane groups", "assumed (published)",
+               ("hip", "gfx942"), _LDS_COMMANDS, rules=(
+                   ("ds_write_b128", ("consecutive", 8), _CK_DOC),
+                   ("ds_read_b128", ("cosets", (1, 2, 20)), _ROCM_BLOG),
+                   ("ds_read_b32", ("consecutive", 32), _GCN_GUIDE),
+                   ("ds_write_b32", ("consecutive", 32), _GCN_GUIDE),
+               )),
+        Target("gfx950", "amd", "CDNA4 (MI350/MI355)", 64, 64, "lane groups", "assumed (published)",
+               ("hip", "gfx950"), _LDS_COMMANDS, rules=(
+                   ("ds_read_b64", ("consecutive", 32), _HIPKITTENS),
+                   ("ds_write_b64", ("consecutive", 16), _HIPKITTENS),
+                   ("ds_read_b128", ("cosets", (1, 2, 12, 20)), _HIPKITTENS),
+               )),
+    )
+}  # fmt: skip
+ARCHS = tuple(TARGETS)
+_NOT_MODELED = {
+    ("lane groups", "optimum"): "AMD: the optimum search is NVIDIA-only so far",
+    ("lane groups", "ledger"): "AMD: the ledger reads NVIDIA PTX only; AMDGCN is not read yet",
+}
+MEASURED = tuple(t.arch for t in TARGETS.values() if t.status == "measured")
+UNMODELED_REASON = f"paired wide loads are measured on {', '.join(MEASURED)} only"
+
+
+def get(arch: object, where: str = "arch", field: str = "arch") -> Target:
+    """The target of ``arch`` (a name, or a :class:`Target` itself), or an input error naming
+    ``field``.
+
+    >>> get("sm90").status
+    'measured'
+    """
+    if isinstance(arch, Target):
+        return arch
+    if not isinstance(arch, str) or arch not in TARGETS:
+        raise InputError(where, field, f"must be one of {', '.join(ARCHS)}", arch)
+    return TARGETS[arch]
+
+
+def check_arch(arch: object, where: str = "arch", field: str = "arch") -> str:
+    """``arch`` if a target knows it, else an input error naming ``field``."""
+    return get(arch, where, field).arch
+
+
+def require(arch: str, command: str, where: str) -> Target:
+    """The target of ``arch`` when ``command`` is modeled on it, else the input error saying so."""
+    t = get(arch, where)
+    if command not in t.commands:
+        raise t.refuse(command, where)
+    return t
+
+
+def from_triton(attr: str | None) -> Target:
+    """The target a TTGIR module's ``ttg.target`` names (``cuda:90``, ``hip:gfx942``). A ``cuda``
+    capability with no entry (or none given) counts with the phase model, its rules ``assumed``;
+    a ``hip`` arch with no entry is refused.
+
+    >>> from_triton("hip:gfx950").arch, from_triton("cuda:89").arch, from_triton(None).status
+    ('gfx950', 'sm89', 'assumed')
+    """
+    backend, _, name = (attr or "").partition(":")
+    for t in TARGETS.values():
+        if t.triton == (backend, int(name) if name.isdigit() else name):
+            return t
+    if backend == "hip":
+        known = ", ".join(t.arch for t in TARGETS.values() if t.triton[0] == "hip")
+        raise InputError("ttgir", "target", f"has no AMD LDS model here (only {known})", attr)
+    cc = int(name) if backend == "cuda" and name.isdigit() else 0
+    return Target(f"sm{cc}", "nvidia", "unlisted", 32, 32, "phases", "assumed", ("cuda", cc), _NV_ALL, cc=cc)
+
+
+def rule(arch: str, instr: str) -> lds.Rule:
+    """The lane-group rule of ``instr`` on a lane-group target (no groups when unpublished).
+
+    >>> rule("gfx942", "ds_read_b128").ngroups, rule("gfx942", "ds_read_b64").groups is None
+    (8, True)
+    """
+    t = get(arch)
+    groups, source = None, lds.UNPUBLISHED
+    for name, (shape, arg), src in t.rules:
+        if name == instr:
+            groups = lds.consecutive(arg, t.warp) if shape == "consecutive" else lds.cosets(list(arg), t.warp)
+            source = src
+    return lds.rule(t.arch, t.banks, t.warp, instr, groups, source)
+
+
+# ----- one access: build it, count it -----------------------------------------------------------
+@dataclass(frozen=True)
+class Count:
+    """What an access costs on a target, per warp instruction: ``counts`` (wavefronts, or cycles of
+    lane groups) and ``ideals``; ``unknown`` where the model cannot say (``reason``); ``status``
+    what the answer rests on; ``rule`` the lane-group rule in words (None for the phase model)."""
+
+    counts: np.ndarray
+    ideals: np.ndarray
+    unknown: np.ndarray
+    status: str
+    reason: str | None = None
+    rule: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return not bool(self.unknown.any())
+
+
+def build(
+    arch: str,
+    dist: LinearLayout,
+    memory: LinearLayout | PaddedLayout,
+    elem_bits: int,
+    kind: str,
+    instr: str = "auto",
+) -> WarpInstructions:
+    """Every warp instruction of an access on ``arch`` (``instr`` ``auto``: the widest legal
+    vector, as the compilers pick it)."""  # fmt: skip
+    t = get(arch)
+    if t.model == "lane groups":
+        return lds.build(
+            dist, memory, elem_bits, kind, instr, lambda name: rule(t.arch, name), t.warp, t.arch
+        )
+    a = build_access(dist, memory, elem_bits, kind, instr)
+    if t.cc and a.instr.min_arch > t.cc:
+        raise InputError(
+            "access", "instr", f"needs sm{a.instr.min_arch} or newer", f"{a.instr.name} on {arch}"
+        )
+    return a
+
+
+def count(arch: str, a: WarpInstructions) -> Count:
+    """The access's cost on ``arch`` (see :class:`Count`)."""
+    t = get(arch)
+    n = len(a.addresses)
+    if t.model == "lane groups":
+        r = a.instr
+        if r.groups is None:
+            zero = np.zeros(n, dtype=np.int64)
+            return Count(zero, zero, np.ones(n, dtype=bool), t.status, r.text, r.text)
+        counts, ideals = lds.evaluate(r, a.addresses)
+        return Count(counts, ideals, np.zeros(n, dtype=bool), t.status, None, r.text)
+    counts, ideals, _ = hardware.evaluate(a.instr, a.addresses)
+    unknown = _unmeasured(t, a.instr, a.addresses, np.ones(a.addresses.shape, dtype=bool))
+    return Count(counts, ideals, unknown, status(arch, a.instr), UNMODELED_REASON if unknown.any() else None)
+
+
+def status(arch: str, ins: hardware.Instr | None = None) -> str:
+    """What ``arch``'s answers rest on; ``cp.async.cg`` is always ``assumed`` (see
+    :data:`bankproof.models.hardware.COPY_NOTE`).
+
+    >>> status("sm90"), status("sm90", hardware.instruction("cp16.cg")), status("gfx950")
+    ('measured', 'assumed', 'assumed (published)')
+    """
+    t = get(arch)
+    if ins is not None and getattr(ins, "variant", "") == "cg":
+        return "assumed"
+    return t.status
+
+
+def _unmeasured(t: Target, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Per warp instruction: where the phase model cannot say on ``t``. Paired 64/128-bit loads
+    (lane ^ 1 or lane ^ 2 share addresses) merge phases on sm90; whether they do elsewhere is not
+    measured, so off the measured archs their count is unknown.
+
+    >>> offs = np.zeros((1, 32), dtype=np.int64); act = np.ones((1, 32), dtype=bool)
+    >>> ld128 = hardware.instruction("ld128")
+    >>> [_unmeasured(get(a), ld128, offs, act).tolist() for a in ("sm80", "sm90")]
+    [[True], [False]]
+    """
+    if t.status == "measured" or ins.op != "ld" or ins.width < 8:
+        return np.zeros(np.shape(offsets)[:-1], dtype=bool)
+    return hardware.paired(np.asarray(offsets), np.asarray(active, dtype=bool))
+
+
+def conflict(arch: str, a: WarpInstructions, i: int) -> dict:
+    """Two lanes of instruction ``i`` that one bank serves different words in the same wavefront
+    (phase) or lane group (the lowest such pair): ``{"lanes", "bank", "phase"}``."""
+    t = get(arch)
+    if t.model == "lane groups":
+        pair = lds.conflict_pair(a.instr, a.addresses[i])
+        return {"lanes": pair["lanes"], "bank": pair["bank"], "phase": pair["group"]}
+    return hardware.conflict_pair(a.instr, a.addresses[i])
+
+
+def pair(arch: str, a: WarpInstructions, i: int, lanes: list[int]) -> dict:
+    """``lanes`` (two lanes of instruction ``i`` another engine found colliding) with the bank
+    they share (None if none) and the phase (lane group) of the first."""
+    t = get(arch)
+    offs = a.addresses[i]
+    ins = a.instr
+    width = ins.width if t.model == "lane groups" else None
+    banks = []
+    for lane in lanes:
+        first = int(offs[lane]) // hardware.BANK_BYTES
+        words = range(first, first + width // hardware.BANK_BYTES) if width else ins.words(int(offs[lane]))
+        banks.append({w % t.banks for w in words})
+    common = banks[0] & banks[1]
+    if t.model == "lane groups":
+        phase = int(ins.groups[lanes[0]])
+    else:
+        act = np.ones(t.warp, dtype=bool)
+        phase = int(hardware.phase_ids(ins, offs[None], act[None])[0][lanes[0]])
+    return {"lanes": list(lanes), "bank": min(common) if common else None, "phase": phase}
+
+
+def reproducer(arch: str, a: WarpInstructions, i: int) -> str:
+    """The ``bankproof wavefronts`` input line that replays instruction ``i``."""
+    case = {"instr": a.instr.short, "byte_offsets": a.addresses[i].tolist()}
+    if get(arch).model == "lane groups":
+        case = {"arch": arch, **case}
+    return json.dumps(case, separators=(",", ":"))
+
+
+# ----- single instructions (``bankproof wavefronts``) -------------------------------------------
+def instruction_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray) -> list[tuple]:
+    """``(wavefronts or None, ideal, groups or None, status)`` of each warp instruction of one
+    kind on ``arch`` (``offsets``/``active``: ``(N, warp)``)."""
+    t = get(arch)
+    if t.model == "lane groups":
+        r = rule(arch, instr)
+        if r.groups is None:
+            return [(None, 0, None, "unknown")] * len(offsets)
+        counts, ideals = lds.evaluate(r, offsets)
+        groups = tuple(np.flatnonzero(r.groups == g).tolist() for g in range(r.ngroups))
+        return [(int(c), int(i), groups, t.status) for c, i in zip(counts, ideals)]
+    try:
+        ins = hardware.instruction(instr)
+    except InputError as e:
+        raise InputError("wavefronts", "instr", e.problem, e.value) from None
+    if ins.min_arch > t.cc:
+        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
+    counts, ideals, groups = hardware.evaluate(ins, offsets, active, groups=True)
+    unknown = _unmeasured(t, ins, offsets, active)
+    st = status(arch)
+    return [
+        (None, int(ideals[j]), None, "unknown")
+        if unknown[j]
+        else (int(counts[j]), int(ideals[j]), groups[j], st)
+        for j in range(len(offsets))
+    ]
+
+
+def wavefronts(
+    instr: str | hardware.Instr, byte_offsets, active=None, arch: str = "sm90"
+) -> hardware.Wavefronts:
+    """Wavefronts of one warp instruction of the phase model, with its phases and wavefront groups.
+
+    >>> wavefronts("ld32", [i * 128 for i in range(32)]).count
+    32
+    >>> w = wavefronts("ld128", [0] * 32)
+    >>> w.count, w.ideal, wavefronts("st128", [0] * 32).count
+    (2, 2, 4)
+    """
+    t = get(arch, "wavefronts")
+    if t.model != "phases":
+        raise InputError("wavefronts", "arch", "must be an arch of the phase model here", arch)
+    ins = instr if isinstance(instr, hardware.Instr) else hardware.instruction(instr)
+    if ins.min_arch > t.cc:
+        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
+    w = hardware.one_instruction(ins, byte_offsets, active)
+    if t.status == "measured":
+        return w
+    offs = np.asarray(byte_offsets, dtype=np.int64)[None]
+    act = np.ones(offs.shape, dtype=bool) if active is None else np.asarray(active, dtype=bool)[None]
+    reason = f"rules measured on {', '.join(MEASURED)}; none recorded for {arch} yet"
+    st = "assumed"
+    if bool(_unmeasured(t, ins, offs, act)[0]):
+        st, reason = "unknown", UNMODELED_REASON
+    return hardware.Wavefronts(w.count, w.ideal, w.phases, w.groups, st, reason)
