@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import triton_ll as tl
-from bankproof.models.notation.triton import (
-    SwizzledShared,
+from bankproof.models.notation.triton import SwizzledShared, parse_triton, register  # noqa: F401 - doctest
+from bankproof.models.notation.triton_fields import (
     TritonLayout,
     _cga,
     _cga_text,
@@ -25,8 +25,6 @@ from bankproof.models.notation.triton import (
     _Fields,
     _fmt,
     _t,
-    parse_triton,  # noqa: F401 - the doctest's entry point
-    register,
 )
 
 MFMA_LANES = 64
