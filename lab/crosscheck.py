@@ -17,7 +17,7 @@ from fractions import Fraction
 from bankproof.models.access import build_access
 from bankproof.models.hardware import evaluate, paired
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.triton.scan import _accesses, _layouts, _parse
+from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of, parse_cached
 from bankproof.verifier.triton.ttgir import read_ttgir
 
 PAIRED_RULE = (
@@ -39,16 +39,16 @@ def cases(entries: list[dict]) -> list[dict]:
         if "ttgir" not in e:
             continue
         mod = read_ttgir(e["ttgir"])
-        accs = _accesses(mod)
+        accs = buffer_accesses(mod)
         for acc in accs:
             bits = acc.memdesc.elem_bits
             try:
-                dist, memory = _layouts(mod, acc)
+                dist, memory = layouts_of(mod, acc)
             except ValueError:
                 continue
             if bits is None or not isinstance(memory, LinearLayout):
                 continue
-            view = _parse(mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape))  # Triton sees the view
+            view = parse_cached(mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape))  # Triton sees the view
             d, m = view.as_dict(), memory.as_dict()
             case = {
                 "bits": bits,

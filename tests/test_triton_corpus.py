@@ -57,7 +57,7 @@ def test_suggested_layouts_cost_what_the_scan_says(entries):
     from bankproof.models.access import build_access
     from bankproof.models.hardware import evaluate
     from bankproof.models.notation import parse_layout
-    from bankproof.verifier.triton.scan import _accesses, _layouts
+    from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of
     from bankproof.verifier.triton.ttgir import read_ttgir
 
     checked = 0
@@ -68,10 +68,10 @@ def test_suggested_layouts_cost_what_the_scan_says(entries):
                 continue
             mod = mod or read_ttgir(e["ttgir"])
             memory = parse_layout(b["better_layout"], b["shape"]).layout
-            accs = [a for a in _accesses(mod) if a.buffer == b["buffer"]]
+            accs = [a for a in buffer_accesses(mod) if a.buffer == b["buffer"]]
             total = 0
             for a, instr in zip(accs, b["better_instructions"], strict=True):
-                dist, _ = _layouts(mod, a)
+                dist, _ = layouts_of(mod, a)
                 acc = build_access(dist, memory, a.memdesc.elem_bits, a.kind, instr)
                 total += int(evaluate(acc.instr, acc.addresses)[0].sum())
             assert total == b["optimal_wavefronts"], (e["config"], e["arch"], b["buffer"])
@@ -253,12 +253,9 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
     layouts, and each access's own order as the layout, cost with each op's legal instructions
     (counted here independently)."""
     from bankproof.verifier.engine.choice import best_cost
-    from bankproof.verifier.triton.scan import (
-        _accesses,
-        _layouts,
-        _legal,
-        _resolved,
-        _sm,
+    from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of, resolved, sm_of
+    from bankproof.verifier.triton.plans import (
+        legal_instructions,
         preferred_layout,
         trivial_layouts,
         whole_buffer,
@@ -273,14 +270,14 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
         for b in e["report"]["buffers"]:
             if b["optimal_wavefronts"] is None or any("error" in a for a in b["accesses"]):
                 continue
-            if "nvmma" in _resolved(mod, b["shared"]):  # read by wgmma/tcgen05: only nvmma layouts allowed
+            if "nvmma" in resolved(mod, b["shared"]):  # read by wgmma/tcgen05: only nvmma layouts allowed
                 continue
-            accs = [a for a in _accesses(mod) if a.buffer == b["buffer"]]
-            dists = [(a, _layouts(mod, a)[0]) for a in accs]
+            accs = [a for a in buffer_accesses(mod) if a.buffer == b["buffer"]]
+            dists = [(a, layouts_of(mod, a)[0]) for a in accs]
             own = [preferred_layout(whole_buffer(d)) for _, d in dists]
             for memory in trivial_layouts(whole_buffer(dists[0][1]).out_dims) + own:
                 costs = [best_cost(d, a.kind, memory, a.memdesc.elem_bits,
-                                   _legal(a.op.name, a.kind, a.memdesc.elem_bits, _sm(mod.target)))
+                                   legal_instructions(a.op.name, a.kind, a.memdesc.elem_bits, sm_of(mod.target)))
                          for a, d in dists]  # fmt: skip
                 if all(c is not None for c in costs):
                     assert b["optimal_wavefronts"] <= sum(c[0] for c in costs), (e["config"], e["arch"], b["buffer"])
@@ -296,7 +293,7 @@ def test_tf32_b_tile_scan_reports_an_equally_coalesced_writer_4x_cheaper(entries
     128-byte swizzle, the writer measured on the GPU (next test); none is cheaper in the family."""
     from bankproof.models.layout import LinearLayout
     from bankproof.verifier.engine.choice import best_cost
-    from bankproof.verifier.triton.scan import _accesses, _layouts
+    from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of
     from bankproof.verifier.triton.ttgir import read_ttgir
 
     (e,) = [e for e in entries if e["config"] == "matmul_fp32_128x128x32_w4_s3" and e["arch"] == "sm90"]
@@ -306,7 +303,7 @@ def test_tf32_b_tile_scan_reports_an_equally_coalesced_writer_4x_cheaper(entries
     assert (w["per_access"], w["wavefronts"], w["instr"], w["searched"]) == (512, 1536, "st32", 4 * 2480)
     assert "swizzlingByteWidth = 128" in w["shared"]
     mod = read_ttgir(e["ttgir"])
-    dist, memory = _layouts(mod, next(a for a in _accesses(mod) if a.buffer == "%b_23"))
+    dist, memory = layouts_of(mod, next(a for a in buffer_accesses(mod) if a.buffer == "%b_23"))
     assert dist.in_bases("lane") == ((0, 4), (0, 8), (0, 16), (0, 32), (0, 64))  # N bits 2-6: 4 lines
     assert best_cost(dist, "store", memory, 32, ["st64", "st128"]) is None  # K-major: no wider copy
     writer = LinearLayout.from_bases(w["layout"], dict(dist.out_dims))

@@ -1,0 +1,174 @@
+"""The accesses of a TTGIR module to its shared buffers (each with the root allocation it
+touches), their layouts, the instructions Triton 3.9.0 lowers them with, and their exact counts
+on the module's target.
+
+>>> from bankproof.verifier.triton.ttgir import read_ttgir
+>>> mod = read_ttgir(open(__file__.replace("accesses.py", "sample.ttgir")).read())
+>>> [(a.op.name, a.kind, a.buffer) for a in buffer_accesses(mod)]
+[('ttg.local_alloc', 'store', '%buf'), ('ttg.local_load', 'load', '%buf')]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from bankproof.models import target
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.models.notation import parse_layout
+from bankproof.models.target import Target
+from bankproof.verifier.triton.ttgir import Module, Op, Type
+
+WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
+VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")
+
+
+@dataclass
+class BufferAccess:
+    op: Op
+    kind: str  # store / load
+    tensor: Type
+    memdesc: Type
+    buffer: str = ""  # the root allocation's SSA name
+
+
+def buffer_accesses(mod: Module) -> list[BufferAccess]:
+    """Every access, with the buffer (root allocation's SSA name) it touches, in program order."""
+    root: dict[str, str] = {}
+    out: list[tuple[str, BufferAccess]] = []
+
+    def find(v: str) -> str:
+        seen = set()
+        while v not in seen:
+            seen.add(v)
+            nxt = root.get(v) or mod.block_args.get(v)
+            if nxt is None or nxt == v:
+                return v
+            v = nxt
+        return v
+
+    for op in mod.ops:
+        tensors = [t for t in op.types if t.kind == "tensor"]
+        mems = [t for t in op.types if t.kind == "memdesc"]
+        if op.name == "ttg.local_alloc" and op.result:
+            root[op.result] = op.result
+            if op.operands and tensors and mems:
+                out.append((op.result, BufferAccess(op, "store", tensors[0], mems[-1])))
+        elif op.name in VIEW_OPS and op.result and op.operands:
+            root[op.result] = op.operands[0]
+        elif op.name in WRITE_OPS and len(op.operands) >= 2 and tensors and mems:
+            out.append((op.operands[1], BufferAccess(op, "store", tensors[0], mems[0])))
+        elif op.name == "ttg.local_load" and op.operands and tensors and mems:
+            out.append((op.operands[0], BufferAccess(op, "load", tensors[0], mems[0])))
+    return [replace(acc, buffer=find(buf)) for buf, acc in out]
+
+
+def sm_of(target: str | None) -> int:
+    """The compute capability of a TTGIR ``ttg.target`` (``cuda:90`` -> 90; 0 when unknown)."""
+    if target and target.startswith("cuda:") and target[5:].isdigit():
+        return int(target[5:])
+    return 0
+
+
+def resolved(mod: Module, enc: str) -> str:
+    """An encoding's own attribute text, through aliases (``#mma`` -> ``#ttg.nvidia_mma<...>``)."""
+    for _ in range(8):
+        name = enc.strip()[1:]
+        if not enc.strip().startswith("#") or name not in mod.aliases:
+            break
+        enc = mod.aliases[name]
+    return enc
+
+
+def instr_candidates(
+    acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None, t: Target | None = None
+) -> list[str]:
+    """The instructions Triton 3.9.0 may lower an access with, in the order it prefers them; the
+    first one the layout pair can deliver is counted (and checked against Triton's PTX).
+
+    Stores of 16-bit mma tiles on sm90+ (a TMA store's epilogue tile, say) use ``stmatrix.x4``,
+    as Triton's PTX shows (the corpus's lowering check holds it to that). A target without the
+    matrix instructions (``t.matrix``) uses the widest legal vector."""
+    if t is not None and not t.matrix:
+        return ["auto"]
+    enc = enc or acc.tensor.encoding
+    if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith("#ttg.nvidia_mma"):
+        return ["stsm.x4", "stsm.x4.trans", "auto"]
+    if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
+        if bits != 16:
+            return ["ldsm.x4", "auto"]
+        first, second = ("ldsm.x4.trans", "ldsm.x4") if "opIdx = 1" in enc else ("ldsm.x4", "ldsm.x4.trans")
+        return [first, second, "auto"]
+    return ["auto"]
+
+
+def count_access(
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str | Target = "sm90"
+) -> dict:
+    """The first deliverable instruction's exact counts on the target (a fresh dict each call)."""
+    return dict(count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch)))
+
+
+@lru_cache(maxsize=1024)
+def count_cached(
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...], t: Target | None = None
+) -> dict:
+    """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
+    t = t or target.get("sm90")
+    last: Exception | None = None
+    for instr in candidates:
+        try:
+            a = target.build(t, dist, memory, bits, kind, instr)
+        except (InputError, ValueError) as e:
+            last = e
+            continue
+        c = target.count(t, a)
+        row = {"instr": a.instr.short, "instructions": len(c.counts)}
+        if c.rule is not None:  # lane groups: the rule the count rests on
+            row.update({"hardware": c.status, "rule": c.rule})
+            if not c.known:
+                return {**row, "error": f"{c.rule}: not counted"}
+        return {**row, "wavefronts": int(c.counts.sum()), "ideal": int(c.ideals.sum()),
+                "max_per_instruction": int(c.counts.max()) if len(c.counts) else 0}  # fmt: skip
+    raise last if last else InputError("ttgir", "access", "has no instruction")
+
+
+def provenance(op: str, instr: str) -> str:
+    """How the count of one access is backed: ``measured`` (the hardware model's instructions, and
+    Triton's ``cp.async.ca`` copies, which cost their store when their global reads are coalesced)
+    or ``assumed`` (16-byte ``cp.async.cg``: Nsight Compute counts no shared wavefronts for it; timed,
+    it is fastest conflict-free and many times slower with conflicts than its store count says)."""
+    if op == "ttg.async_copy_global_to_local" and instr == "st128":
+        return "assumed"
+    return "measured"
+
+
+@lru_cache(maxsize=512)
+def parse_cached(text: str, shape: tuple[int, ...]):
+    """``parse_layout`` memoized: a kernel names the same few layouts many times."""
+    return parse_layout(text, list(shape)).layout
+
+
+def layouts_of(mod: Module, acc: BufferAccess):
+    """The access's distributed layout and the memory layout it goes through. A subslice view
+    (``alloc_shape`` written) is placed at the origin of its allocation: a linear memory layout maps
+    a shifted block to the same offsets XOR a constant, which keeps every bank-conflict count."""
+    view = list(acc.memdesc.shape)
+    full = list(acc.memdesc.alloc_shape) or view
+    dist = parse_cached(mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape))
+    memory = parse_cached(mod.expand(acc.memdesc.encoding), tuple(full))
+    if full != view:
+        if len(full) != len(view) or not isinstance(memory, LinearLayout):
+            raise InputError(
+                "ttgir", "memdesc", "is a view of a padded or other-rank buffer", acc.memdesc.text
+            )
+        dims = {name: size for (name, _), size in zip(dist.out_dims, full, strict=True)}
+        dist = LinearLayout.from_bases(dist.as_dict(), dims)
+    return dist, memory
+
+
+def location(op: Op, path: str) -> dict:
+    loc = {"ttgir": path, "ttgir_line": op.line}
+    if op.loc:
+        loc.update({"source": op.loc[0], "line": op.loc[1], "column": op.loc[2]})
+    return loc
