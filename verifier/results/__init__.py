@@ -1,0 +1,46 @@
+"""Every result the API returns: frozen dataclasses whose ``to_json()`` is the CLI's ``--json``
+(the floor above the engines' inputs and below everything that shows them). This module only
+re-exports: the base (``Result``, :func:`optional`, :func:`hidden`) is in ``base``, verify and
+synth in ``verify``, the other commands in ``commands``.
+
+>>> Proof(status="proved", engine="z3", seconds=0.01).to_json()
+'{"status": "proved", "engine": "z3", "seconds": 0.01}\\n'
+"""
+
+from bankproof.verifier.results.base import EXIT, Result, hidden, optional
+from bankproof.verifier.results.commands import (
+    ConversionProof,
+    ConvertResult,
+    ExplainResult,
+    GpuResult,
+    GpuSide,
+    LayoutResult,
+    PageData,
+    SharedRoundTrip,
+    ShowResult,
+    ShufflePlanResult,
+    ShuffleRound,
+    WavefrontsResult,
+)
+from bankproof.verifier.results.verify import (
+    AccessResult,
+    Certificate,
+    Counterexample,
+    EngineResult,
+    MemoryRef,
+    Optimality,
+    Proof,
+    SmtSynthesis,
+    StatusTime,
+    SynthInfo,
+    SynthResult,
+    VerifyResult,
+)
+
+__all__ = [
+    "EXIT", "AccessResult", "Certificate", "ConversionProof", "ConvertResult", "Counterexample",
+    "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
+    "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
+    "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "VerifyResult", "WavefrontsResult",
+    "hidden", "optional",
+]  # fmt: skip

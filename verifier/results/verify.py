@@ -1,0 +1,205 @@
+"""The results of ``verify`` and ``synth``: each access's wavefronts, its proof and its
+counterexample; the synthesized layout with its optimality certificate.
+
+>>> Proof(status="refuted", engine="enumeration", seconds=0.0).to_dict()["status"]
+'refuted'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bankproof.verifier.results.base import EXIT, Result, hidden, optional
+
+# --- verify ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Counterexample(Result):
+    """Two lanes of one phase that reach one bank at different words."""
+
+    lanes: tuple[int, int]
+    block: int
+    warp: int
+    instruction: int
+    register: int
+    coords: tuple[dict, ...]
+    byte_addresses: tuple[int, int]
+    bank: int | None
+    phase: int
+    wavefronts: int
+    ideal: int
+    reproducer: str
+
+    @property
+    def command(self) -> str:
+        """The shell line that replays this instruction through ``bankproof wavefronts``."""
+        return f"echo '{self.reproducer}' | bankproof wavefronts --input -"
+
+
+@dataclass(frozen=True)
+class Certificate(Result):
+    """Z3's exact-count certificate: ``k`` words on one bank are reachable, ``k + 1`` are not."""
+
+    words_per_bank: int
+    status: str
+    seconds: float
+    witness_lanes: tuple | None = optional()
+
+
+@dataclass(frozen=True)
+class EngineResult(Result):
+    """One engine's answer for one access."""
+
+    wavefronts: int | None
+    verdict: str
+    seconds: float | None = optional()
+    reason: str | None = optional()
+    lemma: str | None = optional()
+    conflict_directions: tuple[str, ...] | None = optional()
+    note: str | None = optional()
+    certificate: Certificate | None = optional()
+
+
+@dataclass(frozen=True)
+class Proof(Result):
+    """Which engine decided, how, and why not when it could not."""
+
+    status: str
+    engine: str
+    seconds: float | None
+    reason: str | None = optional()
+
+
+@dataclass(frozen=True)
+class AccessResult(Result):
+    """The wavefronts of one access, every engine's answer, and a counterexample when it conflicts."""
+
+    name: str
+    kind: str
+    instr: str
+    vector: int
+    instructions: int
+    wavefronts: int | None
+    ideal_wavefronts: int
+    max_wavefronts_per_instruction: int | None
+    conflict_free: bool | None
+    hardware_model: str
+    engines: dict[str, EngineResult]
+    proof: Proof
+    counterexample: Counterexample | None
+    lower_bound_wavefronts: int | None = optional()
+    hardware_rule: str | None = optional()  # lane groups: the published rule and its source
+
+    @property
+    def state(self) -> str:
+        """``conflict-free``, ``N-way conflict``, or the proof status when undecided.
+
+        The conflict degree is the costliest instruction's wavefronts over its ideal."""
+        if self.proof.status not in ("proved", "refuted"):
+            return self.proof.status
+        if self.conflict_free:
+            return "conflict-free"
+        per = self.ideal_wavefronts // max(1, self.instructions)
+        return f"{(self.max_wavefronts_per_instruction or 0) // max(1, per)}-way conflict"
+
+
+@dataclass(frozen=True)
+class MemoryRef(Result):
+    notation: str
+    text: str
+    warnings: tuple[str, ...] | None = optional()
+
+
+@dataclass(frozen=True)
+class VerifyResult(Result):
+    """``bankproof verify``: every access of a problem, decided by the engines (schema 1)."""
+
+    schema: int
+    spec: str
+    arch: str
+    dtype: str
+    shape: tuple[int, ...]
+    dims: tuple[str, ...]
+    memory: MemoryRef
+    verdict: str
+    accesses: tuple[AccessResult, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.verdict]
+
+    @property
+    def conflict_free(self) -> bool | None:
+        """True when every access is proved conflict-free, False when one is refuted."""
+        return {"proved": True, "refuted": False}.get(self.verdict)
+
+    def access(self, name: str) -> AccessResult:
+        for a in self.accesses:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+# --- synth ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusTime(Result):
+    status: str
+    seconds: float
+    reason: str | None = optional()
+
+
+@dataclass(frozen=True)
+class SmtSynthesis(Result):
+    """An SMT synthesis independent of §5.4, its layout counted by enumeration."""
+
+    status: str
+    seconds: float
+    reason: str | None = optional()
+    enumerated_cost: int | None = optional()
+    agrees: bool | None = optional()
+    offset: tuple | None = optional()
+
+
+@dataclass(frozen=True)
+class Optimality(Result):
+    """Z3: no invertible linear layout with any instruction choice the spec leaves open costs less
+    than ``cost`` (``proof``); ``smt_synthesis``: a layout costing at most ``cost`` found by Z3
+    alone, its cost enumerated."""
+
+    cost: int
+    proof: StatusTime
+    smt_synthesis: SmtSynthesis
+
+
+@dataclass(frozen=True)
+class SynthInfo(Result):
+    writer: str
+    reader: str
+    seconds: float
+    vector_elements: int
+    memory: dict
+    lower_bound_per_instruction: dict[str, int]
+    conflict_free: bool
+    meets_lower_bound: bool
+    optimality: Optimality | None = optional()
+    instructions: dict[str, str] | None = optional()  # the access -> instruction the search chose
+    universal_bound: int | None = optional()  # distinct bytes / 128 per wavefront, writer + reader
+    optimal_over: str | None = optional()  # the family the optimality claim ranges over
+    runners_up: tuple[dict, ...] | None = optional()  # other (vector, instructions) choices, cheapest first
+
+
+@dataclass(frozen=True)
+class SynthResult(VerifyResult):
+    """``bankproof synth``: the verify report of the synthesized layout, plus the synthesis."""
+
+    synth: SynthInfo | None = optional()
+    layout: Any = hidden()
+
+    @property
+    def notations(self) -> dict[str, str]:
+        """The synthesized layout in every notation that expresses it."""
+        return dict(self.synth.memory["notations"]) if self.synth else {}
