@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 from bankproof.gpu_checks.layout_cases import case_from_layouts
-from bankproof.models.swizzle import Space, vectorization
+from bankproof.models.space import Space
+from bankproof.models.swizzle import vectorization
 from bankproof.verifier.engine.choice import pick_pair, search
 from bankproof.verifier.engine.spec import load_spec
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Space
+from bankproof.models.space import Space
 
 
 @dataclass(frozen=True)

@@ -224,7 +224,8 @@ def algebra(memory, dist, elem_bits: int, r: Rule, vector: int) -> tuple[int | N
     differences inside lane 0's group that stay in one bank block but leave the word; returns
     ``(cycles per instruction, conflict directions, reason it does not apply)``."""
     from bankproof.models.access import access_layout
-    from bankproof.models.swizzle import Space, conflict_directions
+    from bankproof.models.lemmas import conflict_directions
+    from bankproof.models.space import Space
 
     if r.groups is None:
         return None, (), "no published lane grouping"

@@ -22,58 +22,10 @@ from dataclasses import dataclass, field
 
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
-from bankproof.models.hardware import BANK_BYTES, BANKS, ldst_phases, vector_limit
+from bankproof.models.hardware import vector_limit
 from bankproof.models.layout import LinearLayout
-
-LANE_BITS = 5
-ROW_BYTES = BANKS * BANK_BYTES  # one 128-byte segment: every bank once
-
-
-@dataclass(frozen=True)
-class Space:
-    """The tensor's bit space, row-major: bit k of a packed vector is ``names[k]``."""
-
-    dims: tuple[tuple[str, int], ...]  # (out dim name, size) in layout order
-    names: tuple[str, ...]  # bit names, row-major (last dim first)
-
-    @staticmethod
-    def of(layout: LinearLayout, dim_names: Sequence[str] | None = None) -> Space:
-        labels = list(dim_names) if dim_names else [n for n, _ in layout.out_dims]
-        names = []
-        for (_, size), label in reversed(list(zip(layout.out_dims, labels))):
-            names += [f"{label}{i}" for i in range(log2(size))]
-        return Space(layout.out_dims, tuple(names))
-
-    @property
-    def bits(self) -> int:
-        return len(self.names)
-
-    def pack_row_major(self, coords: Sequence[int]) -> int:
-        """Coordinates -> one int, the last dim in the lowest bits (row-major, the algebra's
-        order; :meth:`LinearLayout.pack_dim0_lowest` is Triton's, first dim lowest).
-
-        >>> lay = LinearLayout.from_bases({}, {"a": 4, "b": 2})
-        >>> Space.of(lay).pack_row_major([1, 1]), lay.pack_dim0_lowest([1, 1])
-        (3, 5)
-        """
-        v, shift = 0, 0
-        for c, (_, size) in reversed(list(zip(coords, self.dims))):
-            v |= int(c) << shift
-            shift += log2(size)
-        return v
-
-    def unpack_row_major(self, v: int) -> tuple[int, ...]:
-        """Inverse of :meth:`pack_row_major`."""
-        out = []
-        for _, size in reversed(self.dims):
-            out.append(v & (size - 1))
-            v >>= log2(size)
-        return tuple(reversed(out))
-
-    def name(self, v: int) -> str:
-        """``n1⊕m0``-style name of a vector; ``0`` for zero."""
-        parts = [self.names[k] for k in range(self.bits) if (v >> k) & 1]
-        return "⊕".join(parts) if parts else "0"
+from bankproof.models.lemmas import LANE_BITS, ROW_BYTES, _meet, _thread_sets, conflict_dim
+from bankproof.models.space import Space
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,23 +79,6 @@ def packed_bases(layout: LinearLayout, dims: tuple[tuple[str, int], ...]) -> dic
     dist = layout.transpose_outs([n for n, _ in dims])
     space = Space.of(dist)
     return {d: tuple(space.pack_row_major(b) for b in dist.in_bases(d)) for d in ("register", "lane", "warp")}
-
-
-def _thread_sets(
-    layout: LinearLayout, space: Space, vec_bytes: int, kind: str
-) -> tuple[list[int], list[int], list[int], int]:
-    """(all lane vectors, lane vectors that share a phase, lane vectors split off by phases,
-    number of phases).
-
-    Phases follow the measured model (``models/hardware.py``): an access of 8 or 16 bytes per
-    lane splits the warp into 2 or 4 phases by its top lane bits, except loads whose lane bit 0
-    or 1 is broadcast (zero), which use phases twice as wide."""
-    lanes = [space.pack_row_major(b) for b in layout.in_bases("lane")]
-    phases = ldst_phases(vec_bytes, kind, lanes)
-    keep = LANE_BITS - log2(phases)
-    same = [v for v in lanes[:keep] if v]
-    split = [v for v in lanes[keep:] if v]
-    return [v for v in lanes if v], same, split, phases
 
 
 def vectorization(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[int]:
@@ -324,85 +259,6 @@ def segment_basis(
             basis = f2.extend(basis, x)
     return h, idx + padding, padding
 
-
-def _meet(u: list[int], v: list[int]) -> int:
-    """dim(span(u) ∩ span(v))."""
-    return f2.rank(u) + f2.rank(v) - f2.rank(u + v)
-
-
-def conflict_dim(word: list[int], idx: list[int], lanes: list[int]) -> int:
-    """log2 of the wavefronts per phase: lane differences that stay in one bank
-    (span(word ∪ idx)) but leave the word (not in span(word)); Lemma 9.4 when ``word`` holds
-    only vector bits."""
-    return _meet(word + idx, lanes) - _meet(word, lanes)
-
-
-def conflict_directions(word: list[int], idx: list[int], lanes: list[int]) -> list[int]:
-    """A basis of the lane differences that stay in one bank but leave the word, modulo the word:
-    ``len(...) == conflict_dim(word, idx, lanes)``.
-
-    >>> conflict_directions([], [0b11], [0b01, 0b10])  # one segment bit, two lanes: both differ by it
-    [3]
-    """
-    out: list[int] = []
-    for v in f2.intersection(word + idx, lanes):
-        if not f2.in_span(v, word + out):
-            out.append(v)
-    return sorted(f2.echelon(out))
-
-
-@dataclass(frozen=True)
-class Lemma94:
-    """Lemma 9.4 for one access: ``wavefronts_per_instruction = phases * 2^c`` where ``c`` is the
-    dimension of lane differences that stay in one bank but leave the word (the paper's
-    ``dim(span(S_Vec ∪ S_Idx) ∩ span(L_Thr))`` when each lane covers whole banks).
-    ``paper_applies`` says whether the paper's own hypotheses hold (``reason`` if not); the
-    count is this model's, valid whenever ``applies``."""
-
-    applies: bool
-    wavefronts_per_instruction: int | None
-    paper_applies: bool
-    reason: str = ""
-    directions: tuple[int, ...] = ()  # a basis of those lane differences (packed tensor bits)
-    segment: tuple[int, ...] = ()  # M_Seg: the tensor vectors of the offset bits above a 128-byte row
-    thread_span: tuple[int, ...] = ()  # lane vectors that share a phase
-
-
-def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: str, vec_bits: int) -> Lemma94:
-    """Lemma 9.4's count for one access whose lanes move ``2^vec_bits`` elements each."""
-    space = Space.of(memory)
-    dist = dist.transpose_outs(memory.out_dim_names)
-    offs = memory.in_bases("offset")
-    if not LinearLayout((("offset", offs),), memory.out_dims).is_invertible():
-        return Lemma94(False, None, False, "the memory layout is not invertible")
-    cols = [space.pack_row_major(x) for x in offs]
-    vec_bytes = (1 << vec_bits) * elem_bits // 8
-    regs = [space.pack_row_major(x) for x in dist.in_bases("register") if any(x)]
-    if any(x not in regs for x in cols[:vec_bits]):
-        return Lemma94(False, None, False, "the memory layout's vector bits are not registers of the access")
-    lanes = [space.pack_row_major(x) for x in dist.in_bases("lane")]
-    reasons = []
-    if vec_bytes < 4:
-        reasons.append(f"each lane moves {vec_bytes} bytes, less than one bank")
-    if any(x == 0 for x in lanes):
-        reasons.append("the distributed layout broadcasts across lanes")
-    nb = min(len(cols) - vec_bits, log2(ROW_BYTES // vec_bytes))
-    n_sub = min(nb, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
-    word, idx = cols[: vec_bits + n_sub], cols[vec_bits + nb :]
-    _, same, _, phases = _thread_sets(dist, space, vec_bytes, kind)
-    directions = conflict_directions(word, idx, same)
-    count = phases * (1 << len(directions))
-    return Lemma94(True, count, not reasons, "; ".join(reasons), tuple(directions), tuple(idx), tuple(same))
-
-
-def lemma_9_5_bound(d: int, dim_u: int, dim_v: int) -> int:
-    """Lemma 9.5: the largest subspace of F2^d meeting U ∪ V only in 0 has dimension
-    ``d - max(dim U, dim V)``.
-
-    >>> lemma_9_5_bound(9, 5, 5)
-    4
-    """
-    return d - max(dim_u, dim_v)
 
 
 def optimum_per_instruction(s: Construction) -> tuple[int, int]:

@@ -32,7 +32,8 @@ from bankproof.models import f2
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import bank_field, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Space, packed_bases
+from bankproof.models.space import Space
+from bankproof.models.swizzle import packed_bases
 from bankproof.proofs.encode import configure
 
 MAX_BITS = 20

@@ -10,13 +10,8 @@ import pytest
 from bankproof.models import f2
 from bankproof.models.access import build_access
 from bankproof.models.hardware import evaluate
-from bankproof.models.swizzle import (
-    conflict_dim,
-    lemma_9_4,
-    optimal_swizzle,
-    optimum_per_instruction,
-    segment_basis,
-)
+from bankproof.models.lemmas import conflict_dim, lemma_9_4
+from bankproof.models.swizzle import optimal_swizzle, optimum_per_instruction, segment_basis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -155,7 +155,8 @@ def test_search_never_loses_to_the_common_vector_and_engines_agree(data):
     """Random writer/reader pairs (8- to 64-bit, 0-3 warp bits): the chosen (layout, instruction)
     pair costs no more than §5.4 with the common vector, no less than the bytes/128 bound, and the
     enumeration and algebra engines agree on it."""
-    from bankproof.models.swizzle import Space, vectorization
+    from bankproof.models.space import Space
+    from bankproof.models.swizzle import vectorization
     from bankproof.verifier.api.problem import problem
     from bankproof.verifier.engine.choice import search, universal_bound
 

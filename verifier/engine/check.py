@@ -22,7 +22,8 @@ from bankproof.models import lds, target
 from bankproof.models.access import WarpInstructions, access_layout, element_offsets
 from bankproof.models.errors import InputError, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.models.lemmas import lemma_9_4
+from bankproof.models.space import Space
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (
     AccessResult,

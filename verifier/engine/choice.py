@@ -34,7 +34,8 @@ from bankproof.models.access import build_access
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Construction, Space, optimal_swizzle, packed_bases, vectorization
+from bankproof.models.space import Space
+from bankproof.models.swizzle import Construction, optimal_swizzle, packed_bases, vectorization
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 
 MATRIX_LOADS = ("ldsm.x4", "ldsm.x4.trans", "ldsm.x2", "ldsm.x2.trans", "ldsm.x1", "ldsm.x1.trans")

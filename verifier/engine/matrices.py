@@ -20,7 +20,7 @@ from bankproof.models.errors import log2
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.swizzle import Space
+from bankproof.models.space import Space
 
 
 @dataclass(frozen=True)

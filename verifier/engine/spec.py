@@ -29,7 +29,7 @@ from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute_tv import CuteAccess, mma_fragment, tiled_copy, tv_to_layout
 from bankproof.models.notation.formula import default_names
-from bankproof.models.swizzle import Space
+from bankproof.models.space import Space
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,7 +11,7 @@ from itertools import chain
 
 from bankproof.models import f2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.swizzle import Space
+from bankproof.models.space import Space
 from bankproof.verifier.engine.choice import access_bound, best_cost, candidates, matrix_options
 
 

@@ -31,11 +31,12 @@ from bankproof.models import target
 from bankproof.models.errors import InputError, log2
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
+from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.notation.formula import formula_text
 from bankproof.models.notation.triton import shared_alignment
-from bankproof.models.swizzle import Space, lemma_9_4
+from bankproof.models.space import Space
 from bankproof.verifier import api
 from bankproof.verifier.engine.matrices import Matrix, access_matrix, memory_matrix
 from bankproof.verifier.engine.scope import groups as scope_groups
