@@ -15,7 +15,8 @@ import time
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import prove_cheapest
 from bankproof.verifier.api.problem import problem
-from bankproof.verifier.engine.choice import enumerated_cost, search, universal_bound
+from bankproof.verifier.engine.choice import search, universal_bound
+from bankproof.verifier.engine.costs import enumerated_cost
 
 
 def random_pair(rng: random.Random, bits: int | None = None) -> tuple[LinearLayout, LinearLayout, list[int]]:

@@ -74,6 +74,14 @@ class Target:
         """Whether it has the matrix instructions (``ldmatrix``/``stmatrix``) of the phase model."""
         return self.model == "phases"
 
+    def has(self, instr: str) -> bool:
+        """Whether the phase model's ``instr`` runs here (``stmatrix`` needs sm90).
+
+        >>> get("sm80").has("stsm.x4"), get("sm90").has("stsm.x4"), get("gfx942").has("ld32")
+        (False, True, False)
+        """
+        return self.model == "phases" and hardware.instruction(instr).min_arch <= self.cc
+
     def refuse(self, command: str, where: str) -> InputError:
         """The error for a command not modeled on this target."""
         names = [c for c in ("verify", "layout", "wavefronts") if c in self.commands]

@@ -244,7 +244,8 @@ def test_search_closed_forms_equal_enumeration(data):
     from bankproof.models.access import build_access
     from bankproof.models.errors import InputError
     from bankproof.models.hardware import evaluate
-    from bankproof.verifier.engine.choice import MATRIX_LOADS, MATRIX_STORES, best_cost, candidates
+    from bankproof.verifier.engine.choice import candidates
+    from bankproof.verifier.engine.costs import MATRIX_LOADS, MATRIX_STORES, best_cost
 
     shape = data.draw(shapes(min_bits=6, max_bits=10))
     w, r = data.draw(distributed(shape)), data.draw(distributed(shape))

@@ -252,7 +252,7 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
     """Every buffer's reported optimum is at most what the unswizzled row-major and column-major
     layouts, and each access's own order as the layout, cost with each op's legal instructions
     (counted here independently)."""
-    from bankproof.verifier.engine.choice import best_cost
+    from bankproof.verifier.engine.costs import best_cost
     from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of, resolved, sm_of
     from bankproof.verifier.triton.plans import (
         legal_instructions,
@@ -292,7 +292,7 @@ def test_tf32_b_tile_scan_reports_an_equally_coalesced_writer_4x_cheaper(entries
     2480 of them per swizzle width) and reports the cheapest: 512 per copy on the buffer's own
     128-byte swizzle, the writer measured on the GPU (next test); none is cheaper in the family."""
     from bankproof.models.layout import LinearLayout
-    from bankproof.verifier.engine.choice import best_cost
+    from bankproof.verifier.engine.costs import best_cost
     from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of
     from bankproof.verifier.triton.ttgir import read_ttgir
 

@@ -24,7 +24,8 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
 from bankproof.verifier.engine.check import ENGINES, verify
-from bankproof.verifier.engine.choice import enumerated_cost, pick_pair, search, universal_bound, vector_instr
+from bankproof.verifier.engine.choice import pick_pair, search, universal_bound
+from bankproof.verifier.engine.costs import enumerated_cost, vector_instr
 from bankproof.verifier.engine.matrices import memory_matrix
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from bankproof.models import f2
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.engine.choice import best_cost
+from bankproof.verifier.engine.costs import best_cost
 
 MAX_W = 8
 LINE_BYTES = 128

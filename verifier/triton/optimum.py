@@ -14,7 +14,7 @@ from dataclasses import replace
 from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
 from bankproof.models.swizzle import optimal_swizzle
-from bankproof.verifier.engine.choice import access_bound, best_cost
+from bankproof.verifier.engine.costs import access_bound, best_cost
 from bankproof.verifier.triton.accesses import BufferAccess, count_access, layouts_of, sm_of
 from bankproof.verifier.triton.plans import cheapest_plan, legal_instructions, whole_buffer
 from bankproof.verifier.triton.ttgir import Module

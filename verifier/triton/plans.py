@@ -12,7 +12,8 @@ from itertools import chain
 from bankproof.models import f2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.space import Space
-from bankproof.verifier.engine.choice import access_bound, best_cost, candidates, matrix_options
+from bankproof.verifier.engine.choice import candidates
+from bankproof.verifier.engine.costs import access_bound, best_cost, matrix_options
 
 
 def legal_instructions(op: str, kind: str, bits: int, sm: int) -> list[str]:
