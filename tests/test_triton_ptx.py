@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from bankproof.verifier.triton.ledger import _loop_map
 from bankproof.verifier.triton.ptx import _compute, analyse, parse_kernel
-from bankproof.verifier.triton.ttgir import Loop, Site, read_sites
+from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 
 def _kernel(body: str, threads: int = 128) -> str:

@@ -58,7 +58,7 @@ from bankproof.verifier.triton.ledger_rules import (
 )
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
-from bankproof.verifier.triton.ttgir import Loop, Site, read_sites
+from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 __all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "op_class", "totals", "unchecked"]
 

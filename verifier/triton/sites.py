@@ -1,0 +1,223 @@
+"""Every op of a TTGIR module with its loop nest, source location chain and warp-specialize
+partition (what the whole-kernel ledger attributes PTX to), and the ``scf.for`` trip counts the
+module's constants and the kernel's arguments decide.
+
+>>> sites, _, args = read_sites('''module {
+...   tt.func public @k(%K: i32) {
+...     %c0 = arith.constant 0 : i32
+...     %c1 = arith.constant 1 : i32
+...     scf.for %i = %c0 to %K step %c1 : i32 {
+...       %v = ttg.local_load %a : !ttg.memdesc<16xf32, #s> -> tensor<16xf32, #b>
+...     }
+...   }
+... }''')
+>>> [(s.name, len(s.loops)) for s in sites if s.name == "ttg.local_load"], args
+([('ttg.local_load', 1)], ['K'])
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from bankproof.verifier.triton.ttgir import _ALIAS, _LOC_FILE, _LOC_REF, _trailing_loc
+
+_ANY_OP = re.compile(r'^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
+_SCALAR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.(\w+)\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
+_INT_OPS = {
+    "addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+    "divsi": lambda a, b: int(a / b) if b else None, "divui": lambda a, b: a // b if b else None,
+    "ceildivsi": lambda a, b: -(-a // b) if b else None,
+    "remsi": lambda a, b: a - int(a / b) * b if b else None,
+    "maxsi": max, "minsi": min, "andi": lambda a, b: a & b, "ori": lambda a, b: a | b,
+    "shli": lambda a, b: a << b, "shrsi": lambda a, b: a >> b,
+}  # fmt: skip
+_GRID = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.get_(program_id|num_programs)\s+([xyz])\b")
+_FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\S+)")
+_CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d+)\s*:\s*i\d+")
+_PARTITION = re.compile(r"partition(\d+)\s*\(.*?\)\s*num_warps\((\d+)\)")
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An ``scf.for`` with its bounds: integers where the TTGIR has constants, else SSA names
+    (kernel arguments such as ``%K`` can be given values later).
+
+    >>> Loop(3, "0", "%K", "32").trips({"K": 100}), Loop(3, "0", "128", "32").trips()
+    (4, 4)
+    """
+
+    line: int
+    lower: str
+    upper: str
+    step: str
+    defs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # scalar arith
+
+    def _value(self, v: str, args: dict[str, int] | None, depth: int = 0) -> int | None:
+        if v.lstrip("-").isdigit():
+            return int(v)
+        if args and v.lstrip("%") in args:
+            return int(args[v.lstrip("%")])
+        if v in self.defs and depth < 32:
+            op, a, b = self.defs[v]
+            x, y = self._value(a, args, depth + 1), self._value(b, args, depth + 1)
+            return None if x is None or y is None else _INT_OPS[op](x, y)
+        return None
+
+    def trips(self, args: dict[str, int] | None = None) -> int | None:
+        vals = [self._value(v, args) for v in (self.lower, self.upper, self.step)]
+        if any(v is None for v in vals):
+            return None
+        lo, hi, st = vals
+        return max(0, -(-(hi - lo) // st)) if st > 0 else None
+
+    def text(self) -> str:
+        return f"for {self.lower} to {self.upper} step {self.step} (TTGIR line {self.line})"
+
+
+@dataclass(frozen=True)
+class Site:
+    """One TTGIR op: its name, the kernel source location it comes from (the outermost caller of
+    an inlined chain, as the PTX's ``inlined_at`` names it), its loops and warp partition."""
+
+    line: int
+    name: str
+    site: tuple[str, int, int] | None
+    loops: tuple[Loop, ...]
+    partition: tuple[int, int] | None = None  # (index, num_warps) inside ttg.warp_specialize
+    text: str = ""
+    chain: tuple = field(default=(), compare=False)  # every location of its callsite chain, innermost first
+
+
+def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[str, int, int], ...]:
+    """Every ``file:line:col`` of a location, innermost first: ``callsite(callee at caller)`` gives
+    the callee's chain, then the caller's."""
+    if depth > 32:
+        return ()
+    ref = ref.strip()
+    if ref.startswith("loc("):
+        ref = ref[4:-1] if ref.endswith(")") else ref[4:]
+    if ref.startswith("callsite("):
+        inner = ref[len("callsite(") :].rstrip(")")
+        depth_, cut = 0, -1
+        for i, c in enumerate(inner):
+            depth_ += c in "(["
+            depth_ -= c in ")]"
+            if depth_ == 0 and inner.startswith(" at ", i):
+                cut = i
+        if cut >= 0:
+            return _loc_chain(inner[:cut], locs, depth + 1) + _loc_chain(inner[cut + 4 :], locs, depth + 1)
+    m = _LOC_FILE.match(ref) or _LOC_FILE.match(f"loc({ref}")
+    if m:
+        return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),)
+    for r in _LOC_REF.findall(ref):
+        if r in locs:
+            return _loc_chain(locs[r], locs, depth + 1)
+    m = _LOC_FILE.search(ref)
+    return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),) if m else ()
+
+
+def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
+    """Every op of a TTGIR module with its loop nest; the integer constants; the kernel's
+    argument names (``tt.func`` parameters, in order).
+
+    >>> sites, consts, args = read_sites('''module {
+    ...   tt.func public @k(%K: i32 loc("K"(#loc))) {
+    ...     %c0 = arith.constant 0 : i32 loc(#loc1)
+    ...     %c32 = arith.constant 32 : i32 loc(#loc1)
+    ...     %r = scf.for %i = %c0 to %K step %c32 iter_args(%a = %c0) -> (i32) : i32 {
+    ...       %s = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+    ...       ^bb0(%p: f32, %q: f32):
+    ...         tt.reduce.return %p : f32 loc(#loc1)
+    ...       }) : (tensor<4xf32>) -> f32 loc(#loc2)
+    ...       scf.yield %a : i32 loc(#loc1)
+    ...     } loc(#loc1)
+    ...   } loc(#loc)
+    ... } loc(#loc)
+    ... #loc = loc("k.py":1:0)
+    ... #loc1 = loc(unknown)
+    ... #loc2 = loc(callsite(#loc3 at #loc4))
+    ... #loc3 = loc("standard.py":9:1)
+    ... #loc4 = loc("k.py":7:5)''')
+    >>> red = next(s for s in sites if s.name == "tt.reduce")
+    >>> red.site, [lp.trips({"K": 64}) for lp in red.loops], args
+    (('k.py', 7, 5), [2], ['K'])
+    """
+    locs: dict[str, str] = {}
+    lines = text.splitlines()
+    for line in lines:
+        a = _ALIAS.match(line)
+        if a and a.group(2).startswith("loc("):
+            locs[a.group(1)] = a.group(2)
+    consts: dict[str, int] = {}
+    scalar: dict[str, tuple[str, str, str]] = {}
+    args: list[str] = []
+    sites: list[Site] = []
+    stack: list[tuple[str, object, int | None]] = []  # (kind, Loop | partition | None, open site)
+    closed: int | None = None  # the region op whose region a bare ``}`` just closed
+    captures: dict[int, list[str]] = {}  # ttg.warp_specialize site -> its operands
+    for no, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s or s.startswith(("#", "^", "//")):
+            continue
+        c = _CONST.match(line)
+        if c:
+            consts[c.group(1)] = int(c.group(2))
+        g = _GRID.match(line)
+        if g:  # a launch value: given as args["program_id_x"], args["num_programs_x"], ...
+            scalar[g.group(1)] = ("addi", f"%{g.group(2)}_{g.group(3)}", "0")
+        d = _SCALAR.match(line)
+        if d and d.group(2) in _INT_OPS:
+            scalar[d.group(1)] = (d.group(2), str(consts.get(d.group(3), d.group(3))),
+                                  str(consts.get(d.group(4), d.group(4))))  # fmt: skip
+        if s.startswith("tt.func"):
+            args = re.findall(r"%([\w$.-]+):", s.split("(", 1)[1]) if "(" in s else []
+        if s.startswith("}"):
+            kind, _, opened = stack.pop() if stack else ("", None, None)
+            if s.rstrip().endswith("{"):  # the op's next region (``} else {``, ``} partition1(...) {``)
+                p = _PARTITION.search(s)
+                part = (int(p.group(1)), int(p.group(2))) if p else None
+                stack.append(("partition" if p else "block", part, opened))
+            elif opened is not None:  # a region op's location is written after its regions
+                body, loc_text = _trailing_loc(s)
+                old = sites[opened]
+                chain = _loc_chain(loc_text, locs) if loc_text else old.chain
+                sites[opened] = replace(old, site=chain[-1] if chain else old.site, chain=chain)
+                closed = opened if s == "}" else None
+            continue
+        if s == "default {" and sites and sites[-1].name == "ttg.warp_specialize":
+            stack.append(("block", None, len(sites) - 1))  # its regions open on the next line
+            continue
+        p = _PARTITION.match(s)
+        if p and s.endswith("{"):  # ``partitionN(...) num_warps(W) {`` after a bare ``}``
+            if closed is not None:  # its arguments are the op's operands, in order
+                operands = captures.get(closed, [])
+                params = re.findall(r"(%[\w$.#-]+):", s.split("(", 1)[1])
+                for name, value in zip(params, operands, strict=False):
+                    scalar[name] = ("addi", str(consts.get(value, value)), "0")
+            stack.append(("partition", (int(p.group(1)), int(p.group(2))), closed))
+            closed = None
+            continue
+        closed = None
+        m = _ANY_OP.match(line)
+        loops = tuple(v for k, v, _ in stack if k == "loop")
+        parts = [v for k, v, _ in stack if k == "partition"]
+        added = bool(m and m.group(2) not in ("tt.func", "module"))
+        if added:
+            body, loc_text = _trailing_loc(s)
+            chain = _loc_chain(loc_text, locs) if loc_text else ()
+            if m.group(2) == "ttg.warp_specialize" and "(" in s:
+                captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])
+            sites.append(Site(no, m.group(2), chain[-1] if chain else None, loops,
+                              parts[-1] if parts else None, s[:200], chain))  # fmt: skip
+        if s.rstrip().endswith("{"):
+            f = _FOR.search(s)
+            if f:
+                lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
+                stack.append(("loop", Loop(no, lo, hi, st, scalar), len(sites) - 1 if added else None))
+            else:
+                p = _PARTITION.search(s)
+                kind = "partition" if p else "block"
+                part = (int(p.group(1)), int(p.group(2))) if p else None
+                stack.append((kind, part, len(sites) - 1 if added else None))
+    return sites, consts, args
