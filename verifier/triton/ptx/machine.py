@@ -23,9 +23,6 @@ _DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier"
               "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol")  # fmt: skip
 
 
-_COMPUTED = frozenset(("mov", "cvta", "cvt", "not", "neg", "add", "sub", "and", "or", "xor", "shl", "shr",
-                       "min", "max", "rem", "div", "mul", "mad", "selp", "bfe", "bfi", "lop3", "setp",
-                       "prmt", "shfl"))  # fmt: skip  (the opcodes _compute evaluates)
 
 
 _REGS = re.compile(r"%[\w$]+")
@@ -188,122 +185,167 @@ class _Machine:
         return True
 
 
-def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarray | None:
-    parts = opcode.split(".")
-    base = parts[0]
-    w = _width(opcode)
-    mask = (1 << w) - 1 if w < 64 else -1
+class _Args:
+    """One instruction's operands as the rules of :data:`_RULES` see them: ``s`` the sources'
+    per-thread values, ``w`` the operation's bit width, :meth:`wrap` to it, :meth:`sx` as signed."""
 
-    def known(n: int) -> bool:
-        return len(s) >= n and all(x is not None for x in s[:n])
+    def __init__(self, opcode: str, s: list):
+        self.parts = opcode.split(".")
+        self.s = s
+        self.a = s[0] if s else None
+        self.w = _width(opcode)
+        self.signed = _signed(opcode)
+        self.mask = (1 << self.w) - 1 if self.w < 64 else -1
 
-    def wrap(x):
-        return x & mask if w < 64 else x
+    def wrap(self, x):
+        return x & self.mask if self.w < 64 else x
 
-    def sx(x):  # as signed w-bit
-        x = x & mask if w < 64 else x
-        return np.where(x >= (1 << (w - 1)), x - (1 << w), x) if w < 64 else x
+    def sx(self, x):  # as signed w-bit
+        if self.w >= 64:
+            return x
+        x = x & self.mask
+        return np.where(x >= (1 << (self.w - 1)), x - (1 << self.w), x)
 
-    if base in ("mov", "cvta") and known(1):
-        return wrap(s[0])
-    if base == "cvt" and known(1):  # cvt.DST.SRC: the source's width and signedness decide
-        src = parts[-1]
-        sw = int(src[1:]) if src[1:].isdigit() else 64
-        x = s[0] & ((1 << sw) - 1) if sw < 64 else s[0]
-        if src[0] == "s" and sw < 64:
-            x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
-        dst = parts[1] if len(parts) > 2 else ""
-        dw = int(dst[1:]) if dst[:1] in "usb" and dst[1:].isdigit() else 64
-        return x & ((1 << dw) - 1) if dw < sw else x  # narrowing keeps the low bits
-    if not known(1):
+    def pair(self, a, b):
+        """Both operands as the opcode's signedness reads them."""
+        return (self.sx(a), self.sx(b)) if self.signed else (self.wrap(a), self.wrap(b))
+
+
+def _cvt(o: _Args):  # cvt.DST.SRC: the source's width and signedness decide
+    src = o.parts[-1]
+    sw = int(src[1:]) if src[1:].isdigit() else 64
+    x = o.a & ((1 << sw) - 1) if sw < 64 else o.a
+    if src[0] == "s" and sw < 64:
+        x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
+    dst = o.parts[1] if len(o.parts) > 2 else ""
+    dw = int(dst[1:]) if dst[:1] in "usb" and dst[1:].isdigit() else 64
+    return x & ((1 << dw) - 1) if dw < sw else x  # narrowing keeps the low bits
+
+
+def _shr(o: _Args):
+    x = o.sx(o.a) if o.signed else o.wrap(o.a)
+    return o.wrap(x >> np.minimum(o.s[1], 63))
+
+
+def _min_max(o: _Args):
+    x, y = o.pair(o.a, o.s[1])
+    return o.wrap(np.minimum(x, y) if o.parts[0] == "min" else np.maximum(x, y))
+
+
+def _div_rem(o: _Args):
+    if np.any(o.s[1] == 0):
         return None
-    a = s[0]
-    if base == "not":
-        return 1 - (a != 0) if "pred" in parts else wrap(~a)
-    if base == "neg":
-        return wrap(-a)
-    if base in ("add", "sub", "and", "or", "xor", "shl", "shr", "min", "max", "rem", "div", "mul") and known(
-        2
-    ):
-        b = s[1]
-        if base == "add":
-            return wrap(a + b)
-        if base == "sub":
-            return wrap(a - b)
-        if base == "and":
-            return wrap(a & b)
-        if base == "or":
-            return wrap(a | b)
-        if base == "xor":
-            return wrap(a ^ b)
-        if base == "shl":
-            return wrap(np.where(b >= w, 0, a << np.minimum(b, 63)))
-        if base == "shr":
-            x = sx(a) if _signed(opcode) else wrap(a)
-            return wrap(x >> np.minimum(b, 63))
-        if base in ("min", "max"):
-            x, y = (sx(a), sx(b)) if _signed(opcode) else (wrap(a), wrap(b))
-            return wrap(np.minimum(x, y) if base == "min" else np.maximum(x, y))
-        if base in ("rem", "div"):
-            if np.any(b == 0):
-                return None
-            x, y = (sx(a), sx(b)) if _signed(opcode) else (wrap(a), wrap(b))
-            q = np.trunc(x / y).astype(np.int64) if _signed(opcode) else x // y
-            return wrap(q if base == "div" else x - q * y)
-        if base == "mul":
-            if "wide" in parts:
-                return a * b
-            return wrap(a * b) if "lo" in parts or len(parts) == 2 else None
-    if base == "mad" and known(3):
-        if "wide" in parts:
-            return s[0] * s[1] + s[2]
-        return wrap(a * s[1] + s[2]) if "lo" in parts else None
-    if base == "prmt" and known(3) and len(parts) == 2:  # byte permute of {b, a}, default mode
-        both = (wrap(s[1]) << 32) | (a & 0xFFFFFFFF)
-        out = np.zeros_like(a)
-        for i in range(4):
-            sel = (s[2] >> (4 * i)) & 0xF
-            byte = (both >> (8 * (sel & 7))) & 0xFF
-            byte = np.where(sel & 8, np.where(byte & 0x80, 0xFF, 0), byte)  # replicate the sign bit
-            out |= byte << (8 * i)
-        return out
-    if base == "shfl" and known(3) and "sync" in parts:
-        return _shuffle(parts, s[0], s[1], s[2])
-    if base == "selp" and known(3):
-        return np.where(s[2].astype(bool), s[0], s[1])
-    if base == "bfe" and known(3):
-        pos, ln = s[1] & 0xFF, s[2] & 0xFF
-        x = wrap(a) >> pos
-        field_ = x & ((np.int64(1) << ln) - 1)
-        if _signed(opcode):
-            top = (field_ >> np.maximum(ln - 1, 0)) & 1
-            field_ = np.where((ln > 0) & (top == 1), field_ - (np.int64(1) << ln), field_)
-        return wrap(field_)
-    if base == "bfi" and known(4):
-        b, pos, ln = s[1], s[2] & 0xFF, s[3] & 0xFF
-        m = ((np.int64(1) << ln) - 1) << pos
-        return wrap((b & ~m) | ((a << pos) & m))
-    if base == "lop3" and known(4):
-        b, c, lut = s[1], s[2], int(s[3][0])
-        out = np.zeros_like(a)
-        for bit in range(8):
-            if lut >> bit & 1:
-                x = a if bit & 4 else ~a
-                y = b if bit & 2 else ~b
-                z = c if bit & 1 else ~c
-                out |= x & y & z
-        return wrap(out)
-    if base == "setp" and known(2):
-        cmp = _CMP.get(parts[1])
-        if cmp is None:
-            return None
-        x, y = (sx(a), sx(s[1])) if _signed(opcode) else (wrap(a), wrap(s[1]))
-        r = cmp(x, y)
-        if len(parts) > 3 and parts[2] in ("and", "or", "xor") and known(3):
-            c = s[2].astype(bool)
-            r = {"and": r & c, "or": r | c, "xor": r ^ c}[parts[2]]
-        return r.astype(np.int64)
-    return None
+    x, y = o.pair(o.a, o.s[1])
+    q = np.trunc(x / y).astype(np.int64) if o.signed else x // y
+    return o.wrap(q if o.parts[0] == "div" else x - q * y)
+
+
+def _mul(o: _Args):
+    if "wide" in o.parts:
+        return o.a * o.s[1]
+    return o.wrap(o.a * o.s[1]) if "lo" in o.parts or len(o.parts) == 2 else None
+
+
+def _mad(o: _Args):
+    if "wide" in o.parts:
+        return o.a * o.s[1] + o.s[2]
+    return o.wrap(o.a * o.s[1] + o.s[2]) if "lo" in o.parts else None
+
+
+def _prmt(o: _Args):  # byte permute of {b, a}, default mode
+    if len(o.parts) != 2:
+        return None
+    both = (o.wrap(o.s[1]) << 32) | (o.a & 0xFFFFFFFF)
+    out = np.zeros_like(o.a)
+    for i in range(4):
+        sel = (o.s[2] >> (4 * i)) & 0xF
+        byte = (both >> (8 * (sel & 7))) & 0xFF
+        byte = np.where(sel & 8, np.where(byte & 0x80, 0xFF, 0), byte)  # replicate the sign bit
+        out |= byte << (8 * i)
+    return out
+
+
+def _bfe(o: _Args):
+    pos, ln = o.s[1] & 0xFF, o.s[2] & 0xFF
+    field_ = (o.wrap(o.a) >> pos) & ((np.int64(1) << ln) - 1)
+    if o.signed:
+        top = (field_ >> np.maximum(ln - 1, 0)) & 1
+        field_ = np.where((ln > 0) & (top == 1), field_ - (np.int64(1) << ln), field_)
+    return o.wrap(field_)
+
+
+def _bfi(o: _Args):
+    b, pos, ln = o.s[1], o.s[2] & 0xFF, o.s[3] & 0xFF
+    m = ((np.int64(1) << ln) - 1) << pos
+    return o.wrap((b & ~m) | ((o.a << pos) & m))
+
+
+def _lop3(o: _Args):
+    a, b, c, lut = o.a, o.s[1], o.s[2], int(o.s[3][0])
+    out = np.zeros_like(a)
+    for bit in range(8):
+        if lut >> bit & 1:
+            out |= (a if bit & 4 else ~a) & (b if bit & 2 else ~b) & (c if bit & 1 else ~c)
+    return o.wrap(out)
+
+
+def _setp(o: _Args):
+    cmp = _CMP.get(o.parts[1])
+    if cmp is None:
+        return None
+    r = cmp(*o.pair(o.a, o.s[1]))
+    if len(o.parts) > 3 and o.parts[2] in ("and", "or", "xor") and _known(o.s, 3):
+        c = o.s[2].astype(bool)
+        r = {"and": r & c, "or": r | c, "xor": r ^ c}[o.parts[2]]
+    return r.astype(np.int64)
+
+
+# opcode -> (the sources that must be known, the rule): one entry per opcode, no branches
+_RULES = {
+    "mov": (1, lambda o: o.wrap(o.a)),
+    "cvta": (1, lambda o: o.wrap(o.a)),
+    "cvt": (1, _cvt),
+    "not": (1, lambda o: 1 - (o.a != 0) if "pred" in o.parts else o.wrap(~o.a)),
+    "neg": (1, lambda o: o.wrap(-o.a)),
+    "add": (2, lambda o: o.wrap(o.a + o.s[1])),
+    "sub": (2, lambda o: o.wrap(o.a - o.s[1])),
+    "and": (2, lambda o: o.wrap(o.a & o.s[1])),
+    "or": (2, lambda o: o.wrap(o.a | o.s[1])),
+    "xor": (2, lambda o: o.wrap(o.a ^ o.s[1])),
+    "shl": (2, lambda o: o.wrap(np.where(o.s[1] >= o.w, 0, o.a << np.minimum(o.s[1], 63)))),
+    "shr": (2, _shr),
+    "min": (2, _min_max),
+    "max": (2, _min_max),
+    "rem": (2, _div_rem),
+    "div": (2, _div_rem),
+    "mul": (2, _mul),
+    "mad": (3, _mad),
+    "prmt": (3, _prmt),
+    "shfl": (3, lambda o: _shuffle(o.parts, o.s[0], o.s[1], o.s[2]) if "sync" in o.parts else None),
+    "selp": (3, lambda o: np.where(o.s[2].astype(bool), o.s[0], o.s[1])),
+    "bfe": (3, _bfe),
+    "bfi": (4, _bfi),
+    "lop3": (4, _lop3),
+    "setp": (2, _setp),
+}
+_COMPUTED = frozenset(_RULES)  # the opcodes _compute evaluates
+
+
+def _known(s: list, n: int) -> bool:
+    return len(s) >= n and all(x is not None for x in s[:n])
+
+
+def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarray | None:
+    """One instruction's per-thread result from its sources' values (``None``: not known), by
+    its opcode's rule in :data:`_RULES`.
+
+    >>> _compute("add.s32", [np.array([1, 2]), np.array([4, 4])], []).tolist()
+    [5, 6]
+    """
+    rule = _RULES.get(opcode.split(".", 1)[0])
+    if rule is None or not _known(s, rule[0]):
+        return None
+    return rule[1](_Args(opcode, s))
 
 
 def _shuffle(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None:
