@@ -79,24 +79,46 @@ def _loc(rest: str, files: dict[str, str]) -> Location | None:
         return None
 
 
+def _params(text: str) -> list[tuple[str, str]]:
+    """An entry's ``.param`` list as (type, name) pairs."""
+    out = []
+    for p in text.split(","):
+        words = p.split()
+        if len(words) >= 3 and words[0] == ".param":
+            out.append((words[1].lstrip("."), words[-1]))
+    return out
+
+
+def _threads(directives: str) -> int:
+    """Threads per CTA from ``.reqntid`` (else ``.maxntid``; 1 when neither is given)."""
+    for key in (".reqntid", ".maxntid"):
+        t = re.search(re.escape(key) + r"\s+([\d,\s]+)", directives)
+        if t:
+            return int(np.prod([int(x) for x in t.group(1).replace(",", " ").split()]))
+    return 1
+
+
+def _instruction(text: str, index: int, line: int, where: Location, scope: int) -> Instruction:
+    """One instruction's text (its ``;`` gone): the predicate guard, the opcode, the operands."""
+    guard = None
+    g = _PRED.match(text)
+    if g:
+        guard = (g.group(1) == "!", g.group(2))
+        text = text[g.end() :]
+    parts = text.split(None, 1)
+    operands = _split_operands(parts[1]) if len(parts) > 1 else []
+    return Instruction(index, line, parts[0], operands, guard, where, scope)
+
+
 def parse_kernel(ptx: str) -> Kernel:
     """The first ``.entry`` of a PTX module (Triton writes one per module)."""
     files = {n: path.rsplit("/", 1)[-1] for n, path in _FILE.findall(ptx)}
     m = _ENTRY.search(ptx)
     if not m:
         raise ValueError("no .entry in the PTX")
-    params = []
-    for p in m.group(2).split(","):
-        words = p.split()
-        if len(words) >= 3 and words[0] == ".param":
-            params.append((words[1].lstrip("."), words[-1]))
+    params = _params(m.group(2))
     rest = ptx[m.end() :]
-    threads = 1
-    for key in (".reqntid", ".maxntid"):
-        t = re.search(re.escape(key) + r"\s+([\d,\s]+)", rest[: rest.find("{")])
-        if t:
-            threads = int(np.prod([int(x) for x in t.group(1).replace(",", " ").split()]))
-            break
+    threads = _threads(rest[: rest.find("{")])
     start = ptx.count("\n", 0, m.end() + rest.find("{")) + 1
     body_text = rest[rest.find("{") + 1 :]
     body: list[Instruction] = []
@@ -150,23 +172,7 @@ def parse_kernel(ptx: str) -> Kernel:
         if not pending.rstrip().endswith(";"):
             continue
         text, pending = pending.strip().rstrip(";").strip(), ""
-        guard = None
-        g = _PRED.match(text)
-        if g:
-            guard = (g.group(1) == "!", g.group(2))
-            text = text[g.end() :]
-        parts = text.split(None, 1)
-        body.append(
-            Instruction(
-                len(body),
-                n,
-                parts[0],
-                _split_operands(parts[1]) if len(parts) > 1 else [],
-                guard,
-                where,
-                scopes[-1],
-            )  # fmt: skip
-        )
+        body.append(_instruction(text, len(body), n, where, scopes[-1]))
     for name in tables:
         labels.pop(name, None)
     return Kernel(m.group(1), params, threads, body, labels, tables=tables)
