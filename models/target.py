@@ -26,6 +26,7 @@ Adding an arch is one entry in :data:`TARGETS` (``docs/design.md`` works an exam
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -221,18 +222,30 @@ def build(
     instr: str = "auto",
 ) -> WarpInstructions:
     """Every warp instruction of an access on ``arch`` (``instr`` ``auto``: the widest legal
-    vector, as the compilers pick it)."""  # fmt: skip
-    t = get(arch)
+    vector, as the compilers pick it). The last few are kept (read-only), so a command that
+    counts an access and then draws it (``verify --html``) enumerates it once."""
+    return _build(get(arch), dist, memory, elem_bits, kind, instr)
+
+
+@functools.lru_cache(maxsize=8)
+def _build(t: Target, dist, memory, elem_bits: int, kind: str, instr: str) -> WarpInstructions:
     if t.model == "lane groups":
-        return lds.build(
-            dist, memory, elem_bits, kind, instr, lambda name: rule(t.arch, name), t.warp, t.arch
-        )
-    a = build_access(dist, memory, elem_bits, kind, instr)
-    if t.cc and a.instr.min_arch > t.cc:
-        raise InputError(
-            "access", "instr", f"needs sm{a.instr.min_arch} or newer", f"{a.instr.name} on {arch}"
-        )
+        a = lds.build(dist, memory, elem_bits, kind, instr, lambda name: rule(t.arch, name), t.warp, t.arch)
+    else:
+        a = build_access(dist, memory, elem_bits, kind, instr)
+        if t.cc and a.instr.min_arch > t.cc:
+            raise InputError(
+                "access", "instr", f"needs sm{a.instr.min_arch} or newer", f"{a.instr.name} on {t.arch}"
+            )
+    for arr in (a.addresses, a.warp, a.register, a.coords, a.block, a.elements):
+        if isinstance(arr, np.ndarray):
+            arr.setflags(write=False)
     return a
+
+
+def clear_caches() -> None:
+    """Forget the kept accesses (benchmarks time cold calls)."""
+    _build.cache_clear()
 
 
 def count(arch: str, a: WarpInstructions) -> Count:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from hypothesis import given
 from hypothesis import strategies as st
+
+import bankproof
 
 
 @st.composite
@@ -176,3 +180,25 @@ def test_validity_checks_name_the_problem():
 def test_out_of_range_basis_is_an_input_error():
     with pytest.raises(InputError, match="coordinate for dim0 must be in \\[0, 4\\)"):
         LinearLayout.from_bases({"lane": [[4]]}, {"dim0": 4})
+
+
+def test_a_cute_swizzle_printed_back_shorter_is_said_to_be_the_same_map(capsys):
+    """``Sw<3,2,3>`` on an 8x8 tile acts only through its lowest mask bit: it prints back as
+    ``Sw<1,2,3>`` with a note that the two are the same map there (checked, not assumed)."""
+    from bankproof.verifier.cli.main import main
+
+    r = bankproof.layout("Sw<3,2,3> o (8,8):(1,8)")
+    assert r.notations["cute"] == "Sw<1,2,3> o (8,8):(1,8)"
+    assert r.notes == (
+        "Sw<3,2,3> o (8,8):(1,8) is printed back as Sw<1,2,3> o (8,8):(1,8): the same map on these 64 "
+        "elements (checked element by element: swizzle bits above the layout's offsets never act)",
+    )
+    assert bankproof.layout("Sw<3,2,3> o (32,8):(1,32)").notes is None  # printed back as given
+    assert main(["layout", "Sw<3,2,3> o (8,8):(1,8)"]) == 0
+    assert "note:     Sw<3,2,3> o (8,8):(1,8) is printed back as Sw<1,2,3>" in capsys.readouterr().out
+
+
+def test_the_cute_unit_trap_is_a_warning_of_layout_too():
+    r = bankproof.layout("Sw<3,4,3> o (8,64):(64,1)", dtype="f16")
+    assert r.warnings and r.warnings[0].startswith("Sw<3,4,3> matches the 16-byte pattern of SW128")
+    assert "warnings" in json.loads(r.to_json())

@@ -219,3 +219,23 @@ def test_broadcast_cga_is_checked_per_cta():
     assert [a.wavefronts for a in one.accesses] == [a.wavefronts for a in both.accesses] == [64]
     with pytest.raises(bankproof.InputError, match="access\\[0\\]: block bases are given"):
         bankproof.verify(nvmma.format(cga=""), store=blocked.format(cga=", CGALayout = [[32, 0]]"), **kw)
+
+
+def test_verify_enumerates_each_access_once_even_with_the_html_page(tmp_path, monkeypatch, capsys):
+    """One run builds each access's warp instructions once: the engines share them, and the
+    HTML page's bank maps reuse them (the target keeps the last few)."""
+    from bankproof.models import target
+
+    built = []
+    real = target.build_access
+
+    def counting(dist, memory, *args):
+        built.append(args)
+        return real(dist, memory, *args)
+
+    target.clear_caches()
+    monkeypatch.setattr(target, "build_access", counting)
+    spec = str(EXAMPLES / "transpose_16x32_xor_m.toml")
+    assert main(["verify", spec, "--html", str(tmp_path / "r.html")]) == 1
+    assert (tmp_path / "r.html").stat().st_size > 1000
+    assert sorted(a[1] for a in built) == ["load", "store"]  # two accesses, one build each

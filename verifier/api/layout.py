@@ -71,7 +71,40 @@ def describe(parsed: ParsedLayout) -> dict:
         report["contiguous_registers"] = lin.contiguous_registers()
     elif not isinstance(lay, PaddedLayout):
         report["notations"] = memory_notations(lin, parsed.names, shared_alignment(parsed.source))
+    if parsed.warnings:
+        report["warnings"] = tuple(parsed.warnings)
+    notes = _cute_round_trip(parsed, report.get("notations") or {})
+    if notes:
+        report["notes"] = tuple(notes)
     return report
+
+
+def _cute_round_trip(parsed: ParsedLayout, notations: dict) -> list[str]:
+    """When a CuTe input is printed back in another form (``Sw<3,2,3>`` on an 8x8 tile comes back
+    as ``Sw<1,2,3>``: the swizzle's upper mask bits lie above the layout's offsets), say that the
+    two are the same map, having checked it element by element.
+
+    >>> p = parse_layout("Sw<3,2,3> o (8,8):(1,8)")
+    >>> _cute_round_trip(p, memory_notations(p.layout, p.names))[0][:60]
+    'Sw<3,2,3> o (8,8):(1,8) is printed back as Sw<1,2,3> o (8,8)'
+    """
+    src = parsed.source
+    if parsed.notation != "cute" or "cute" not in notations or getattr(src, "units", "") != "element":
+        return []
+    given, printed = src.text(), notations["cute"]
+    if given == printed:
+        return []
+    from bankproof.models.notation.cute import parse_cute
+
+    same = parse_cute(printed).memory_layout() == parsed.layout
+    if not same:  # to_cute promises the same map: a mismatch is a bug, never a silent claim
+        raise AssertionError(f"{printed} is not the layout {given}")
+    n = 1 << parsed.layout.in_bits
+    why = ""
+    if given.split(" o ")[-1] == printed.split(" o ")[-1]:  # only the swizzle differs
+        why = ": swizzle bits above the layout's offsets never act"
+    return [f"{given} is printed back as {printed}: the same map on these {n} elements (checked element "
+            f"by element{why})"]  # fmt: skip
 
 
 def _in_dims(lin: LinearLayout, kind: str) -> dict:

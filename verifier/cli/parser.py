@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         'print {"wavefronts", "ideal", "groups", "status"} (the hardware model, measured on sm90).',
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
-    wav.add_argument("--arch", default="sm90", help="sm80, sm90 or sm100 (default sm90)")
+    wav.add_argument(
+        "--arch", default="sm90", help="the target arch (default sm90; a line's own \"arch\" overrides it)"
+    )
     wav.set_defaults(run="wavefronts")
 
     ver = sub.add_parser(
@@ -219,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 4 when the instructions the scan counts an access with differ from those in Triton's PTX.",
     )
     cor.add_argument(
-        "--arch", default="sm80,sm90,sm100", help="comma-separated: sm80, sm90, sm100 (default all three)"
+        "--arch", default=None, help="comma-separated archs (default: the targets' corpus archs)"
     )
     cor.add_argument("--baseline", metavar="FILE", help="baseline JSON to compare with (or write)")
     cor.add_argument("--update-baseline", action="store_true", help="write this run's numbers to --baseline")

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
+from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.verifier import api
 from bankproof.verifier.cli.commands import _write
@@ -71,7 +72,10 @@ def _gate(worse: bool, unchecked: list[str] | tuple[str, ...], allow: bool, err:
 
 
 def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+    if args.arch is None:
+        archs = [t.arch for t in target.TARGETS.values() if t.corpus_default]
+    else:
+        archs = [a.strip() for a in args.arch.split(",") if a.strip()]
     if args.update_baseline and not args.baseline:
         raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
     if not 0 < args.compile_timeout <= 86400:

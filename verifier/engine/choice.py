@@ -153,6 +153,7 @@ def clear_caches() -> None:
     from bankproof.models.access import clear_caches as clear_models
 
     clear_models()
+    target.clear_caches()
     packed_bases.cache_clear()
     _tensor_to_offset.cache_clear()
 

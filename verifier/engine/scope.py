@@ -14,7 +14,7 @@ segments, columns: banks). Also the matrix views (seed 000) of the memory layout
 from __future__ import annotations
 
 import numpy as np
-from bankproof.models.access import build_access
+from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import BANKS, evaluate, phase_ids
 from bankproof.verifier.engine.matrices import access_matrix, memory_matrix
@@ -32,7 +32,7 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
             names = ", ".join(a.name for a in spec.accesses)
             raise InputError("show", "access", f"names no access of the spec ({names})", access)
     acc = accs[0]
-    a = build_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     if instruction is None:
         counts, ideals, _ = evaluate(a.instr, a.addresses)
         instruction = int(np.argmax(counts / np.maximum(ideals, 1)))

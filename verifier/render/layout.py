@@ -46,6 +46,8 @@ def to_text(r: LayoutResult) -> str:
         lines.append(f"triton:   {notations['swizzled_shared']}")
     if "triton" in notations:
         lines.append(f"triton:   {notations['triton']}")
+    lines += [f"warning:  {w}" for w in report.get("warnings", ())]
+    lines += [f"note:     {n}" for n in report.get("notes", ())]
     if "banks" in report:
         lines.append(f"banks ({report['dtype']}, bank = (byte address / 4) mod 32):")
         lines.extend(_bank_lines(np.asarray(report["banks"])))

@@ -127,6 +127,8 @@ class LayoutResult(Result):
     notations: dict | None = optional()
     dtype: str | None = optional()
     banks: tuple | None = optional()
+    warnings: tuple[str, ...] | None = optional()  # traps in the input (CuTe units)
+    notes: tuple[str, ...] | None = optional()  # what was printed back in another form, and why it is equal
     layout: Any = hidden()
 
 
