@@ -202,3 +202,15 @@ def test_the_cute_unit_trap_is_a_warning_of_layout_too():
     r = bankproof.layout("Sw<3,4,3> o (8,64):(64,1)", dtype="f16")
     assert r.warnings and r.warnings[0].startswith("Sw<3,4,3> matches the 16-byte pattern of SW128")
     assert "warnings" in json.loads(r.to_json())
+
+
+def test_a_wide_bank_table_is_printed_in_blocks_of_16_columns(capsys):
+    from bankproof.verifier.cli.main import main
+
+    attr = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>"
+    assert main(["layout", attr, "--shape", "16x32", "--dtype", "f32", "--banks"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = out[out.index(next(x for x in out if x.startswith("banks ("))) + 1 :]
+    assert table[0] == "columns c0-c15:" and "columns c16-c31:" in table
+    assert max(map(len, table)) <= 110 and len(table) == 2 * (1 + 1 + 16)
+    assert table[2].split() == ["r0"] + [f"B{b:02d}" for b in range(16)]  # row 0 of 32*m + (n ^ 2m)

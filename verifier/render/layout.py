@@ -54,11 +54,27 @@ def to_text(r: LayoutResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+BANK_COLUMNS = 16  # columns per block of the bank table: a row stays within 110 characters
+
+
 def _bank_lines(banks: np.ndarray) -> list[str]:
+    """The bank table, wide tables in blocks of :data:`BANK_COLUMNS` columns.
+
+    >>> lines = _bank_lines(np.zeros((2, 40), dtype=int))
+    >>> len(lines), max(map(len, lines))
+    (12, 100)
+    """
     if banks.ndim != 2:
-        return ["  " + " ".join(f"B{b:02d}" for b in banks.reshape(-1))]
+        flat = [f"B{b:02d}" for b in banks.reshape(-1)]
+        return ["  " + " ".join(flat[i : i + BANK_COLUMNS]) for i in range(0, len(flat), BANK_COLUMNS)]
     rows, cols = banks.shape
-    out = ["       " + "".join(f"c{c:<4d} " for c in range(cols)).rstrip()]
-    for r in range(rows):
-        out.append((f"r{r:<4d}  " + "".join(f"B{b:02d}   " for b in banks[r])).rstrip())
+    out = []
+    for c0 in range(0, cols, BANK_COLUMNS):
+        block = range(c0, min(cols, c0 + BANK_COLUMNS))
+        if cols > BANK_COLUMNS:
+            out.append(f"columns c{block[0]}-c{block[-1]}:")
+        out.append("       " + "".join(f"c{c:<4d} " for c in block).rstrip())
+        for r in range(rows):
+            cells = "".join(f"B{b:02d}   " for b in banks[r, block[0] : block[-1] + 1])
+            out.append((f"r{r:<4d}  " + cells).rstrip())
     return out
