@@ -130,7 +130,7 @@ FLOORS = [
     ("proofs", ("bankproof.proofs",)),  # Z3
     ("gpu_checks", ("bankproof.gpu_checks",)),  # the GPU as judge
     ("results", ("bankproof.verifier.results",)),  # frozen result values
-    ("engine", ("bankproof.verifier.engine",)),  # specs, the target seam, the engines run and agreed
+    ("engine", ("bankproof.verifier.engine",)),  # specs, the engines run and agreed, costs, synthesis
     ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, PTX, scan, ledger, corpus
     ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
     ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF
