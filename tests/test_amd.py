@@ -199,3 +199,13 @@ def test_an_engine_saying_disagree_makes_the_access_disagree():
     assert agree({"enumeration": EngineResult(64, "proved"), "algebra": EngineResult(128, "proved")}) == (
         "disagree", None)  # fmt: skip
     assert agree({"z3": EngineResult(None, "unknown")}) == ("unknown", None)
+
+
+def test_the_html_page_of_an_lds_target_says_why_it_has_no_bank_map(tmp_path, capsys):
+    """The page draws bank maps of the phase model only: on a lane-group target it says so (a
+    regression: the page once crashed when the scope went through the target)."""
+    from bankproof.verifier.cli.main import main
+
+    page = tmp_path / "r.html"
+    assert main(["verify", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"), "--html", str(page)]) == 1
+    assert page.read_text().count("No bank map: show: arch is an AMD model") == 2

@@ -32,7 +32,10 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
             names = ", ".join(a.name for a in spec.accesses)
             raise InputError("show", "access", f"names no access of the spec ({names})", access)
     acc = accs[0]
-    a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    t = target.get(spec.arch)
+    if "show" not in t.commands:  # the scope draws the phase model's phases
+        raise t.refuse("show", "show")
+    a = target.build(t.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     if instruction is None:
         counts, ideals, _ = evaluate(a.instr, a.addresses)
         instruction = int(np.argmax(counts / np.maximum(ideals, 1)))
