@@ -61,6 +61,9 @@ def main() -> None:
         f"20-bit layout (1024x1024 fp16, 8 warps): {total20} wavefronts in {secs:.2f} s, "
         f"peak {peak / 2**20:.0f} MB (target <= 500 MB)"
     )
+    print(f"128x128 load {ms:.1f} ms (target <= 20 ms): {'PASS' if ms <= 20 else 'FAIL'}")
+    verdict = "PASS" if peak <= 500 * 2**20 else "FAIL"
+    print(f"20-bit layout peak {peak / 2**20:.0f} MB (target <= 500 MB): {verdict}")
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ def main() -> None:
     ok = sum(c for k, c in counts.items() if k.startswith("proved/refuted/agree"))
     print(f"{ok} of {n} pairs: search optimum = Z3 optimum (UNSAT below, SAT at it, enumeration = encoding); "
           f"slowest pair {worst:.2f} s; {time.perf_counter() - t0:.0f} s in all")  # fmt: skip
+    print(f"every pair agrees ({ok} of {n}): {'PASS' if ok == n else 'FAIL'}")
 
 
 if __name__ == "__main__":

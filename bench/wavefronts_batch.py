@@ -46,6 +46,8 @@ def main() -> None:
         f"wavefronts batch: {N} cases, median {ours * 1e3:.0f} ms -> {N / ours:,.0f} cases/s "
         f"(target >= 20,000); baseline json round trip {base * 1e3:.0f} ms; ratio {ours / base:.2f}x"
     )
+    verdict = "PASS" if N / ours >= 20_000 else "FAIL"
+    print(f"throughput {N / ours:,.0f} cases/s (target >= 20,000): {verdict}")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,8 @@ def main() -> None:
         f"128x128 fp16 load (mma operand A, 8 warps): proof {proof_ms:.0f} ms (target <= 300), "
         f"certificate {cert_ms:.0f} ms (target <= 1000), {status}; enumeration baseline {enum_ms:.1f} ms"
     )
+    print(f"proof {proof_ms:.0f} ms (target <= 300): {'PASS' if proof_ms <= 300 else 'FAIL'}")
+    print(f"certificate {cert_ms:.0f} ms (target <= 1000): {'PASS' if cert_ms <= 1000 else 'FAIL'}")
     print("bits  shape       proof ms  certificate ms  enumeration ms")
     for bits in range(9, 21):
         rows = bits // 2

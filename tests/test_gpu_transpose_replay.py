@@ -9,7 +9,7 @@ from bankproof.gpu_checks.results import RESULTS
 from bankproof.models.access import build_access
 from bankproof.models.hardware import evaluate
 
-from bench.gpu_transpose import TILES, kernel_of, layouts, memories
+from lab.gpu.gpu_transpose import TILES, kernel_of, layouts, memories
 
 
 def test_transpose_bench_measures_as_predicted():

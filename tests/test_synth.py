@@ -191,7 +191,7 @@ def test_synth_honors_an_instruction_the_spec_fixes(tmp_path, capsys):
 
 
 def test_searched_optima_measured_on_the_gpu(tmp_path, capsys):
-    """gpu_checks/results/h100-2026-11-23-synth-optima*.json (bench/synth_optima_gpu.py, H100): the
+    """gpu_checks/results/h100-2026-11-23-synth-optima*.json (lab/gpu/synth_optima_gpu.py, H100): the
     searched optima, the runners-up and §5.4 with the common vector ran whole, every element right,
     Nsight Compute's wavefronts and instructions equal to the prediction; each round trip timed
     (ns per tile); the plan made now is the one measured."""
@@ -225,7 +225,7 @@ def test_searched_optima_measured_on_the_gpu(tmp_path, capsys):
     assert len(rows) >= 6 and fewer_wavefronts >= 5
     with capsys.disabled():
         print("\nsearched optimum vs §5.4 with the common vector (H100, measured):\n  " + "\n  ".join(rows))
-    spec = importlib.util.spec_from_file_location("optima", ROOT / "bench" / "synth_optima_gpu.py")
+    spec = importlib.util.spec_from_file_location("optima", ROOT / "lab" / "gpu" / "synth_optima_gpu.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     planned = {c["id"]: c for c in mod.plan(str(tmp_path / "plan.json"))}

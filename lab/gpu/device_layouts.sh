@@ -11,7 +11,7 @@ ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRI
     python3 -m bankproof.gpu_checks.layout_runs run /tmp/lplan.json /tmp/lout.npz > /tmp/lncu.csv 2> "$OUT/layout_ncu.err"
 echo "layout ncu rc=$?"
 python3 -m bankproof.gpu_checks.layout_runs collect /tmp/lplan.json /tmp/lout.npz /tmp/lncu.csv "$OUT/layout_runs.json"
-python3 bench/gpu_transpose.py "$OUT/transpose.json"
+python3 -m lab.gpu.gpu_transpose "$OUT/transpose.json"
 ncu --csv --page raw --metrics "$METRICS" -k regex:k_bench --launch-skip 0 \
-    python3 bench/gpu_transpose.py /tmp/transpose_ncu_run.json --ncu > "$OUT/transpose_ncu.csv" 2> "$OUT/transpose_ncu.err"
+    python3 -m lab.gpu.gpu_transpose /tmp/transpose_ncu_run.json --ncu > "$OUT/transpose_ncu.csv" 2> "$OUT/transpose_ncu.err"
 echo "transpose ncu rc=$?"

@@ -2,7 +2,7 @@
 common vector), run whole on the GPU: every element checked and the wavefronts counted by Nsight
 Compute against the prediction. Plans here (no GPU), runs on the device:
 
-    python bench/synth_optima_gpu.py PLAN.json
+    python -m lab.gpu.synth_optima_gpu PLAN.json
     ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
         python -m bankproof.gpu_checks.layout_runs run PLAN.json OUT.npz > NCU.csv
     python -m bankproof.gpu_checks.layout_runs collect PLAN.json OUT.npz NCU.csv RESULTS.json
@@ -24,7 +24,7 @@ from bankproof.models.swizzle import vectorization
 from bankproof.verifier.engine.choice import pick_pair, search
 from bankproof.verifier.engine.spec import load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 F8 = {"register": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0]],
       "lane": [[0, 16], [0, 32], [0, 64], [4, 0], [8, 0]], "warp": [[16, 0], [32, 0], [64, 0]]}  # fmt: skip
 MMA_PAIR = (

@@ -1,6 +1,6 @@
 """Transpose tiles through shared memory on the GPU: plain, classic XOR and synthesized swizzles.
 
-Run on a GPU machine (CuPy): ``python bench/gpu_transpose.py OUT.json [--ncu]``. Each block
+Run on a GPU machine (CuPy): ``python -m lab.gpu.gpu_transpose OUT.json [--ncu]``. Each block
 writes a tile row-wise (threads along columns) and reads it column-wise (threads along rows),
 ``ITER`` times, with every address in registers; time per tile comes from CUDA events (median of
 many runs), bandwidth is tile bytes moved in and out of shared memory per second against the
@@ -9,9 +9,9 @@ physical peak (128 bytes per clock per SM). With ``--ncu`` each configuration al
 the predictions by kernel name:
 
     ncu --csv --page raw --metrics $(python -m bankproof.gpu_checks.layout_runs metrics) \\
-        python bench/gpu_transpose.py ONE.json --ncu > NCU.csv
-    python bench/gpu_transpose.py --join ONE.json NCU.csv ONE_TILE.json
-    python bench/gpu_transpose.py RESULTS.json --one-tile ONE_TILE.json
+        python -m lab.gpu.gpu_transpose ONE.json --ncu > NCU.csv
+    python -m lab.gpu.gpu_transpose --join ONE.json NCU.csv ONE_TILE.json
+    python -m lab.gpu.gpu_transpose RESULTS.json --one-tile ONE_TILE.json
 """
 
 from __future__ import annotations
