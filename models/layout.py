@@ -335,31 +335,6 @@ class LinearLayout(LayoutAlgebra):
         return 1 << n
 
 
-def _supremum(a: Sequence[str], b: Sequence[str]) -> list[str]:
-    """Merge two name lists keeping both relative orders, ``a``'s own names first at each step
-    (Triton's ``supremum``): ``[a, b] ⊔ [b, c] = [a, b, c]``."""
-    out: list[str] = []
-    i = j = 0
-    while True:
-        while i < len(a) and a[i] in out:
-            i += 1
-        while j < len(b) and b[j] in out:
-            j += 1
-        if i >= len(a) and j >= len(b):
-            return out
-        if i < len(a) and j < len(b) and a[i] == b[j] or i < len(a) and a[i] not in b:
-            out.append(a[i])
-        elif j < len(b) and b[j] not in a:
-            out.append(b[j])
-        else:
-            raise InputError(
-                "product",
-                "dims",
-                "common dims must appear in the same relative order",
-                f"{list(a)} vs {list(b)}",
-            )
-
-
 @functools.lru_cache(maxsize=64)
 def _table(layout: LinearLayout) -> np.ndarray:
     """:meth:`LinearLayout.table`, kept for the last layouts (read-only): a search enumerates
