@@ -47,8 +47,11 @@ CASES = {
 }  # fmt: skip
 
 
+TOKEN = {"X-Bankproof-Token": "", "Content-Type": "application/json"}
+
+
 def post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url + "api/evaluate", data=json.dumps(body).encode())
+    req = urllib.request.Request(url + "api/evaluate", data=json.dumps(body).encode(), headers=TOKEN)
     with urllib.request.urlopen(req, timeout=60) as r:
         return json.loads(r.read())
 
@@ -57,6 +60,7 @@ def main() -> None:
     srv = serve.make_server(None)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = serve.url(srv)
+    TOKEN["X-Bankproof-Token"] = serve.token(srv)
     keys = np.random.default_rng(0).integers(0, 1 << 40, 1 << 20)
     t = time.perf_counter()
     for _ in range(5):

@@ -5,10 +5,12 @@ chromium, its driver and selenium; without them the browser test skips, or fails
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
+import socket
 import threading
 import time
 import urllib.error
@@ -119,18 +121,25 @@ def test_slow_calls_answer():
 
 
 # ----- the server --------------------------------------------------------------------------------
+TOKEN: dict[str, str] = {}  # server url -> its token
+
+
 @pytest.fixture
 def server():
     srv = serve.make_server(None)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
+    TOKEN[serve.url(srv)] = serve.token(srv)
     yield serve.url(srv)
     srv.shutdown()
     srv.server_close()
 
 
-def _post(url: str, body: bytes) -> tuple[int, dict]:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+def _post(url: str, body: bytes, headers: dict | None = None, method: str = "POST") -> tuple[int, dict]:
+    base = url.split("api/")[0]
+    sent = {"Content-Type": "application/json", "X-Bankproof-Token": TOKEN.get(base, "")}
+    sent = {k: v for k, v in {**sent, **(headers or {})}.items() if v is not None}
+    req = urllib.request.Request(url, data=body if method == "POST" else None, headers=sent, method=method)
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read())
@@ -153,6 +162,76 @@ def test_server_refuses_bad_requests_and_keeps_serving(server):
     assert code == 200 and [a["wavefronts"] for a in body["accesses"]] == [16, 256]
     page = urllib.request.urlopen(server, timeout=10).read().decode()
     assert "<script src=\"/app.js\">" in page and "http" not in page.replace("http-equiv", "")
+
+
+def _raw(server: str, request: bytes, wait: float = 0.0) -> tuple[int, bytes]:
+    """Send ``request`` bytes as they are (a raw HTTP client: any Host, any Origin) and read the
+    answer's status line; ``wait`` seconds before sending the rest (a slow client)."""
+    host, port = server.removeprefix("http://").rstrip("/").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        head, _, rest = request.partition(b"\r\n\r\n")
+        s.sendall(head + b"\r\n\r\n")
+        time.sleep(wait)
+        with contextlib.suppress(OSError):
+            s.sendall(rest)
+        data = b""
+        with contextlib.suppress(OSError):
+            while chunk := s.recv(65536):
+                data += chunk
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
+    return status, data.partition(b"\r\n\r\n")[2]
+
+
+def test_the_workbench_answers_only_its_own_page(server):
+    """A page of another site cannot drive the workbench: a text/plain POST (a CORS simple request,
+    no preflight), a foreign Origin, a foreign Host (DNS rebinding), a missing or wrong token, an
+    oversized body and a client that stalls mid-body are all refused; the server keeps serving."""
+    port = server.rstrip("/").rsplit(":", 1)[1]
+    seed = json.dumps(workbench.SEED).encode()
+    good = {"Content-Type": "application/json"}
+    assert _post(server + "api/evaluate", seed, {"Content-Type": "text/plain"})[0] == 415
+    code, body = _post(server + "api/evaluate", seed, {**good, "Origin": "http://evil.example"})
+    assert code == 403 and "another site" in body["error"]
+    assert _post(server + "api/evaluate", seed, {**good, "X-Bankproof-Token": None})[0] == 403
+    assert _post(server + "api/evaluate", seed, {**good, "X-Bankproof-Token": "guess"})[0] == 403
+    assert _post(server + "api/start", b"", {"X-Bankproof-Token": None}, method="GET")[0] == 403
+    token = TOKEN[server].encode()
+    rebind = b"GET /api/start HTTP/1.1\r\nHost: evil.example:" + port.encode() + b"\r\nX-Bankproof-Token: " + token
+    code, body = _raw(server, rebind + b"\r\nConnection: close\r\n\r\n")
+    assert code == 403 and b"Host" in body
+    assert _raw(server, b"GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")[0] == 403
+    big = b"x" * (serve.MAX_BODY + 1)
+    assert _post(server + "api/evaluate", big)[0] == 413
+    slow = (b"POST /api/evaluate HTTP/1.1\r\nHost: 127.0.0.1:" + port.encode() + b"\r\nContent-Type: application/json"
+            b"\r\nX-Bankproof-Token: " + token + b"\r\nContent-Length: " + str(len(seed)).encode() + b"\r\n\r\n" + seed)
+    t = time.perf_counter()
+    assert _raw(server, slow, wait=serve.READ_TIMEOUT_S + 2)[0] == 0  # dropped, no answer
+    assert time.perf_counter() - t < serve.READ_TIMEOUT_S + 10
+    code, body = _post(server + "api/evaluate", seed)  # the page's own calls still work
+    assert code == 200 and [a["wavefronts"] for a in body["accesses"]] == [16, 256]
+    page = urllib.request.urlopen(server, timeout=10).read().decode()
+    assert f'name="bankproof-token" content="{TOKEN[server]}"' in page
+
+
+def test_serve_listens_on_loopback_only_and_names_the_host_flag(capsys):
+    from bankproof.verifier.cli.main import main
+
+    assert main(["serve", "--host", "0.0.0.0"]) == 2
+    assert "serve: --host must be a loopback address (127.0.0.1, localhost, ::1), got 0.0.0.0" in capsys.readouterr().err
+    assert main(["serve", "--port", "70000"]) == 2 and "--port" in capsys.readouterr().err
+    try:
+        srv = serve.make_server(None, "::1", 0)
+    except InputError:
+        pytest.skip("no IPv6 loopback on this machine")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = serve.url(srv)
+        assert url.startswith("http://[::1]:")
+        TOKEN[url] = serve.token(srv)
+        assert _post(url + "api/evaluate", json.dumps(workbench.SEED).encode())[0] == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def test_concurrent_proofs_are_serialized_and_stale_ones_dropped(server):

@@ -169,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
         "on the seeds' 16x32 transpose, a spec file, or a TTGIR file's shared buffers.",
     )
     srv.add_argument("file", nargs="?", help="a spec file (TOML) or a TTGIR file (.ttgir)")
-    srv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)")
+    srv.add_argument(
+        "--host", default="127.0.0.1", help="a loopback address: 127.0.0.1 (default), localhost or ::1"
+    )
     srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
     srv.set_defaults(run="serve")
 

@@ -9,6 +9,13 @@ open: the seeds' 16x32 transpose, a spec given on the command line, or a TTGIR f
 API shares one context between threads; each under a time limit; a call still waiting when a
 newer one of its kind arrives is answered 409 "superseded" without running).
 Bad input answers 400 with ``{"ok": false, "error": message}``; the server keeps running.
+
+Trust: the server listens on a loopback address only, and answers only its own page. A request
+whose ``Host`` is not the server's own loopback name (DNS rebinding) or whose ``Origin`` is another
+site's is refused (403); every ``/api/`` call must carry the per-server token the page was served
+with (``X-Bankproof-Token``; a page of another site cannot read it), and a POST must be
+``application/json`` (a cross-site form or ``text/plain`` POST needs no preflight: 415). A
+connection that does not send its request within :data:`READ_TIMEOUT_S` is closed.
 Nothing is read but the file named on the command line (once, at start) and the package's own
 three page files; nothing is written.
 
@@ -20,7 +27,10 @@ three page files; nothing is written.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
+import secrets
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +46,8 @@ ASSETS = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascri
 FAST = {"evaluate": workbench.evaluate, "export": workbench.export}
 SLOW = {"prove": workbench.prove, "synth": workbench.synth, "explain": workbench.explain}
 MAX_BODY = 64 * 1024  # bytes of one request
+READ_TIMEOUT_S = 10  # how long a connection may take to send its request
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the addresses serve listens on
 SLOW_WAIT_S = 120  # how long a slow call waits for the one running (each runs under its own limit)
 Z3_LOCK = threading.Lock()  # Z3's Python API shares one context in a process: one slow call at a time
 
@@ -114,6 +126,8 @@ class Handler(BaseHTTPRequestHandler):
     """One request: a page file, the start state, or one workbench call as JSON."""
 
     server_version = "bankproof"
+    timeout = READ_TIMEOUT_S  # socket timeout: a stalled client is dropped
+    token = ""
     state: dict = {}
     tickets: dict = {}
     tickets_lock = threading.Lock()
@@ -134,18 +148,44 @@ class Handler(BaseHTTPRequestHandler):
     def _json(self, code: int, value: dict) -> None:
         self._send(code, json.dumps(value).encode(), "application/json")
 
+    def _refused(self, api: bool) -> bool:
+        """Answer 403 (and say so) unless the request is this server's own page's: its Host one of
+        the server's loopback names, its Origin (when sent) that page's, and for the API the token."""
+        port = self.server.server_address[1]
+        names = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+        why = ""
+        if self.headers.get("Host", "") not in names:
+            why = "the Host is not this server's loopback address"
+        elif self.headers.get("Origin") not in (None, *(f"http://{n}" for n in names)):
+            why = "the request comes from another site (Origin)"
+        elif api and not hmac.compare_digest(self.headers.get("X-Bankproof-Token", ""), self.token):
+            why = "the request does not carry this server's token (X-Bankproof-Token)"
+        if why:
+            self._json(403, {"ok": False, "error": f"forbidden: {why}"})
+        return bool(why)
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         path = self.path.split("?")[0]
+        if self._refused(api=path.startswith("/api/")):
+            return
         if path == "/api/start":
             self._json(200, self.state)
         elif path in ASSETS:
             name, kind = ASSETS[path]
-            self._send(200, (WEB / name).read_bytes(), kind)
+            body = (WEB / name).read_bytes()
+            if name == "index.html":
+                mark = b'name="bankproof-token" content="'
+                body = body.replace(mark + b'"', mark + self.token.encode() + b'"')
+            self._send(200, body, kind)
         else:
             self._json(404, {"ok": False, "error": f"no such page: {path[:80]}"})
 
     def do_POST(self) -> None:  # noqa: N802
         name = self.path.split("?")[0].removeprefix("/api/")
+        if self._refused(api=True):
+            return
+        if self.headers.get("Content-Type", "").split(";")[0].strip().lower() != "application/json":
+            return self._json(415, {"ok": False, "error": "a request must be Content-Type: application/json"})
         call = FAST.get(name) or SLOW.get(name)
         if call is None:
             return self._json(404, {"ok": False, "error": f"no such call: {name[:80]}"})
@@ -157,8 +197,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(413, {"ok": False, "error": f"a request must be 1 to {MAX_BODY} bytes of JSON"})
         try:
             req = json.loads(self.rfile.read(size))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
+        except TimeoutError:
+            return  # the client stalled mid-body: the connection is closed
         if name in FAST:
             return self._answer(call, req)
         with self.tickets_lock:  # the newest call of each kind; older ones still waiting are dropped
@@ -194,18 +236,33 @@ class Server(ThreadingHTTPServer):
         sys.stderr.write(f"bankproof serve: {type(err).__name__}: {err}\n")
 
 
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
 def make_server(path: str | None, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """A server (not yet serving) for the problem at ``path``; ``port`` 0 picks a free port."""
+    """A server (not yet serving) for the problem at ``path`` on a loopback ``host``; ``port`` 0
+    picks a free port. Its token is ``server.RequestHandlerClass.token``."""
+    if host not in LOOPBACK:
+        raise InputError("serve", "--host", f"must be a loopback address ({', '.join(LOOPBACK)})", host)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise InputError("serve", "--port", "must be between 0 and 65535", port)
     state = start_state(path)
-    fresh = {"state": state, "tickets": {}, "tickets_lock": threading.Lock()}
+    secret = secrets.token_urlsafe(24)
+    fresh = {"state": state, "tickets": {}, "tickets_lock": threading.Lock(), "token": secret}
     handler = type("BoundHandler", (Handler,), fresh)
     try:
-        server = Server((host, port), handler)
+        server = (Server6 if host == "::1" else Server)((host, port), handler)
     except OSError as e:
-        raise InputError("serve", "--port", f"cannot listen on {host}:{port} ({e.strerror})") from None
+        raise InputError("serve", "--port", f"cannot listen on {host} port {port} ({e.strerror})") from None
     return server
 
 
 def url(server: ThreadingHTTPServer) -> str:
     host, port = server.server_address[:2]
-    return f"http://{host}:{port}/"
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def token(server: ThreadingHTTPServer) -> str:
+    """The token every API call to ``server`` must carry (``X-Bankproof-Token``)."""
+    return server.RequestHandlerClass.token

@@ -24,9 +24,13 @@ function showError(message) {
   box.textContent = message || "";
 }
 
+// every API call carries the token the server put in this page (a page of another site cannot read it)
+const TOKEN = document.querySelector('meta[name="bankproof-token"]').content;
+
 async function call(name, body) {
   const res = await fetch("/api/" + name, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    method: "POST", headers: { "Content-Type": "application/json", "X-Bankproof-Token": TOKEN },
+    body: JSON.stringify(body),
   });
   let data;
   try { data = await res.json(); } catch (e) { data = { ok: false, error: "the server sent no JSON (" + res.status + ")" }; }
@@ -375,7 +379,7 @@ $("explain").addEventListener("click", () => action("explain", "explaining", (d)
 $("export").addEventListener("click", () => action("export", "exporting", exportView));
 
 (async function start() {
-  const res = await fetch("/api/start");
+  const res = await fetch("/api/start", { headers: { "X-Bankproof-Token": TOKEN } });
   const s = await res.json();
   $("source").textContent = s.source;
   if (s.ttgir) renderBuffers(s.ttgir);
