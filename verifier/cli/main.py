@@ -32,7 +32,9 @@ RUNNERS = {
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run one ``bankproof`` command line; returns its exit code."""
-    out, err = out or sys.stdout, err or sys.stderr
+    from bankproof.verifier.render.safe import SafeStream
+
+    out, err = SafeStream(out or sys.stdout), SafeStream(err or sys.stderr)
     args = build_parser().parse_args(argv)
     try:
         module, name = RUNNERS[args.run]
@@ -43,7 +45,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         if isinstance(e, InputError):
             _error(args, str(_as_flags(e, args)), out, err)
             return EXIT_INPUT
-        if isinstance(e, BrokenPipeError):
+        if isinstance(e, BrokenPipeError):  # the reader went away (| head), or stdout was closed
+            if sys.stdout is None and sys.stderr is not None:
+                sys.stderr.write("bankproof: standard output is closed: nothing could be written\n")
             return EXIT_INPUT
         err.write(f"bankproof: internal error: {type(e).__name__}: {e} (please report this input)\n")
         return EXIT_INTERNAL

@@ -10,7 +10,6 @@ below the renderers in the import graph (``bankproof`` imports this on first use
 
 from __future__ import annotations
 
-import html
 import json
 
 from bankproof.verifier import results
@@ -19,6 +18,7 @@ from bankproof.verifier.render import layout as layout_render
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.render import scope as scope_render
 from bankproof.verifier.render import text as text_render
+from bankproof.verifier.render.safe import escape, terminal, uncoloured
 from bankproof.verifier.triton.results import ScanResult
 
 
@@ -43,16 +43,17 @@ TEXT = {
 
 
 def to_text(result: object) -> str:
-    """What ``bankproof`` prints for ``result`` (JSON for the results with no text form)."""
+    """What ``bankproof`` prints for ``result`` (JSON for the results with no text form), safe
+    for a terminal: a name's control characters come out as escapes."""
     for kind, render in TEXT.items():  # SynthResult before VerifyResult: it is one
         if isinstance(result, kind):
-            return render(result)
+            return terminal(render(result))
     return result.to_json() if hasattr(result, "to_json") else json.dumps(result)
 
 
 def to_html(result: object) -> str:
     """A notebook cell's view: the text in a ``<pre>``, escaped; bank maps add their SVG."""
-    body = f"<pre>{html.escape(to_text(result))}</pre>"
+    body = f"<pre>{escape(uncoloured(to_text(result)))}</pre>"
     svg = to_svg(result)
     return body if svg is None else svg + body
 

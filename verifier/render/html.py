@@ -17,13 +17,12 @@ True
 
 from __future__ import annotations
 
-from html import escape
-
 from bankproof.models.hardware import BANK_BYTES
 from bankproof.verifier.render import explain as explain_text
 from bankproof.verifier.render import scope as scope_render
 from bankproof.verifier.render import text as text_report
 from bankproof.verifier.render.matrix import matrix_html
+from bankproof.verifier.render.safe import escape
 from bankproof.verifier.results import PageData, VerifyResult
 
 CSS = """

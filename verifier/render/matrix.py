@@ -13,9 +13,8 @@ memory layout: offset bits -> tensor bits (8-bit elements)
 
 from __future__ import annotations
 
-from html import escape
-
 from bankproof.verifier.engine.matrices import Matrix
+from bankproof.verifier.render.safe import escape
 
 BOLD_GREEN, RESET = "\033[1;32m", "\033[0m"
 

@@ -3,10 +3,9 @@ SVG, from a :class:`~bankproof.verifier.results.ShowResult`."""
 
 from __future__ import annotations
 
-from html import escape
-
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.verifier.render.matrix import matrix_svg, matrix_text
+from bankproof.verifier.render.safe import escape
 from bankproof.verifier.results import ShowResult
 
 SEGMENT = BANKS * BANK_BYTES  # bytes: one row of the 32 four-byte banks

@@ -1,0 +1,68 @@
+r"""Output that cannot be driven by what a user typed: markup escaping that also writes control
+characters and bidi overrides as visible escapes (an SVG stays well-formed XML: XML 1.0 has no
+way to write ESC or NUL at all), and a terminal stream that lets through only the renderers' own
+colour codes.
+
+>>> escape("lane<0>\x1b]0;t\x07 \u202e")
+'lane&lt;0&gt;\\x1b]0;t\\x07 \\u202e'
+>>> import io
+>>> s = io.StringIO(); _ = SafeStream(s).write("\x1b[1;32mok\x1b[0m \x1b]0;title\x07\n"); s.getvalue()
+'\x1b[1;32mok\x1b[0m \\x1b]0;title\\x07\n'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import TextIO
+
+from bankproof.models.errors import printable
+
+_SGR = re.compile(r"(\x1b\[[0-9;]{0,12}m)")  # a colour code, the only escape sequence let through
+
+
+def escape(value: object, quote: bool = True) -> str:
+    """``html.escape`` of ``value``'s printable form (see :func:`bankproof.models.errors.printable`)."""
+    return html.escape(printable(str(value)), quote)
+
+
+def uncoloured(text: str) -> str:
+    """``text`` without the renderers' colour codes (for a page)."""
+    return _SGR.sub("", text)
+
+
+def terminal(text: str) -> str:
+    """``text`` for a terminal: lines and tabs kept, colour codes kept, every other control
+    character escaped; a carriage return only as the first character (a progress bar's)."""
+    head = "\r" if text.startswith("\r") else ""
+    parts = _SGR.split(text[len(head) :])
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(part)
+        else:
+            out.append("\n".join("\t".join(map(printable, line.split("\t"))) for line in part.split("\n")))
+    return head + "".join(out)
+
+
+class SafeStream:
+    """A text stream whose writes go through :func:`terminal` (everything else is the stream's)."""
+
+    def __init__(self, stream: TextIO | None):
+        self._stream = stream  # None: the process was started with this stream closed
+
+    def write(self, text: str) -> int:
+        safe = terminal(text)
+        if self._stream is None:
+            raise BrokenPipeError("the stream is closed")
+        try:
+            self._stream.write(safe)
+        except UnicodeEncodeError:  # a terminal that cannot print ⊕: write it as an escape
+            enc = getattr(self._stream, "encoding", None) or "ascii"
+            self._stream.write(safe.encode(enc, "backslashreplace").decode(enc))
+        except ValueError as e:  # the stream was closed under us: as a closed pipe
+            raise BrokenPipeError(str(e)) from None
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
