@@ -161,22 +161,25 @@ def require(arch: str, command: str, where: str) -> Target:
 
 
 def from_triton(attr: str | None) -> Target:
-    """The target a TTGIR module's ``ttg.target`` names (``cuda:90``, ``hip:gfx942``). A ``cuda``
-    capability with no entry (or none given) counts with the phase model, its rules ``assumed``;
-    a ``hip`` arch with no entry is refused.
+    """The target a TTGIR module's ``ttg.target`` names (``cuda:90``, ``hip:gfx942``). A target
+    with no entry, or none named, is refused: counting it with another arch's model would be a
+    guess.
 
-    >>> from_triton("hip:gfx950").arch, from_triton("cuda:89").arch, from_triton(None).status
-    ('gfx950', 'sm89', 'assumed')
+    >>> from_triton("hip:gfx950").arch, from_triton("cuda:90").status
+    ('gfx950', 'measured')
+    >>> from_triton("cuda:75")
+    Traceback (most recent call last):
+    ...
+    bankproof.models.errors.InputError: ttgir: ttg.target has no model here (cuda:80, ...), got cuda:75
     """
     backend, _, name = (attr or "").partition(":")
     for t in TARGETS.values():
         if t.triton == (backend, int(name) if name.isdigit() else name):
             return t
-    if backend == "hip":
-        known = ", ".join(t.arch for t in TARGETS.values() if t.triton[0] == "hip")
-        raise InputError("ttgir", "target", f"has no AMD LDS model here (only {known})", attr)
-    cc = int(name) if backend == "cuda" and name.isdigit() else 0
-    return Target(f"sm{cc}", "nvidia", "unlisted", 32, 32, "phases", "assumed", ("cuda", cc), _NV_ALL, cc=cc)
+    known = ", ".join(f"{t.triton[0]}:{t.triton[1]}" for t in TARGETS.values())
+    if attr is None:
+        raise InputError("ttgir", "ttg.target", f"is not given: the module must name its target ({known})")
+    raise InputError("ttgir", "ttg.target", f"has no model here ({known})", attr)
 
 
 def rule(arch: str, instr: str) -> lds.Rule:

@@ -43,8 +43,11 @@ def test_pipelined_matmul_from_triton_sm80():
         ("ttg.local_load", "ldsm.x4", 64),
     ]
     assert {x["instr"] for x in b["accesses"] if x["kind"] == "load"} == {"ldsm.x4.trans"}
+    # sm80 follows the sm90-measured rules by assumption: every row says so (it once said "measured")
+    assert [x["hardware"] for x in a["accesses"][:3]] == ["assumed", "assumed", "assumed"]
+    on_sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")["buffers"][0]["accesses"]
     # Triton emits cp.async.cg for 16-byte copies: Nsight Compute counts no shared wavefronts for it
-    assert [x["hardware"] for x in a["accesses"][:3]] == ["assumed", "assumed", "measured"]
+    assert [x["hardware"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
     assert a["accesses"][2]["location"] == {
         "ttgir": "matmul.ttgir", "ttgir_line": 91, "source": "matmul.py", "line": 15, "column": 13
     }  # fmt: skip
@@ -143,3 +146,15 @@ def test_a_gate_cannot_pass_on_nothing(tmp_path, capsys):
     capsys.readouterr()
     assert main(["triton", "scan", str(PIPELINED)]) == 0  # fully checked, at the optimum
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("target", ['"cuda:75"', '"rocm:1"', '"hip:gfx1100"'])
+def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, capsys):
+    """cuda:75, rocm:1 and an unmodeled hip arch: every access reported not analysed (exit 3),
+    none counted with another arch's rules or labelled measured."""
+    text = SAMPLE.read_text().replace('"cuda:90"', target)
+    rows = [a for b in scan_text(text)["buffers"] for a in b["accesses"]]
+    assert rows and all("wavefronts" not in a and "ttg.target has no model here" in a["error"] for a in rows)
+    (tmp_path / "k.ttgir").write_text(text)
+    assert main(["triton", "scan", str(tmp_path / "k.ttgir")]) == 3
+    assert "not checked" in capsys.readouterr().err

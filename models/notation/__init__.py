@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bankproof.models import dtypes
-from bankproof.models.errors import InputError, is_pow2
+from bankproof.models.errors import InputError, excerpt, is_pow2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import triton as triton_notation
@@ -78,20 +78,24 @@ def parse_shape(text: str | Sequence[int]) -> list[int]:
             shape = [int(p) for p in parts]
         except ValueError:
             raise InputError("shape", "value", "must look like 16x32 (sizes separated by x)", text) from None
+    elif isinstance(text, (list, tuple)):
+        if any(isinstance(s, bool) or not hasattr(s, "__index__") for s in text):
+            raise InputError("shape", "value", "sizes must be integers", text)
+        shape = [s.__index__() for s in text]
     else:
-        shape = list(text)
+        raise InputError("shape", "value", "must be text like 16x32 or a list of sizes", text)
     if not shape:
         raise InputError("shape", "value", "must have at least one dim", text)
     for s in shape:
         if not is_pow2(s):
-            raise InputError("shape", "value", "sizes must be powers of two", "x".join(map(str, shape)))
+            raise InputError("shape", "value", "sizes must be powers of two", "x".join(map(excerpt, shape)))
     total = sum(s.bit_length() - 1 for s in shape)
     if total > MAX_ELEMENTS_LOG2:
         raise InputError(
             "shape",
             "value",
             f"has 2^{total} elements, over the limit of 2^{MAX_ELEMENTS_LOG2}",
-            "x".join(map(str, shape)),
+            "x".join(map(excerpt, shape)),
         )
     return shape
 
@@ -151,7 +155,7 @@ def parse_layout(
                 "cute",
                 "shape",
                 f"disagrees with the layout's shape {'x'.join(map(str, cute_shape))}",
-                "x".join(map(str, shape)),
+                "x".join(map(excerpt, shape)),
             )
         lay, kind = src.memory_layout(stage), "memory"
     elif notation == "bases":

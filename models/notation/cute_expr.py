@@ -21,36 +21,11 @@ import re
 from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
-from bankproof.models.notation.cute_shapes import (
-    Nested as Nested,
-)
-from bankproof.models.notation.cute_shapes import (
-    compact as compact,
-)
-from bankproof.models.notation.cute_shapes import (
-    congruent as congruent,
-)
-from bankproof.models.notation.cute_shapes import (
-    evaluate as evaluate,
-)
-from bankproof.models.notation.cute_shapes import (
-    fmt as fmt,
-)
-from bankproof.models.notation.cute_shapes import (
-    fmt_make as fmt_make,
-)
-from bankproof.models.notation.cute_shapes import (
-    fmt_type as fmt_type,
-)
-from bankproof.models.notation.cute_shapes import (
-    leaves as leaves,
-)
-from bankproof.models.notation.cute_shapes import (
-    size as size,
-)
+from bankproof.models.notation.cute_shapes import Nested, compact, congruent, fmt, leaves, size
 
 MAX_TEXT = 20_000
 MAX_DEPTH = 32
+MAX_INT = 1 << 40  # the largest magnitude of any integer in CuTe text (sizes, strides, swizzle fields)
 
 
 @dataclass(frozen=True)
@@ -227,6 +202,8 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise self.error(f"nests deeper than {MAX_DEPTH} levels")
         kind, t = self.take()
+        if kind in ("num", "ptr") and len(t.lstrip("-")) > 13:  # 2^40 has 13 digits
+            raise self.error(f"has an integer beyond 2^40 ({len(t)} digits)")
         if kind == "num":
             return int(t)
         if kind == "ptr":
@@ -248,6 +225,8 @@ class _Reader:
             return call(t, self.args(")", depth), self.error)
         self._braces()
         if re.fullmatch(r"_\d+", t):
+            if len(t) > 14:
+                raise self.error(f"has an integer beyond 2^40 ({len(t) - 1} digits)")
             return int(t[1:])
         return Tag(t)
 
@@ -261,11 +240,15 @@ class _Reader:
 def _int(v, what: str, error) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise error(f"{what} must be an integer")
+    if abs(v) > MAX_INT:
+        raise error(f"{what} is beyond 2^40 in magnitude ({v.bit_length()}-bit)")
     return v
 
 
 def _tuple(v, error) -> Nested:
     if isinstance(v, int) and not isinstance(v, bool):
+        if abs(v) > MAX_INT:
+            raise error(f"has an entry beyond 2^40 in magnitude ({v.bit_length()}-bit)")
         return v
     if isinstance(v, tuple):
         return tuple(_tuple(x, error) for x in v)

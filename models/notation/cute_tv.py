@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.notation.cute_expr import Layout, Tag, compact, read, size
-from bankproof.models.notation.cute_expr import evaluate as _at
+from bankproof.models.notation.cute_expr import Layout, Tag, read
+from bankproof.models.notation.cute_shapes import compact, size
+from bankproof.models.notation.cute_shapes import evaluate as _at
 
 LANE_BITS = 5
 

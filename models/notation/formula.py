@@ -35,6 +35,7 @@ _OPS = {
     ast.RShift: np.right_shift,
 }
 _MAX_LEN = 2000
+LIMIT = 1 << 40  # the largest magnitude of a constant or an intermediate value
 
 
 def default_names(rank: int) -> list[str]:
@@ -56,44 +57,67 @@ def evaluate(text: str, names: Sequence[str], shape: Sequence[int]) -> np.ndarra
             tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise InputError(
-            "formula", "text", f"is not a valid expression ({e.msg} at column {e.offset})", repr(text)
+            "formula", "text", f"is not a valid expression ({e.msg} at column {e.offset})", text
         ) from None
-    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in shape], indexing="ij")
+    except (RecursionError, MemoryError, ValueError):
+        raise InputError("formula", "text", "is nested too deeply to read", text) from None
+    # sparse grids: each dim's coordinates broadcast, never a full grid per dim
+    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in shape], indexing="ij", sparse=True)
     env = dict(zip(names, grids))
-
-    def ev(node: ast.AST) -> np.ndarray:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            a, b = ev(node.left), ev(node.right)
-            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and np.any(b == 0):
-                raise InputError("formula", "text", "divides by zero", ast.unparse(node))
-            if isinstance(node.op, (ast.LShift, ast.RShift)) and (np.any(b < 0) or np.any(b > 40)):
-                raise InputError("formula", "text", "shifts by a negative or huge amount", ast.unparse(node))
-            return _OPS[type(node.op)](a, b)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, int)
-            and not isinstance(node.value, bool)
-        ):
-            if abs(node.value) > 1 << 40:
-                raise InputError("formula", "constant", "is too large", node.value)
-            return np.int64(node.value)
-        if isinstance(node, ast.Name):
-            if node.id not in env:
-                raise InputError("formula", "name", f"is not a dim (dims: {', '.join(names)})", node.id)
-            return env[node.id]
-        raise InputError(
-            "formula",
-            "text",
-            "may only use dim names, integers and + - * // % ^ & | << >>",
-            ast.unparse(node) if hasattr(ast, "unparse") else type(node).__name__,
-        )
-
-    out = np.broadcast_to(ev(tree), tuple(shape)).astype(np.int64)
+    out = np.broadcast_to(_evaluate(tree.body, env, names), tuple(shape)).astype(np.int64)
     return np.ascontiguousarray(out)
+
+
+def _leaf(node: ast.AST, env: dict, names: Sequence[str]) -> np.ndarray:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        if abs(node.value) > LIMIT:
+            raise InputError("formula", "constant", "is too large (limit 2^40)", node.value)
+        return np.int64(node.value)
+    if isinstance(node, ast.Name):
+        if node.id not in env:
+            raise InputError("formula", "name", f"is not a dim (dims: {', '.join(names)})", node.id)
+        return env[node.id]
+    raise InputError("formula", "text", "may only use dim names, integers and + - * // % ^ & | << >>",
+                     _text(node))  # fmt: skip
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (RecursionError, ValueError):
+        return type(node).__name__
+
+
+def _evaluate(root: ast.AST, env: dict, names: Sequence[str]) -> np.ndarray:
+    """The tree's value at every coordinate, evaluated without recursion (a sum of a thousand
+    terms is a thousand deep); every intermediate value must stay within 2^40 in magnitude, so
+    64-bit arithmetic never wraps."""
+    stack: list[tuple[ast.AST, bool]] = [(root, False)]
+    values: list[np.ndarray] = []
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            if not ready:
+                stack += [(node, True), (node.right, False), (node.left, False)]
+                continue
+            b, a = values.pop(), values.pop()
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and np.any(b == 0):
+                raise InputError("formula", "text", "divides by zero", _text(node))
+            if isinstance(node.op, (ast.LShift, ast.RShift)) and (np.any(b < 0) or np.any(b > 40)):
+                raise InputError("formula", "text", "shifts by a negative or huge amount", _text(node))
+            out = _OPS[type(node.op)](a, b)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            if not ready:
+                stack += [(node, True), (node.operand, False)]
+                continue
+            out = -values.pop()
+        else:
+            out = _leaf(node, env, names)
+        if np.any(np.abs(out) > LIMIT):
+            raise InputError("formula", "text", "has a value beyond 2^40 (64-bit arithmetic would wrap)",
+                             _text(node))  # fmt: skip
+        values.append(out)
+    return values[0]
 
 
 def parse_formula(text: str, names: Sequence[str], shape: Sequence[int]) -> LinearLayout:

@@ -100,7 +100,9 @@ class _Reader:
         self.i += 1
         return v
 
-    def attribute(self) -> Attribute:
+    def attribute(self, depth: int = 0) -> Attribute:
+        if depth > _MAX_NESTING:
+            raise self.error(f"nests deeper than {_MAX_NESTING} levels")
         start = self.toks[self.i][2] if self.i < len(self.toks) else 0
         name = self.take(kind="hash")[1:]
         if "." not in name:
@@ -115,12 +117,12 @@ class _Reader:
             if self.peek()[1] == "[":
                 attr.intervals = self.intervals()
             if self.peek()[1] == "{":
-                attr.params = self.dict()
+                attr.params = self.dict(depth + 1)
             while self.peek()[1] == ",":
                 self.take(",")
                 key = self.take(kind="ident")
                 self.take("=")
-                attr.trailing[key] = self.value()
+                attr.trailing[key] = self.value(depth + 1)
             self.take(">")
         end = self.toks[self.i - 1][2] + len(self.toks[self.i - 1][1])
         attr.text = self.text[start:end]
@@ -130,16 +132,22 @@ class _Reader:
         out = []
         self.take("[")
         while True:
-            interval = int(self.take(kind="int"))
+            interval = self._int()
             self.take(":")
             self.take("+")
-            pad = int(self.take(kind="int"))
+            pad = self._int()
             out.append((interval, pad))
             if self.peek()[1] != ",":
                 break
             self.take(",")
         self.take("]")
         return out
+
+    def _int(self) -> int:
+        v = self.take(kind="int")
+        if len(v.lstrip("-")) > 18:
+            raise self.error(f"has an integer of {len(v)} digits (beyond 64 bits)")
+        return int(v)
 
     def dict(self, depth: int = 0) -> dict:
         out: dict = {}
@@ -164,6 +172,8 @@ class _Reader:
             raise self.error(f"nests deeper than {_MAX_NESTING} levels")
         k, v = self.peek()
         if k == "int":
+            if len(v.lstrip("-")) > 18:
+                raise self.error(f"has an integer of {len(v)} digits (beyond 64 bits)")
             self.i += 1
             if self.peek()[1] == ":":  # typed integer `4 : i32`
                 self.take(":")
@@ -176,7 +186,7 @@ class _Reader:
             self.i += 1
             return v[1:-1]
         if k == "hash":
-            return self.attribute()
+            return self.attribute(depth + 1)
         if v == "{":  # a nested dict (amd_wmma's ctaLayout)
             return self.dict(depth + 1)
         if v == "[":

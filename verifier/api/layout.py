@@ -30,6 +30,8 @@ def describe_layout(
     banks: bool = False,
 ) -> LayoutResult:
     """Parse ``notation`` for ``shape`` and describe it; ``banks`` adds each element's bank."""
+    if dims is not None and not isinstance(dims, (list, tuple)):
+        raise InputError("layout", "dims", "must be a list of names", dims)
     names = list(dims) if dims is not None else None
     if names is not None and not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError("layout", "dims", "must be identifiers", ",".join(map(str, names)))

@@ -65,6 +65,8 @@ def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
         if engines not in ENGINES:
             raise InputError(where, "engines", f"must be one of {', '.join(ENGINES)}", engines)
         return ENGINES[engines]
+    if not isinstance(engines, (list, tuple)):
+        raise InputError(where, "engines", f"must be one of {', '.join(ENGINES)} or a list", engines)
     chosen = tuple(engines)
     full = ENGINES["all"]
     if not chosen or not all(isinstance(e, str) and e in full for e in chosen):
@@ -127,6 +129,17 @@ def _distributed(layout: LayoutLike, shape: list[int], dtype: str, dims: list[st
     return parsed.layout, layout
 
 
+def _names(dims: Sequence[str] | None, rank: int) -> list[str]:
+    """The dim names given (one identifier per shape entry), or the defaults."""
+    if dims is None:
+        return default_names(rank)
+    if not isinstance(dims, (list, tuple)):
+        raise InputError("problem", "dims", "must be a list of names", dims)
+    if len(dims) != rank or not all(isinstance(d, str) and d.isidentifier() for d in dims):
+        raise InputError("problem", "dims", f"must list {rank} identifiers, one per shape entry", dims)
+    return list(dims)
+
+
 def problem(
     memory: MemoryLike | None = None,
     *,
@@ -173,12 +186,10 @@ def problem(
         raise InputError("problem", "dtype", 'is missing or not a string (e.g. dtype="f16")', dtype)
     elem_bits = dtypes.bits(dtype)
     target.check_arch(arch, "problem")
-    names = list(dims) if dims is not None else default_names(len(size))
-    if len(names) != len(size) or not all(isinstance(d, str) and d.isidentifier() for d in names):
-        raise InputError("problem", "dims", f"must list {len(size)} identifiers, one per shape entry", names)
-    listed = [a if isinstance(a, Access) else None for a in accesses]
-    if None in listed:
-        raise InputError("problem", "accesses", "must be Access values", accesses)
+    names = _names(dims, len(size))
+    if not isinstance(accesses, (list, tuple)) or not all(isinstance(a, Access) for a in accesses):
+        raise InputError("problem", "accesses", "must be a list of Access values", accesses)
+    listed = list(accesses)
     if store is not None:
         listed.insert(0, Access("store", store, "store"))
     if load is not None:

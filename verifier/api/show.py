@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bankproof.models.errors import InputError
 from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
@@ -43,4 +44,8 @@ def show(
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, spec=spec)  # fmt: skip
     _modeled(p, "show")
+    if access is not None and not isinstance(access, str):
+        raise InputError("show", "access", "must be an access's name", access)
+    if instruction is not None and (isinstance(instruction, bool) or not isinstance(instruction, int)):
+        raise InputError("show", "instruction", "must be an integer", instruction)
     return scope.show(p, access, instruction)

@@ -132,9 +132,17 @@ def wavefronts(
     def plain(x: Any) -> Any:
         return int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
 
-    case: dict = {"instr": instr, "byte_offsets": [plain(x) for x in byte_offsets]}
+    def listed(value: Any, field: str) -> list:
+        sized = hasattr(value, "__iter__") and hasattr(value, "__len__")
+        if isinstance(value, (str, bytes, dict)) or not sized:
+            raise InputError("wavefronts", field, "must be a list, one entry per lane", value)
+        if len(value) > 1024:
+            raise InputError("wavefronts", field, "must have one entry per lane (32 or 64)", len(value))
+        return list(value)
+
+    case: dict = {"instr": instr, "byte_offsets": [plain(x) for x in listed(byte_offsets, "byte_offsets")]}
     if active is not None:
-        case["active"] = [bool(x) if type(x).__name__ == "bool_" else x for x in active]
+        case["active"] = [bool(x) if type(x).__name__ == "bool_" else x for x in listed(active, "active")]
     try:
         return run_cases([(1, case)], arch)[0]
     except InputError as e:  # name the argument, not a JSONL line

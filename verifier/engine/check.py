@@ -138,7 +138,7 @@ def _z3_phases(
     from bankproof.proofs.conflicts import conflict_free, exact_degree
     from bankproof.proofs.encode import symbolic_access
 
-    ms = int(timeout_s * 1000)
+    ms = max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     linear = isinstance(spec.memory, LinearLayout)
     k = int(c.counts[0] // c.ideals[0]) if linear and len(c.counts) and c.ideals[0] else None
     sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)
@@ -174,7 +174,7 @@ def _z3_groups(
 
     if not isinstance(spec.memory, LinearLayout):
         return EngineResult(None, "n/a", reason="the memory layout is not linear (padded)"), None
-    r, ms = a.instr, int(timeout_s * 1000)
+    r, ms = a.instr, max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     cols = _columns(acc, spec, a.vector)
     p = lane_groups.conflict_free(r, *cols, r.width, ms)
     total = int(c.ideals.sum()) if p.status == "proved" else None

@@ -44,7 +44,7 @@ def convert(spec: Spec, timeout_s: float = 10.0) -> ConvertResult:
     if len(spec.accesses) < 2:
         raise InputError("spec", "access", "must list the source layout then the destination layout")
     src, dst = spec.accesses[0], spec.accesses[1]
-    ms = int(timeout_s * 1000)
+    ms = max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     statuses = []
     try:
         plan = shuffle_plan(src.layout, dst.layout, spec.elem_bits, spec.dims)

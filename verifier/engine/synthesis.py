@@ -57,7 +57,7 @@ def optimality(
     cost = rep.access(writer.name).wavefronts + rep.access(reader.name).wavefronts
     fixed = tuple("auto" if a.instr == "auto" else instruction(a.instr).short for a in (writer, reader))
     args = (writer.layout, reader.layout, spec.elem_bits, (writer.kind, reader.kind))
-    ms = int(timeout_s * 1000)
+    ms = max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     proof = prove_cheapest(*args, cost, spec.arch, fixed, ms)
     found = prove_cheapest(*args, cost + 1, spec.arch, fixed, ms)  # SAT: a layout at most as costly
     enumerated = agrees = offset = None

@@ -43,7 +43,10 @@ from bankproof.verifier.triton.ttgir import Module, Op, read_ttgir
 def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
     """The scan report of one module (see the module docstring)."""
     accesses = buffer_accesses(mod)
-    t = target.from_triton(mod.target)
+    try:
+        t = target.from_triton(mod.target)
+    except InputError as e:  # not counted with another arch's model: every access unchecked
+        return _unmodeled(mod, accesses, path, str(e))
     sm = sm_of(mod.target)
     out_buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
@@ -52,11 +55,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
         parsed = []
         for a in accs:
             bits = a.memdesc.elem_bits
-            row = {"op": a.op.name, "kind": a.kind, "location": location(a.op, path)}
-            row["layout"] = a.tensor.encoding
-            row["shared"] = a.memdesc.encoding
-            row["shape"] = list(a.memdesc.shape)
-            row["dtype"] = a.memdesc.elem
+            row = _row(a, path)
             try:
                 if bits is None:
                     raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
@@ -73,20 +72,15 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                 )
                 if "error" in row:
                     raise InputError("ttgir", "access", row.pop("error"))
-                row.setdefault("hardware", provenance(a.op.name, row["instr"]))
+                # what the count rests on: the target's own status (provenance refines a measured one)
+                status = provenance(a.op.name, row["instr"]) if t.status == "measured" else t.status
+                row.setdefault("hardware", status)
                 parsed.append((a, dist, bits))
             except (InputError, ValueError) as e:
                 row["error"] = str(e)
                 problems.append(str(e))
             rows.append(row)
-        entry = {
-            "buffer": buf,
-            "shape": list(accs[0].memdesc.shape),
-            "dtype": accs[0].memdesc.elem,
-            "shared": accs[0].memdesc.encoding,
-            "accesses": rows,
-            "wavefronts": sum(r.get("wavefronts", 0) for r in rows),
-        }
+        entry = _buffer(buf, accs, rows)
         if "optimum" not in t.commands:
             reason = t.not_modeled("optimum")
             entry.update({"optimal_wavefronts": None, "gap": None, "reason": reason})
@@ -102,6 +96,33 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
     conversions = [_conversion(mod, op, path) for op in cvts]
     return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
             "conversions": conversions}  # fmt: skip
+
+
+def _row(a, path: str) -> dict:
+    """What every access row says, counted or not."""
+    return {"op": a.op.name, "kind": a.kind, "location": location(a.op, path),
+            "layout": a.tensor.encoding, "shared": a.memdesc.encoding, "shape": list(a.memdesc.shape),
+            "dtype": a.memdesc.elem}  # fmt: skip
+
+
+def _buffer(buf: str, accs: list, rows: list[dict]) -> dict:
+    return {"buffer": buf, "shape": list(accs[0].memdesc.shape), "dtype": accs[0].memdesc.elem,
+            "shared": accs[0].memdesc.encoding, "accesses": rows,
+            "wavefronts": sum(r.get("wavefronts", 0) for r in rows)}  # fmt: skip
+
+
+def _unmodeled(mod: Module, accesses: list, path: str, why: str) -> dict:
+    """The report of a module whose target has no model: every access and conversion listed as
+    not analysed (``why``), so a gate exits 3 instead of passing on another arch's counts."""
+    buffers = []
+    for buf in dict.fromkeys(a.buffer for a in accesses):
+        accs = [a for a in accesses if a.buffer == buf]
+        rows = [{**_row(a, path), "error": why} for a in accs]
+        buffers.append({**_buffer(buf, accs, rows), "optimal_wavefronts": None, "gap": None, "reason": why})
+    cvts = [{"op": op.name, "location": location(op, path), "error": why}
+            for op in mod.ops if op.name == "ttg.convert_layout"]  # fmt: skip
+    return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": buffers,
+            "conversions": cvts}  # fmt: skip
 
 
 def _conversion(mod: Module, op: Op, path: str) -> dict:
