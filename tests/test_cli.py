@@ -174,3 +174,23 @@ def test_api_errors_name_arguments_and_the_cli_names_flags(capsys):
     assert capsys.readouterr().err.startswith("bankproof: wavefronts: --arch must be one of")
     assert main(["synth", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")]) == 2
     assert "synth: arch is an" in capsys.readouterr().err  # from the spec file: no --arch flag here
+
+
+def test_ctrl_c_stops_a_command_at_once_with_exit_130():
+    """SIGINT in the middle of a proof (Z3 deep in C code) stops the program within 2 s: one line
+    on stderr, exit 130, no traceback."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    exe = shutil.which("bankproof", path=str(Path(sys.executable).parent))
+    spec = str(ROOT / "examples" / "hopper_nvmma_128b_f16.toml")
+    p = subprocess.Popen([exe, "synth", spec], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.6)  # the synth takes about 2.4 s on a 2-core machine
+    t = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and time.perf_counter() - t < 2
+    assert err.decode() == "bankproof: interrupted\n"

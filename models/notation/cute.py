@@ -232,6 +232,8 @@ def parse_cute(
     """
     if units not in ("element", "byte"):
         raise InputError("cute", "units", "must be 'element' or 'byte'", units)
+    if isinstance(base_align, bool) or not isinstance(base_align, int) or not 0 <= base_align <= 1 << 40:
+        raise InputError("cute", "base_align", "must be an integer number of bytes (0 to 2^40)", base_align)
     value = read(text)
     if isinstance(value, Layout):
         value = Composed(None, 0, 0, value)

@@ -12,6 +12,7 @@ limit), 4 engines disagree, 70 internal error (a bug: please report it).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import sys
@@ -21,6 +22,7 @@ from typing import TextIO
 from bankproof.verifier.cli.parser import EXIT_INPUT, build_parser
 
 EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 # command -> (module, function) of its runner
 RUNNERS = {
     **{c: ("bankproof.verifier.cli.commands", c)
@@ -52,8 +54,35 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         err.write(f"bankproof: internal error: {type(e).__name__}: {e} (please report this input)\n")
         return EXIT_INTERNAL
     except KeyboardInterrupt:
-        return EXIT_INPUT
+        return EXIT_INTERRUPTED
     return code
+
+
+def _watch_interrupts() -> None:
+    """Ctrl-C stops the command at once, whatever it is doing: SIGINT is blocked in every thread
+    but one that waits for it (a solver deep in C code never sees it, so it cannot swallow it or
+    make it wait for its time limit), then one line on stderr and exit 130, no traceback."""
+    import os
+    import signal
+    import threading
+
+    def wait() -> None:
+        signal.sigwait({signal.SIGINT})
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("bankproof: interrupted\n")
+            sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    threading.Thread(target=wait, name="bankproof-interrupt", daemon=True).start()
+
+
+def cli() -> int:
+    """The ``bankproof`` program (the console entry point): :func:`main` on the process's own
+    arguments and streams, with Ctrl-C stopping it within moments (exit 130)."""
+    if sys.platform != "win32":
+        _watch_interrupts()
+    return main()
 
 
 # API arguments -> the flags that give them (the API names arguments; the CLI names flags)
@@ -86,4 +115,4 @@ def _error(args, message: str, out: TextIO, err: TextIO) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(cli())

@@ -33,6 +33,9 @@ def _receive(line: bytes) -> object:
 
 def serve(function: Callable) -> None:
     """Worker loop: each stdin line is a pickled job; each stdout line ``function(job)`` pickled."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # the parent's CLI blocks it for its watcher
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # whatever the job prints must not corrupt the protocol
     for line in stdin:
