@@ -275,7 +275,7 @@ def test_serve_command_refuses_bad_arguments(capsys):
     from bankproof.verifier.cli.main import main
 
     assert main(["serve", str(ROOT / "no-such.toml")]) == 2
-    assert "serve: SPEC cannot be read (FileNotFoundError)" in capsys.readouterr().err
+    assert "serve: SPEC cannot be read (No such file or directory)" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 2
     assert "serve: --port must be between 0 and 65535, got 70000" in capsys.readouterr().err
 

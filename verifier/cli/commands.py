@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import TextIO
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.files import LINES_BYTES, read_stream, read_text
 from bankproof.verifier import api
 from bankproof.verifier.api.gpu import gpu_check
 from bankproof.verifier.api.layout import describe_layout
@@ -105,13 +105,11 @@ def layout(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     target.check_arch(args.arch, "wavefronts", "--arch")  # before reading the input
     if args.input == "-":
-        lines = __import__("sys").stdin.read().splitlines()
+        stdin = __import__("sys").stdin
+        text = read_stream(getattr(stdin, "buffer", stdin), LINES_BYTES, "wavefronts", "--input")
+        lines = text.splitlines()
     else:
-        try:
-            lines = Path(args.input).read_text().splitlines()
-        except (OSError, UnicodeDecodeError) as e:
-            why = getattr(e, "strerror", None) or type(e).__name__
-            raise InputError("wavefronts", "--input", f"cannot be read ({why})", args.input) from None
+        lines = read_text(args.input, LINES_BYTES, "wavefronts", "--input").splitlines()
     out.write("".join(r.to_json() for r in run_lines(lines, args.arch)))
     return 0
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TextIO
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier import api
 from bankproof.verifier.cli.commands import _write
 from bankproof.verifier.render import scan as scan_render
@@ -22,10 +22,7 @@ from bankproof.verifier.triton import corpus as corpus_wing
 
 
 def _read_ttgir(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError("triton scan", "FILE", f"cannot be read ({e.__class__.__name__})", path) from None
+    return read_text(path, TEXT_BYTES, "triton scan", "FILE")
 
 
 def _kernel_args(items: list[str]) -> dict[str, int]:

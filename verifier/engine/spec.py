@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bankproof.models import dtypes, f2, target
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, excerpt
+from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
@@ -36,7 +37,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-MAX_SPEC_BYTES = 1 << 20
+MAX_SPEC_BYTES = SPEC_BYTES
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,11 @@ def _err(field: str, problem: str, value: object = ...) -> InputError:
 
 def load_spec(path: str | Path, require_memory: bool = True) -> Spec:
     """Read and check a spec file."""
-    p = Path(path)
+    text = read_text(path, MAX_SPEC_BYTES, "spec", "file")
     try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise InputError("spec", "file", f"cannot be read ({e.strerror})", str(path)) from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise _err("file", f"is larger than {MAX_SPEC_BYTES} bytes", len(raw))
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise _err("file", f"is not valid TOML ({e})") from None
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
+        raise _err("file", f"is not valid TOML ({excerpt(str(e))})") from None
     return parse_spec(data, str(path), require_memory)
 
 

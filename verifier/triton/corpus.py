@@ -20,10 +20,10 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.files import BASELINE_BYTES, read_text
 from bankproof.verifier.triton import ledger, lowering
 from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.corpus_configs import builtin_configs
@@ -164,9 +164,9 @@ def compare(entries: list[dict], baseline: dict[str, int]) -> list[str]:
 
 def load_baseline(path: str) -> dict[str, int]:
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError("corpus", "baseline", f"cannot be read ({type(e).__name__})", path) from None
+        data = json.loads(read_text(path, BASELINE_BYTES, "corpus", "baseline"))
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise InputError("corpus", "baseline", f"is not JSON ({type(e).__name__})", path) from None
     acc = data.get("accesses") if isinstance(data, dict) else None
     if not isinstance(acc, dict) or not all(isinstance(v, int) for v in acc.values()):
         raise InputError("corpus", "baseline", "must be {'accesses': {key: wavefronts}}", path)

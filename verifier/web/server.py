@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bankproof.models.errors import InputError
+from bankproof.models.files import SPEC_BYTES, TEXT_BYTES, read_text
 from bankproof.verifier.web import workbench
 
 WEB = Path(__file__).with_name("static")
@@ -58,8 +59,8 @@ def _spec_problem(path: str) -> dict:
     from bankproof.verifier.engine.spec import load_spec, tomllib
 
     try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        data = tomllib.loads(read_text(path, SPEC_BYTES, "serve", "SPEC"))
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
     spec = load_spec(path)
     mem = data.get("memory", {})
@@ -86,10 +87,7 @@ def _ttgir_buffers(path: str) -> list[dict]:
     from bankproof.models.notation.triton import parse_triton
     from bankproof.verifier.triton.scan import scan_text
 
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError("serve", "FILE", f"cannot be read ({type(e).__name__})", path) from None
+    text = read_text(path, TEXT_BYTES, "serve", "FILE")
     aliases, _ = split_aliases(text)
 
     def full(attr: str) -> str:

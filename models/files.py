@@ -1,0 +1,55 @@
+"""Reading what a user names: one place that opens files, reads at most a stated number of bytes
+before anything parses them (a ``/dev/zero`` or a 10 GB log is refused after ``limit`` bytes, not
+read whole), and says in one line why a file cannot be used.
+
+>>> import tempfile, os
+>>> with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+...     _ = f.write("x" * 100)
+>>> read_text(f.name, 10, "spec", "file")
+Traceback (most recent call last):
+...
+bankproof.models.errors.InputError: spec: file is larger than 10 bytes, got ...
+>>> os.unlink(f.name)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from bankproof.models.errors import InputError
+
+# The limits, stated once (README: "Input limits").
+SPEC_BYTES = 1 << 20  # a spec file (TOML)
+TEXT_BYTES = 64 << 20  # a TTGIR or PTX file
+LINES_BYTES = 256 << 20  # the JSON lines of `bankproof wavefronts`
+BASELINE_BYTES = 64 << 20  # a corpus baseline (JSON)
+
+
+def read_stream(stream: BinaryIO, limit: int, where: str, field: str) -> str:
+    """At most ``limit`` bytes of ``stream`` (binary, or text: then characters) as UTF-8 text
+    (more is refused)."""
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise InputError(where, field, f"is larger than {limit} bytes", f"more than {limit}")
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(where, field, f"is not UTF-8 text (byte {e.start})") from None
+
+
+def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> str:
+    """The text of the file at ``path``, read up to ``limit`` bytes: a folder, a missing or
+    unreadable file, a larger one or one that is not UTF-8 is an :class:`InputError`."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError(where, field, "is a folder, not a file", str(path))
+        with open(p, "rb") as fh:
+            return read_stream(fh, limit, where, field)
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        raise InputError(where, field, f"cannot be read ({why})", str(path)) from None
