@@ -474,3 +474,15 @@ def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
         assert page.counts()["read"] == (16, 1)
     finally:
         driver.quit()
+
+
+def test_a_request_too_large_for_the_workbench_is_refused_before_any_work():
+    """A 2^24-element problem took 34 s per toggle; the workbench refuses it at once (400)."""
+    req = {**workbench.SEED, "shape": "4096x4096", "memory": "4096*m + n"}
+    t = time.perf_counter()
+    with pytest.raises(InputError, match=r"workbench: shape has more than 2\^20 elements"):
+        workbench.evaluate(req)
+    assert time.perf_counter() - t < 1
+    cute = {**workbench.SEED, "memory": "Sw<3,2,3> o (16,32):(32,1)", "units": "byte", "base_align": "9" * 5000}
+    with pytest.raises(InputError, match="base_align"):  # 5000 digits: once a 500 (int() refused them)
+        workbench.evaluate(cute)

@@ -33,7 +33,7 @@ from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.notation import memory_notations
+from bankproof.models.notation import memory_notations, parse_shape
 from bankproof.models.notation.formula import formula_text
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.models.space import Space
@@ -43,6 +43,7 @@ from bankproof.verifier.engine.scope import groups as scope_groups
 from bankproof.verifier.engine.spec import Spec
 
 WHERE = "workbench"
+MAX_ELEMENTS_LOG2 = 20  # a request's tensor: each answer enumerates it (2^20: about 1.5 s here)
 ROWS = (
     "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
 )
@@ -92,11 +93,16 @@ def problem(req: object) -> Spec:
     dims = [d.strip() for d in dims.split(",")] if isinstance(dims, str) and dims.strip() else dims or None
     base_align = req.get("base_align", 0)
     if isinstance(base_align, str):
-        base_align = int(base_align) if base_align.strip().isdigit() else base_align
+        digits = base_align.strip()
+        base_align = int(digits) if digits.isdigit() and len(digits) <= 13 else base_align
+    shape = parse_shape(_str(req, "shape"))
+    if sum(n.bit_length() - 1 for n in shape) > MAX_ELEMENTS_LOG2:
+        why = f"has more than 2^{MAX_ELEMENTS_LOG2} elements (the workbench's limit; the CLI takes 2^24)"
+        raise InputError(WHERE, "shape", why, "x".join(map(str, shape)))
     return api.problem(
         _bases_json(_str(req, "memory"), "memory"),
         accesses=listed,
-        shape=_str(req, "shape"),
+        shape=shape,
         dtype=_str(req, "dtype"),
         arch=_str(req, "arch", "sm90"),
         dims=dims,
