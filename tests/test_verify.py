@@ -239,3 +239,14 @@ def test_verify_enumerates_each_access_once_even_with_the_html_page(tmp_path, mo
     assert main(["verify", spec, "--html", str(tmp_path / "r.html")]) == 1
     assert (tmp_path / "r.html").stat().st_size > 1000
     assert sorted(a[1] for a in built) == ["load", "store"]  # two accesses, one build each
+
+
+@pytest.mark.parametrize("engines", ["all", "z3", "algebra", "enum"])
+def test_paired_wide_loads_off_the_measured_arch_are_unknown_to_every_engine(engines):
+    """A 128-bit load whose lane 0 and lane 1 share addresses merges phases on sm90 (measured);
+    on sm80 that is not measured, so no engine may prove it (the algebra and Z3 once did)."""
+    load = {"register": [[0, 1], [0, 2]], "lane": [[0, 0], [1, 0], [2, 0], [4, 0], [8, 0]]}
+    r = bankproof.verify("4*m + n", load=load, shape="16x4", dtype="f32", arch="sm80", engines=engines)
+    assert r.verdict == "unknown" and r.accesses[0].wavefronts is None
+    assert {e.reason for e in r.accesses[0].engines.values()} == {"paired wide loads are measured on sm90 only"}
+    assert bankproof.verify("4*m + n", load=load, shape="16x4", dtype="f32", engines=engines).verdict == "proved"

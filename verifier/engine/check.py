@@ -226,7 +226,8 @@ def check_access(
     c = target.count(spec.arch, a)
     results: dict[str, EngineResult] = {}
     cx = z3_model = None
-    if c.rule is not None and not c.known:  # no published lane groups: no engine can answer
+    if not c.known:  # no published lane groups, or paired wide loads off the measured archs:
+        # the model cannot say, so no engine may answer (the algebra and Z3 encode the same model)
         results = {e: EngineResult(None, "unknown", reason=c.reason) for e in engines}
     else:
         if "enumeration" in engines:
