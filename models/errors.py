@@ -14,6 +14,7 @@ import reprlib
 
 _MISSING = object()
 MAX_QUOTE = 120  # characters of a user value a message quotes
+MAX_PROBLEM = 800  # characters of the problem's own words (which may quote the input)
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = MAX_QUOTE
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 12
@@ -74,7 +75,9 @@ class InputError(ValueError):
         self.field = field
         self.problem = problem
         self.value = value
-        text = f"{where}: {field} {problem}" if field else f"{where}: {problem}"
+        place, name = excerpt(str(where)), excerpt(str(field))  # a field may be a user's key
+        problem = excerpt(str(problem), MAX_PROBLEM)  # it may quote a token of the input
+        text = f"{place}: {name} {problem}" if field else f"{place}: {problem}"
         if value is not _MISSING:
             text += f", got {excerpt(value)}"
         super().__init__(text)

@@ -14,6 +14,7 @@ bankproof.models.errors.InputError: spec: file is larger than 10 bytes, got ...
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -53,3 +54,38 @@ def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> st
     except OSError as e:
         why = e.strerror or type(e).__name__
         raise InputError(where, field, f"cannot be read ({why})", str(path)) from None
+
+
+class _Refused(ValueError):
+    pass
+
+
+def _int(digits: str) -> int:
+    if len(digits.lstrip("-")) > 20:  # beyond 64 bits: no field takes it, and int() of 5000 digits raises
+        raise _Refused(f"an integer of {len(digits)} digits")
+    return int(digits)
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"{name} (not a JSON number)")
+
+
+def json_value(text: str | bytes, where: str, field: str) -> object:
+    """A JSON value a user gave as text: integers beyond 64 bits, NaN and Infinity, nesting
+    deeper than the parser takes and text that is not JSON are each one :class:`InputError`.
+
+    >>> json_value('{"a": [1, 2]}', "x", "y")
+    {'a': [1, 2]}
+    >>> json_value("[" + "9" * 30 + "]", "bases", "text")
+    Traceback (most recent call last):
+    ...
+    bankproof.models.errors.InputError: bases: text has an integer of 30 digits
+    """
+    try:
+        return json.loads(text, parse_int=_int, parse_constant=_constant)
+    except _Refused as e:
+        raise InputError(where, field, f"has {e}") from None
+    except json.JSONDecodeError as e:
+        raise InputError(where, field, f"is not valid JSON ({e.msg} at column {e.colno})") from None
+    except (RecursionError, ValueError, UnicodeDecodeError):
+        raise InputError(where, field, "is not JSON this reads (nested too deeply or not UTF-8)") from None

@@ -103,7 +103,7 @@ def test_any_loaded_layout_decomposes_into_base_and_grid(seed):
         ({"accesses": []}, "workbench: accesses must list 1 to 8 accesses"),
         ({"instruction": 99}, "show: instruction must be in \\[0, 16\\)"),
         ({"evil": 1}, "workbench: evil is not a field"),
-        ({"memory": '{"offset": [[0, 1]'}, "workbench: memory looks like JSON bases but does not parse"),
+        ({"memory": '{"offset": [[0, 1]'}, "workbench: memory is not valid JSON"),
     ],
 )
 def test_bad_requests_name_the_field(change, message):

@@ -12,18 +12,14 @@ import json
 from collections.abc import Mapping, Sequence
 
 from bankproof.models.errors import InputError
+from bankproof.models.files import json_value
 from bankproof.models.layout import DISTRIBUTED_DIMS, MEMORY_DIMS, LinearLayout
 
 
 def parse_bases(spec: str | Mapping[str, object], shape: Sequence[int]) -> LinearLayout:
     """Bases per input dim -> a layout onto ``dim0, dim1, ...`` of ``shape``."""
     if isinstance(spec, str):
-        try:
-            spec = json.loads(spec)
-        except json.JSONDecodeError as e:
-            raise InputError(
-                "bases", "text", f"is not valid JSON ({e.msg} at column {e.colno})", spec[:80]
-            ) from None
+        spec = json_value(spec, "bases", "text")
     if not isinstance(spec, Mapping) or not spec:
         raise InputError("bases", "value", "must be a non-empty table of input dims", spec)
     keys = list(spec)

@@ -41,6 +41,8 @@ class Swizzle:
     s: int
 
     def __post_init__(self) -> None:
+        if max(self.b, self.m, abs(self.s)) > 32:
+            raise InputError("cute", "Swizzle", "fields must be at most 32", (self.b, self.m, self.s))
         if self.b < 0:
             raise InputError("cute", "Swizzle B", "must be >= 0", self.b)
         if self.m < 0:

@@ -21,10 +21,11 @@ import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation.cute_expr import Layout, Tag, read
-from bankproof.models.notation.cute_shapes import compact, size
+from bankproof.models.notation.cute_shapes import compact, leaves, size
 from bankproof.models.notation.cute_shapes import evaluate as _at
 
 LANE_BITS = 5
+MAX_MODE = 1 << 16  # elements of a thread, value or warp layout (a CTA has at most 1024 threads)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,11 @@ def _layout(value, field: str) -> Layout:
         v = Layout(v, compact(v, right=False))
     if not isinstance(v, Layout):
         raise InputError("cute", field, "must be a CuTe layout (shape):(stride)", value)
+    sizes = leaves(v.shape)
+    if any(s < 1 for s in sizes):
+        raise InputError("cute", field, "sizes must be at least 1", value)
+    if size(v.shape) > MAX_MODE:
+        raise InputError("cute", field, f"has more than {MAX_MODE} elements", value)
     return v
 
 
@@ -302,7 +308,7 @@ def mma_atom(name: str) -> MmaAtom:
     m = re.fullmatch(r"SM8[09]_(16x8x(?:8|16|32))_\w+_TN", n)
     if m:
         return MMA_ATOMS[m.group(1)]
-    m = re.fullmatch(r"SM90_64x(\d+)x(\d+)_\w+", n)
+    m = re.fullmatch(r"SM90_64x(\d{1,3})x(\d{1,3})_\w+", n)
     if m and int(m.group(1)) % 8 == 0 and is_pow2(int(m.group(1))):
         w = int(m.group(1))
         c = f"((4,8,4),(2,2,{w // 8})):((128,1,16),(64,8,512))"

@@ -48,11 +48,15 @@ def _value(obj: object, cls: str, name: str, depth: int = 0) -> object:
         raise InputError(WHERE, f"{cls}.{name}", "cannot be read") from None
     if hasattr(v, "value") and type(v).__name__ == "constexpr":  # Gluon's constexpr wrapper
         v = v.value
-    if isinstance(v, (bool, int)):
+    if isinstance(v, bool):
         return v
-    if isinstance(v, (list, tuple)) and depth < 3:
+    if isinstance(v, int):
+        if abs(v) > 1 << 32:  # no layout field is near it: sizes and bases are within a tensor's 2^24
+            raise InputError(WHERE, f"{cls}.{name}", "is beyond 2^32 in magnitude", v)
+        return v
+    if isinstance(v, (list, tuple)) and depth < 3 and len(v) <= 64:
         return [_value(x, cls, name, depth + 1) for x in v]
-    raise InputError(WHERE, f"{cls}.{name}", "must be an integer, a bool or a list of them", repr(v)[:80])
+    raise InputError(WHERE, f"{cls}.{name}", "must be an integer, a bool or a short list of them", v)
 
 
 def _field_map(pairs: dict[str, str]) -> Callable[[object, str], dict]:

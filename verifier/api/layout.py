@@ -34,7 +34,7 @@ def describe_layout(
         raise InputError("layout", "dims", "must be a list of names", dims)
     names = list(dims) if dims is not None else None
     if names is not None and not all(isinstance(n, str) and n.isidentifier() for n in names):
-        raise InputError("layout", "dims", "must be identifiers", ",".join(map(str, names)))
+        raise InputError("layout", "dims", "must be identifiers", names)
     parsed = parse_layout(notation, shape, dtype=dtype, units=units, base_align=base_align, names=names)
     if dtype:
         dtypes.bits(dtype)

@@ -201,6 +201,9 @@ def problem(
         where = f"access[{i}]"
         if a.kind not in ("store", "load"):
             raise InputError(where, "kind", "must be load or store", a.kind)
+        for field in ("name", "instr"):
+            if not isinstance(getattr(a, field), str):
+                raise InputError(where, field, "must be a string", getattr(a, field))
         name = a.name or f"access{i}"
         if name in {b.name for b in built}:
             raise InputError(where, "name", "repeats another access's name", name)

@@ -12,7 +12,6 @@ Each input line: ``{"instr": "ld128", "byte_offsets": [32 ints], "active": [32 b
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.files import json_value
 from bankproof.models.hardware import LANES
 from bankproof.verifier.results import WavefrontsResult
 
@@ -29,10 +29,7 @@ MAX_LINE = 100_000
 def _load(line: str, n: int) -> object:
     if len(line) > MAX_LINE:
         raise InputError(f"line {n}", "line", f"is longer than {MAX_LINE} characters", len(line))
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as e:
-        raise InputError(f"line {n}", "json", f"is not valid JSON ({e.msg})", line.strip()[:60]) from None
+    return json_value(line, f"line {n}", "json")
 
 
 def load_all(numbered: list[tuple[int, str]]) -> list[object]:
@@ -41,10 +38,10 @@ def load_all(numbered: list[tuple[int, str]]) -> list[object]:
         for n, line in numbered:
             _load(line, n)
     try:
-        data = json.loads("[" + ",".join(line for _, line in numbered) + "]")
-        if len(data) == len(numbered):
+        data = json_value("[" + ",".join(line for _, line in numbered) + "]", "wavefronts", "lines")
+        if isinstance(data, list) and len(data) == len(numbered):
             return data
-    except json.JSONDecodeError:
+    except InputError:
         pass
     return [_load(line, n) for n, line in numbered]
 

@@ -70,12 +70,18 @@ def _err(field: str, problem: str, value: object = ...) -> InputError:
 
 def load_spec(path: str | Path, require_memory: bool = True) -> Spec:
     """Read and check a spec file."""
-    text = read_text(path, MAX_SPEC_BYTES, "spec", "file")
+    return spec_from_text(read_text(path, MAX_SPEC_BYTES, "spec", "file"), str(path), require_memory)
+
+
+def spec_from_text(text: str, path: str = "<spec>", require_memory: bool = True) -> Spec:
+    """A spec from its TOML text (what :func:`load_spec` reads from a file)."""
+    if len(text) > MAX_SPEC_BYTES:
+        raise _err("file", f"is larger than {MAX_SPEC_BYTES} bytes", len(text))
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
         raise _err("file", f"is not valid TOML ({excerpt(str(e))})") from None
-    return parse_spec(data, str(path), require_memory)
+    return parse_spec(data, path, require_memory)
 
 
 def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) -> Spec:

@@ -26,16 +26,28 @@ _ANY_OP = re.compile(r'^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?"?([a-z_]+\.[a-z_0-9
 _SCALAR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.(\w+)\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
 _INT_OPS = {
     "addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
-    "divsi": lambda a, b: int(a / b) if b else None, "divui": lambda a, b: a // b if b else None,
+    "divsi": lambda a, b: _trunc_div(a, b) if b else None, "divui": lambda a, b: a // b if b else None,
     "ceildivsi": lambda a, b: -(-a // b) if b else None,
-    "remsi": lambda a, b: a - int(a / b) * b if b else None,
+    "remsi": lambda a, b: a - _trunc_div(a, b) * b if b else None,
     "maxsi": max, "minsi": min, "andi": lambda a, b: a & b, "ori": lambda a, b: a | b,
-    "shli": lambda a, b: a << b, "shrsi": lambda a, b: a >> b,
-}  # fmt: skip
+    "shli": lambda a, b: a << b if 0 <= b < 64 else None,
+    "shrsi": lambda a, b: a >> b if 0 <= b < 64 else None,
+}  # fmt: skip  (results beyond 64 bits are unknown: see _fits)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, exactly (MLIR's divsi), at any size."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _fits(v: int | None) -> int | None:
+    """``v`` when it is a 64-bit value, else unknown (a constant that big is not a trip count)."""
+    return v if v is not None and -(1 << 63) <= v < 1 << 63 else None
 _GRID = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.get_(program_id|num_programs)\s+([xyz])\b")
 _FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\S+)")
-_CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d+)\s*:\s*i\d+")
-_PARTITION = re.compile(r"partition(\d+)\s*\(.*?\)\s*num_warps\((\d+)\)")
+_CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d{1,19})\s*:\s*i\d+")
+_PARTITION = re.compile(r"partition(\d{1,9})\s*\(.*?\)\s*num_warps\((\d{1,9})\)")
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ class Loop:
         if v in self.defs and depth < 32:
             op, a, b = self.defs[v]
             x, y = self._value(a, args, depth + 1), self._value(b, args, depth + 1)
-            return None if x is None or y is None else _INT_OPS[op](x, y)
+            return None if x is None or y is None else _fits(_INT_OPS[op](x, y))
         return None
 
     def trips(self, args: dict[str, int] | None = None) -> int | None:

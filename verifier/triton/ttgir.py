@@ -35,7 +35,7 @@ MAX_TEXT = 64 * 1024 * 1024
 
 _ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z_.]+)\b(.*)$")
-_LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+_LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d{1,9}):(\d{1,9})')
 _LOC_REF = re.compile(r"#(loc\d*)\b")
 
 
@@ -131,7 +131,7 @@ def parse_type(text: str) -> Type:
     parts = split_top(inner)
     dims, elem = [], parts[0]
     while True:
-        m = re.match(r"(\d+)x", elem)
+        m = re.match(r"(\d{1,18})x", elem)
         if not m:
             break
         dims.append(int(m.group(1)))
@@ -140,7 +140,7 @@ def parse_type(text: str) -> Type:
     if ptr:
         elem = ptr.group(1)
     encoding = parts[1] if len(parts) > 1 else ""
-    alloc = next((p for p in parts[2:] if re.fullmatch(r"\d+(?:x\d+)*", p)), "")
+    alloc = next((p for p in parts[2:] if re.fullmatch(r"\d{1,18}(?:x\d{1,18})*", p)), "")
     alloc_shape = tuple(int(x) for x in alloc.split("x")) if alloc else ()
     return Type(kind, tuple(dims), elem, encoding, text, alloc_shape)
 
@@ -156,7 +156,7 @@ def find_types(text: str) -> list[Type]:
 def _resolve_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int, int] | None:
     """The first ``"file":line:col`` a location (possibly through aliases, names, fusions) names."""
     m = _LOC_FILE.search(ref)
-    if m:
+    if m and len(m.group(2)) < 10 and len(m.group(3)) < 10:
         return (m.group(1), int(m.group(2)), int(m.group(3)))
     if depth > 32:
         return None
@@ -192,7 +192,7 @@ def read_ttgir(text: str) -> Module:
                 locs[a.group(1)] = a.group(2)
             else:
                 mod.aliases[a.group(1)] = a.group(2).strip()
-    warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d+)', text)
+    warps = re.search(r'"ttg\.num-warps"\s*=\s*(\d{1,9})', text)
     mod.num_warps = int(warps.group(1)) if warps else None
     target = re.search(r'ttg\.target\s*=\s*"([^"]+)"', text)
     mod.target = target.group(1) if target else None

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bankproof.models.errors import InputError
-from bankproof.models.files import SPEC_BYTES, TEXT_BYTES, read_text
+from bankproof.models.files import SPEC_BYTES, TEXT_BYTES, json_value, read_text
 from bankproof.verifier.web import workbench
 
 WEB = Path(__file__).with_name("static")
@@ -60,7 +60,7 @@ def _spec_problem(path: str) -> dict:
 
     try:
         data = tomllib.loads(read_text(path, SPEC_BYTES, "serve", "SPEC"))
-    except (tomllib.TOMLDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
         raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
     spec = load_spec(path)
     mem = data.get("memory", {})
@@ -194,9 +194,11 @@ class Handler(BaseHTTPRequestHandler):
         if not 0 < size <= MAX_BODY:
             return self._json(413, {"ok": False, "error": f"a request must be 1 to {MAX_BODY} bytes of JSON"})
         try:
-            req = json.loads(self.rfile.read(size))
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
+            req = json_value(self.rfile.read(size), "workbench", "request")
+        except InputError as e:
+            if "not valid JSON" in e.problem or "is not JSON" in e.problem:
+                return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
+            return self._json(400, {"ok": False, "error": str(e)})
         except TimeoutError:
             return  # the client stalled mid-body: the connection is closed
         if name in FAST:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from bankproof.models import target
 from bankproof.models.errors import InputError, log2
+from bankproof.models.files import json_value
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import lemma_9_4
@@ -115,12 +116,7 @@ def _bases_json(text: str, field: str) -> object:
     """Bases pasted as JSON text become a dict (the API's bases form); other text is notation."""
     if not text.startswith("{") and not text.startswith("["):
         return text
-    import json
-
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise InputError(WHERE, field, f"looks like JSON bases but does not parse ({e.msg})") from None
+    return json_value(text, WHERE, field)
 
 
 # ----- the toggle grid ---------------------------------------------------------------------------
