@@ -230,7 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument(
         "--require-optimal", action="store_true", help="exit 1 when any buffer is above its optimum"
     )
-    cor.add_argument("--kernels", metavar="FILE.py", help="a Python file with kernels and CONFIGS")
+    cor.add_argument(
+        "--kernels", metavar="FILE.py",
+        help="a Python file with kernels and CONFIGS; it is imported, so it runs with your privileges: "
+        "give it only files you would run yourself",
+    )  # fmt: skip
     cor.add_argument(
         "--allow-unknown",
         action="store_true",
