@@ -191,3 +191,51 @@ def test_malformed_jsonl_line(monkeypatch, capsys, line, message):
 
 def test_the_table_has_at_least_30_inputs():
     assert len(SPECS) + len(CLI) + len(JSONL) >= 30
+
+
+# ----- found by hand and by the fuzzers (issue 27): each once crashed, hung or answered wrongly ------
+NVMMA = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+API_CASES = [
+    (lambda bp: bp.layout("+".join(["m"] * 1000), "16x32"), "formula: layout is not a bijection"),
+    (lambda bp: bp.layout("m * 1099511627776 * 1024 + n", "16x32"), "beyond 2^40 (64-bit arithmetic would wrap)"),
+    (lambda bp: bp.layout("(8,8):(1,9223372036854775808)"), "cute: layout has an integer beyond 2^40"),
+    (lambda bp: bp.layout("#ttg.slice<{dim = 0, parent = " * 500 + BLOCKED + "}>" * 500, "16"), "nests deeper"),
+    (lambda bp: bp.layout("32*m + n", [2**20000, 32]), "an integer of 6021 digits"),
+    (lambda bp: bp.layout("32*m + n", 7), "shape: value must be text like 16x32"),
+    (lambda bp: bp.layout('{"offset": [[' + "9" * 5000 + "]]}", "16"), "bases: text has an integer of 5000 digits"),
+    (lambda bp: bp.layout("Sw<3,464,3> o (8,64):(64,1)"), "cute: Swizzle fields must be at most 32"),
+    (lambda bp: bp.show(spec=PLAIN, instruction="3"), "show: instruction must be an integer"),
+    (lambda bp: bp.verify(NVMMA, load=BLOCKED, shape="64x64", dtype="f32"), "elementBitWidth contradicts the dtype f32"),
+    (lambda bp: bp.wavefronts("ld32", None), "wavefronts: byte_offsets must be a list"),
+    (lambda bp: bp.verify("32*m + n", load=BLOCKED, shape="16x32", dtype="f32", engines=None), "engines must be"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "message"), API_CASES)
+def test_bad_api_input_is_an_input_error(call, message):
+    import bankproof
+
+    with pytest.raises(bankproof.InputError, match=message.replace("^", r"\^").replace("(", r"\(").replace(")", r"\)")):
+        call(bankproof)
+
+
+def test_a_time_limit_below_what_z3_needs_is_unknown_never_proved():
+    import bankproof
+
+    rows = BLOCKED.replace("[1, 32], warpsPerCTA = [1, 1]", "[1, 32], warpsPerCTA = [4, 1]")
+    cols = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 2], order = [0, 1]}>"
+    r = bankproof.synth(store=rows, load=cols, shape="64x64", dtype="f16", timeout=1e-6, engines="z3")
+    assert r.verdict == "unknown" and r.synth.optimal_over.startswith("unknown")
+    v = bankproof.verify(spec=PLAIN, timeout=1e-9, engines="z3")
+    assert v.verdict == "unknown" and {a.proof.reason for a in v.accesses} == {"solver: timeout"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["triton", "corpus", "--arch", ""], "triton corpus: --arch names no arch"),
+        (["triton", "corpus", "--kernels", "/no/such/kernels.py", "--arch", "sm90"], "--kernels is not a file"),
+    ],
+)
+def test_corpus_arguments_are_checked_before_any_work(argv, message, capsys):
+    assert main(argv) == 2 and message in capsys.readouterr().err

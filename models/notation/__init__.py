@@ -141,6 +141,10 @@ def parse_layout(
         src = triton_notation.parse_triton(t)
         if shape is None:
             raise InputError("layout", "shape", "is required for Triton notations (e.g. 16x32)")
+        width = getattr(src, "element_bits", None)  # nvmma_shared names the element width it swizzles for
+        if width is not None and dtype and width != dtypes.bits(dtype):
+            why = f"contradicts the dtype {dtype} ({dtypes.bits(dtype)} bits)"
+            raise InputError(src.kind, "elementBitWidth", why, width)
         lay = src.to_layout(shape)
         kind = "memory" if src.memory else "distributed"
     elif notation == "cute":

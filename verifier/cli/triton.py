@@ -73,6 +73,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         archs = [t.arch for t in target.TARGETS.values() if t.corpus_default]
     else:
         archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+        if not archs:
+            raise InputError("triton corpus", "--arch", "names no arch (e.g. sm90 or sm80,sm90)", args.arch)
     if args.update_baseline and not args.baseline:
         raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
     if not 0 < args.compile_timeout <= 86400:

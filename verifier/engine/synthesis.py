@@ -120,9 +120,10 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     )
     met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
     verdict = rep.verdict
-    total = sum(a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name))
+    counted = [a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name)]
+    total = None if None in counted else sum(counted)  # None: a time limit, or a model that cannot say
     opt = None
-    if "z3" in engines and verdict != "disagree" and ranked:
+    if "z3" in engines and verdict != "disagree" and ranked and total is not None:
         opt = optimality(spec, writer, reader, rep, timeout_s)
         if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
             verdict = "disagree"
@@ -146,8 +147,12 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     return SynthResult(**fields, verdict=verdict, accesses=checked, synth=info, layout=memory)
 
 
-def _optimal_over(total: int, bound: int, opt: Optimality | None, writer, reader, searched: bool) -> str:
+def _optimal_over(
+    total: int | None, bound: int, opt: Optimality | None, writer, reader, searched: bool
+) -> str:
     """The family the result is optimal over, as proved (or the honest restriction)."""
+    if total is None:
+        return "unknown: the synthesized layout's wavefronts are not known (see each access's proof)"
     pinned = [f"{a.name}'s {a.instr}" for a in (writer, reader) if a.instr != "auto"]
     fixed = f", with {' and '.join(pinned)} as the spec fixes" if pinned else ""
     if total == bound:

@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
@@ -42,6 +43,8 @@ def _kernel(name: str, kernels_file: str | None):
 
 
 def _load_file(path: str):
+    if not Path(path).is_file():
+        raise InputError("corpus", "kernels", "is not a file", path)
     spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
     if spec is None or spec.loader is None:
         raise InputError("corpus", "kernels", "is not a Python file", path)
