@@ -174,7 +174,7 @@ def from_triton(attr: str | None) -> Target:
     """
     backend, _, name = (attr or "").partition(":")
     for t in TARGETS.values():
-        if t.triton == (backend, int(name) if name.isdigit() else name):
+        if t.triton == (backend, int(name) if name.isdigit() and len(name) < 10 else name):
             return t
     known = ", ".join(f"{t.triton[0]}:{t.triton[1]}" for t in TARGETS.values())
     if attr is None:

@@ -208,7 +208,22 @@ API_CASES = [
     (lambda bp: bp.verify(NVMMA, load=BLOCKED, shape="64x64", dtype="f32"), "elementBitWidth contradicts the dtype f32"),
     (lambda bp: bp.wavefronts("ld32", None), "wavefronts: byte_offsets must be a list"),
     (lambda bp: bp.verify("32*m + n", load=BLOCKED, shape="16x32", dtype="f32", engines=None), "engines must be"),
+    (lambda bp: bp.layout("tile_to_shape(Layout<Shape<_0,_64>,Stride<_64,_1>>{}, make_shape(_128{}, _64{}))"),
+     "tile_to_shape: sizes must be at least 1"),
+    (lambda bp: bp.verify(spec=_fa2(thr="(8,16):(-16,1)"), engines="enum"), "must each be a bijection"),
+    (lambda bp: bp.verify(spec=_fa2(warps="(4,-1,1)"), engines="enum"), "warps sizes must be at least 1"),
 ]  # fmt: skip
+
+
+def _fa2(**fields) -> dict:
+    """The FA2 Q-tile example with fields of its copy (thr, val) or mma (warps) replaced."""
+    import tomllib
+
+    spec = tomllib.loads((ROOT / "examples" / "cute_fa2_q_128x128.toml").read_text())
+    for acc in spec["access"]:
+        part = acc["layout"].get("cute_copy") or acc["layout"].get("cute_mma")
+        part.update({k: v for k, v in fields.items() if k in part})
+    return spec
 
 
 @pytest.mark.parametrize(("call", "message"), API_CASES)

@@ -158,3 +158,8 @@ def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, 
     (tmp_path / "k.ttgir").write_text(text)
     assert main(["triton", "scan", str(tmp_path / "k.ttgir")]) == 3
     assert "not checked" in capsys.readouterr().err
+
+
+def test_a_target_with_thousands_of_digits_is_refused_not_crashed_on():
+    rep = scan_text(SAMPLE.read_text().replace('"cuda:90"', '"cuda:' + "9" * 5000 + '"'))
+    assert all("ttg.target has no model here" in a["error"] for b in rep["buffers"] for a in b["accesses"])

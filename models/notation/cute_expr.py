@@ -364,6 +364,8 @@ def tile_to_shape(atom, shape, order, error):
     reps = []
     for have, want in zip(inner.shape, shape):
         a, w = size(have), size(want)
+        if a < 1 or w < 1:
+            raise error("tile_to_shape: sizes must be at least 1")
         if w % a:
             raise error(f"tile_to_shape: {w} is not a multiple of the atom's {a}")
         reps.append(w // a)

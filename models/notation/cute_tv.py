@@ -228,7 +228,8 @@ def tiled_copy(
     vc = [g % vs for g, vs in zip(grid, vshape)]
     th = evaluate(tl, np.ravel_multi_index(tc, tshape, order="F"))
     va = evaluate(vl, np.ravel_multi_index(vc, vshape, order="F"))
-    if th.max() >= n_thr or va.max() >= n_val or len(set(zip(th.tolist(), va.tolist()))) != th.size:
+    inside = th.min() >= 0 and va.min() >= 0 and th.max() < n_thr and va.max() < n_val
+    if not inside or len(set(zip(th.tolist(), va.tolist()))) != th.size:
         raise InputError("cute", "thr_layout/val_layout", "must each be a bijection onto their size")
     inv[th, va] = np.ravel_multi_index(grid, tile, order="F")
     layout = distributed(inv, shape, tile, "thr_layout")
