@@ -476,6 +476,31 @@ def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
         driver.quit()
 
 
+def test_in_chromium_only_the_pages_own_calls_are_answered(server):
+    """From inside Chromium: the page works (it carries the token), while a text/plain POST (what a
+    foreign page can send without a preflight) and a call without the token are refused."""
+    driver = _driver()
+    try:
+        driver.get(server)
+        page = Page(driver)
+        page.wait(0)
+        assert "read" in page.counts()  # the page's own calls answered
+        probe = """
+            const done = arguments[arguments.length - 1];
+            const body = JSON.stringify({});
+            const token = document.querySelector('meta[name="bankproof-token"]').content;
+            Promise.all([
+              fetch("/api/evaluate", {method: "POST", headers: {"Content-Type": "text/plain", "X-Bankproof-Token": token}, body}),
+              fetch("/api/evaluate", {method: "POST", headers: {"Content-Type": "application/json"}, body}),
+              fetch("/api/start"),
+              fetch("/api/start", {headers: {"X-Bankproof-Token": token}}),
+            ]).then(rs => done(rs.map(r => r.status)));
+        """
+        assert driver.execute_async_script(probe) == [415, 403, 403, 200]
+    finally:
+        driver.quit()
+
+
 def test_a_request_too_large_for_the_workbench_is_refused_before_any_work():
     """A 2^24-element problem took 34 s per toggle; the workbench refuses it at once (400)."""
     req = {**workbench.SEED, "shape": "4096x4096", "memory": "4096*m + n"}
