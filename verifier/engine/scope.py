@@ -51,8 +51,10 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
             for w in a.instr.words(int(offs[lane])):
                 banks.setdefault(w % BANKS, {}).setdefault(w, []).append(lane)
         out.append(banks)
+    c = target.count(t.arch, a)
     info = {"access": acc.name, "kind": acc.kind, "instr": a.instr.short, "instruction": instruction,
-            "instructions": len(a.addresses), "spec": spec.path}  # fmt: skip
+            "instructions": len(a.addresses), "spec": spec.path,
+            "unknown": c.reason if c.unknown[instruction] else None}  # fmt: skip
     return info, out
 
 
@@ -76,6 +78,7 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
         instruction=info["instruction"],
         instructions=info["instructions"],
         groups=tuple(phases),
+        unknown=info["unknown"],
         matrices=tuple(matrices(spec, info["access"])),
     )
 

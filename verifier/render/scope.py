@@ -25,9 +25,12 @@ def to_text(r: ShowResult, color: bool = False) -> str:
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
         f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
     ]
+    if r.unknown:
+        lines.append(f"wavefronts unknown here ({r.unknown}); the groups are the measured model's phases")
     for g, banks in enumerate(phases):
         segments = _segments(banks)
-        lines.append(f"group {g}: {max(len(w) for w in banks.values())} wavefront(s)")
+        count = "?" if r.unknown else max(len(w) for w in banks.values())
+        lines.append(f"group {g}: {count} wavefront(s)")
         lines.append("seg\\bank " + " ".join(f"{b:>3}" for b in range(BANKS)))
         for s in segments:
             cells = []

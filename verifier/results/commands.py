@@ -158,6 +158,7 @@ class ShowResult(Result):
     instruction: int
     instructions: int
     groups: tuple[dict, ...]
+    unknown: str | None = optional()  # why this arch's model cannot count it (the groups are sm90's phases)
     matrices: tuple = hidden(())
 
 

@@ -58,8 +58,9 @@ def _spec_problem(path: str) -> dict:
     are Triton text, else as their bases)."""
     from bankproof.verifier.engine.spec import load_spec, tomllib
 
+    text = read_text(path, SPEC_BYTES, "serve", "SPEC")
     try:
-        data = tomllib.loads(read_text(path, SPEC_BYTES, "serve", "SPEC"))
+        data = tomllib.loads(text)
     except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
         raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
     spec = load_spec(path)
