@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import resource
 import threading
 import traceback
 import urllib.error
@@ -66,6 +67,8 @@ def _run(cases, seed: int, call) -> Counter:
             key = f"{type(e).__name__} at {Path(tb.filename).name}:{tb.lineno}"
             failures.setdefault(key, f"{key}: {str(e)[:200]} <- {show(case[1])}")
     assert not failures, "\n".join(failures.values())
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # bytes (Linux reports KiB)
+    assert peak < 2 << 30, f"the process peaked at {peak >> 20} MiB"
     return seen
 
 
