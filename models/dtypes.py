@@ -40,7 +40,7 @@ BITS = {
 
 def bits(name: str) -> int:
     """Width in bits of a dtype name (case-insensitive); an input error names the valid ones."""
-    key = str(name).strip().lower()
+    key = name.strip().lower() if isinstance(name, str) else None
     if key not in BITS:
         raise InputError("dtype", "name", f"is unknown (known: {', '.join(BITS)})", name)
     return BITS[key]

@@ -254,3 +254,34 @@ def test_a_time_limit_below_what_z3_needs_is_unknown_never_proved():
 )
 def test_corpus_arguments_are_checked_before_any_work(argv, message, capsys):
     assert main(argv) == 2 and message in capsys.readouterr().err
+
+
+class _Hostile:
+    """A user object whose str, repr and index raise (or would take forever)."""
+
+    def __str__(self):
+        raise RuntimeError("a user's __str__ failed")
+
+    __repr__ = __str__
+
+    def __index__(self):
+        raise RuntimeError("a user's __index__ failed")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda bp: bp.layout("32*m+n", [_Hostile(), 32]),
+        lambda bp: bp.layout("32*m+n", "16x32", dtype=_Hostile()),
+        lambda bp: bp.layout(_Hostile(), "16x32"),
+        lambda bp: bp.verify("32*m+n", load={"lane": [_Hostile()]}, shape="16x32", dtype="f32", engines="enum"),
+        lambda bp: bp.verify("32*m+n", load=BLOCKED, shape="16x32", dtype="f32", timeout=_Hostile()),
+        lambda bp: bp.wavefronts(_Hostile(), [0] * 32),
+    ],
+)
+def test_a_hostile_object_is_an_input_error_and_never_formatted(call):
+    import bankproof
+
+    with pytest.raises(bankproof.InputError) as e:
+        call(bankproof)
+    assert "_Hostile" in str(e.value) or "must" in str(e.value)

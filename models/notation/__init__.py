@@ -79,9 +79,12 @@ def parse_shape(text: str | Sequence[int]) -> list[int]:
         except ValueError:
             raise InputError("shape", "value", "must look like 16x32 (sizes separated by x)", text) from None
     elif isinstance(text, (list, tuple)):
-        if any(isinstance(s, bool) or not hasattr(s, "__index__") for s in text):
-            raise InputError("shape", "value", "sizes must be integers", text)
-        shape = [s.__index__() for s in text]
+        try:
+            if any(isinstance(s, bool) for s in text):
+                raise TypeError("a bool")
+            shape = [s.__index__() for s in text]  # ints, and numpy's
+        except Exception:  # noqa: BLE001 - a user's object failed to give an integer: name the field
+            raise InputError("shape", "value", "sizes must be integers", text) from None
     else:
         raise InputError("shape", "value", "must be text like 16x32 or a list of sizes", text)
     if not shape:
@@ -127,7 +130,9 @@ def parse_layout(
     if not isinstance(text, str) and (foreign := foreign_text(text)) is not None:
         shape = gluon_shape(text) if shape is None and is_gluon(text) else shape
         text = foreign
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise InputError("layout", "notation", "must be text in a notation, or a Gluon or CuTe layout", text)
+    if not text.strip():
         raise InputError("layout", "notation", "is empty")
     notation = notation or detect(text)
     if notation not in NOTATIONS:
