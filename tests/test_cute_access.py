@@ -187,3 +187,47 @@ def test_spec_names_each_cute_access_field():
 def test_example_specs_load():
     for name in EXAMPLES:
         assert load_spec(ROOT / "examples" / f"{name}.toml").accesses
+
+
+# ----- each MMA atom's fragments are CuTe's own (mma_traits_sm80.hpp / sm89.hpp), by its full name -----
+TF32_M_MAJOR = "tile_to_shape(composition(Swizzle<3,2,3>{}, Layout<Shape<_32,_8>,Stride<_1,_32>>{}), make_shape(_128{}, _32{}))"
+
+
+def _mma_spec(atom: str, dtype: str = "tf32") -> dict:
+    return {"shape": [128, 32], "dtype": dtype, "arch": "sm80", "dims": ["m", "k"], "memory": {"cute": TF32_M_MAJOR},
+            "access": [{"name": "s2r", "kind": "load", "layout": {"cute_mma": {
+                "atom": atom, "operand": "A", "warps": "(2,2,1)", "copy": "UniversalCopy<tfloat32_t>"}}}]}  # fmt: skip
+
+
+def test_the_tf32_atom_gets_its_own_fragment_and_a_2_way_conflict():
+    """CUTLASS's tf32 M-major A operand was 'conflict-free [proved]' at 256 wavefronts, read with the
+    f16 m16n8k8 fragment of the same shape; CuTe's tf32 fragment makes it a 2-way conflict."""
+    r = verify(spec=_mma_spec("SM80_16x8x8_F32TF32TF32F32_TN"))
+    a = r.accesses[0]
+    assert (r.verdict, a.wavefronts, a.state) == ("refuted", 512, "2-way conflict")
+    assert a.counterexample is not None and a.counterexample.lanes == (1, 16)
+    assert verify(spec=_mma_spec("SM80_16x8x8_F32F16F16F32_TN")).accesses[0].wavefronts == 256  # what it said
+
+
+def test_atoms_of_one_shape_keep_their_own_fragments():
+    from bankproof.models.notation.cute_mma_atoms import mma_atom
+
+    assert mma_atom("SM80_16x8x16_S32S8S8S32_TN").a == "((4,8),(4,2)):((64,1),(16,8))"
+    assert mma_atom("SM80_16x8x16_F16F16F16F16_TN").a == "((4,8),(2,2,2)):((32,1),(16,8,128))"
+    assert mma_atom("SM80_16x8x8_F32TF32TF32F32_TN").b == "((4,8),2):((8,1),32)"
+    assert mma_atom("SM80_8x8x4_F64F64F64F64_TN").mnk == (8, 8, 4)
+    assert mma_atom("SM89_16x8x32_F32E4M3E5M2F32_TN") == mma_atom("SM80_16x8x32_S32U8S8S32_TN_SATURATE")
+    with pytest.raises(InputError, match="mma atom is not one bankproof has CuTe's fragments for"):
+        mma_atom("SM80_16x8x8_F32XYZ_TN")  # a shape alone no longer picks a fragment
+
+
+@pytest.mark.parametrize("atom", ["SM80_16x8x4_F32TF32TF32F32_TN", "SM80_8x8x4_F64F64F64F64_TN",
+                                  "SM80_8x8x16_S32S8S8S32_TN", "SM80_16x8x32_S32S8S8S32_TN"])  # fmt: skip
+def test_every_listed_atom_builds_a_linear_fragment(atom):
+    from bankproof.models.notation.cute_mma_atoms import mma_atom
+
+    at = mma_atom(atom)
+    bits = {"F64": 64, "TF32": 32, "S8": 8}[next(k for k in ("F64", "TF32", "S8") if k in atom)]
+    m, n, k = at.mnk
+    acc = mma_fragment(atom, "A", [2 * m, 4 * k], bits, "(2,1,1)")
+    assert acc.layout.is_surjective() and len(acc.layout.in_bases("lane")) == 5

@@ -120,7 +120,7 @@ def test_every_gluon_class_reads_as_its_attribute():
     "obj, message",
     [
         (AutoLayout(), "gluon: layout must be one of Gluon's BlockedLayout, .*got AutoLayout"),
-        (BlockedLayout("abc"), "gluon: BlockedLayout.size_per_thread must be an integer, a bool or a list"),
+        (BlockedLayout("abc"), "gluon: BlockedLayout.size_per_thread must be an integer, a bool or a short list"),
         (BlockedLayout([1, 1.5]), "gluon: BlockedLayout.size_per_thread must be an integer"),
         (BlockedLayout([1, 3]), "blocked: sizePerThread entries must be powers of two, got \\[1, 3\\]"),
         (BlockedLayout([1, 1], order=[0, 0]), "blocked: order must be a permutation of 0..1"),

@@ -110,7 +110,7 @@ def test_wheel_has_one_top_level_name(tmp_path):
     assert "bankproof/verifier/triton/sample.ttgir" in names
     assert any(n.startswith("bankproof/gpu_checks/results/") and n.endswith(".json") for n in names)
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "bankproof = bankproof.verifier.cli.main:main" in entry
+    assert "bankproof = bankproof.verifier.cli.main:cli" in entry
 
 
 def test_build_requirement_supports_the_license_field():

@@ -14,13 +14,13 @@ dims in order). Every map is checked linear over F2 by enumerating it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation.cute_expr import Layout, Tag, read
+from bankproof.models.notation.cute_mma_atoms import mma_atom
 from bankproof.models.notation.cute_shapes import compact, leaves, size
 from bankproof.models.notation.cute_shapes import evaluate as _at
 
@@ -264,65 +264,6 @@ def _check_atom(atom: CopyAtom, width: int, elem_bits: int, n_val: int) -> None:
 
 
 # ----- TiledMMA fragments --------------------------------------------------------------------
-@dataclass(frozen=True)
-class MmaAtom:
-    """An MMA atom's shape ``(M, N, K)``, threads, and the TV layouts of its operands (CuTe's
-    ``ALayout`` over ``(M, K)``, ``BLayout`` over ``(N, K)``, ``CLayout`` over ``(M, N)``), as
-    the PTX ISA defines the fragments of ``mma.sync`` / ``wgmma``."""
-
-    mnk: tuple[int, int, int]
-    threads: int
-    a: str | None
-    b: str | None
-    c: str
-
-
-_C16x8 = "((4,8),(2,2)):((32,1),(16,8))"
-MMA_ATOMS = {
-    "16x8x8": MmaAtom((16, 8, 8), 32, "((4,8),(2,2)):((32,1),(16,8))", "((4,8),2):((16,1),8)", _C16x8),
-    "16x8x16": MmaAtom(
-        (16, 8, 16),
-        32,
-        "((4,8),(2,2,2)):((32,1),(16,8,128))",
-        "((4,8),(2,2)):((16,1),(8,64))",
-        _C16x8,
-    ),
-    "16x8x32": MmaAtom(
-        (16, 8, 32),
-        32,
-        "((4,8),(4,2,2)):((64,1),(16,8,256))",
-        "((4,8),(4,2)):((32,1),(8,128))",
-        _C16x8,
-    ),
-}
-
-
-def mma_atom(name: str) -> MmaAtom:
-    """``SM80_16x8x16_F16F16F16F16_TN`` (any ``SM80``/``SM89`` m16n8k8/16/32 ``_TN`` atom) or
-    ``SM90_64xNx16_..._SS`` (a warpgroup GMMA: its C fragment only; A and B come from shared
-    memory through descriptors).
-
-    >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
-    '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
-    """
-    n = name.strip() if isinstance(name, str) else ""
-    m = re.fullmatch(r"SM8[09]_(16x8x(?:8|16|32))_\w+_TN", n)
-    if m:
-        return MMA_ATOMS[m.group(1)]
-    m = re.fullmatch(r"SM90_64x(\d{1,3})x(\d{1,3})_\w+", n)
-    if m and int(m.group(1)) % 8 == 0 and is_pow2(int(m.group(1))):
-        w = int(m.group(1))
-        c = f"((4,8,4),(2,2,{w // 8})):((128,1,16),(64,8,512))"
-        return MmaAtom((64, w, int(m.group(2))), 128, None, None, c)
-    raise InputError(
-        "cute",
-        "mma atom",
-        "must be an SM80/SM89 m16n8k8/k16/k32 _TN atom (e.g. SM80_16x8x16_F16F16F16F16_TN) or an "
-        "SM90_64xNxK GMMA atom (C only)",
-        name,
-    )
-
-
 def mma_fragment(
     atom: str,
     operand: str,

@@ -1,0 +1,93 @@
+"""CuTe's MMA atoms, each with the thread-value layouts CuTe itself defines for it (``ALayout``
+over ``(M, K)``, ``BLayout`` over ``(N, K)``, ``CLayout`` over ``(M, N)``; CUTLASS
+``include/cute/atom/mma_traits_sm80.hpp`` and ``mma_traits_sm89.hpp``), keyed by the atom's full
+name: two atoms of one shape (the f16 and the tf32 m16n8k8, the f16 and the s8 m16n8k16) have
+different fragments, so an atom is never looked up by its shape. An atom missing from the table
+is refused by name.
+
+>>> mma_atom("SM80_16x8x8_F32TF32TF32F32_TN").a
+'((4,8),(2,2)):((16,1),(8,64))'
+>>> mma_atom("SM80_16x8x8_F32F16F16F32_TN").a
+'((4,8),(2,2)):((32,1),(16,8))'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bankproof.models.errors import InputError, is_pow2
+
+
+@dataclass(frozen=True)
+class MmaAtom:
+    """An MMA atom's shape ``(M, N, K)``, threads, and the TV layouts of its operands (CuTe's
+    ``ALayout``, ``BLayout``, ``CLayout``); ``None`` for an operand read from shared memory
+    through a descriptor (SM90 GMMA ``SS``)."""
+
+    mnk: tuple[int, int, int]
+    threads: int
+    a: str | None
+    b: str | None
+    c: str
+
+
+# CuTe's named fragments (mma_traits_sm80.hpp, anonymous namespace)
+_8x4 = "((4,8),1):((8,1),0)"  # SM80_8x4: (T32,V1) -> (M8,N4)
+_8x8_ROW = "((4,8),2):((16,1),8)"  # SM80_8x8_Row
+_8x16_ROW = "((4,8),4):((32,1),8)"  # SM80_8x16_Row
+_16x8_ROW = "((4,8),(2,2)):((32,1),(16,8))"  # SM80_16x8_Row
+
+_F16_16x8x8 = MmaAtom((16, 8, 8), 32, _16x8_ROW, _8x8_ROW, _16x8_ROW)
+_F16_16x8x16 = MmaAtom(
+    (16, 8, 16), 32, "((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))", _16x8_ROW
+)
+_S8_8x8x16 = MmaAtom((8, 8, 16), 32, _8x16_ROW, _8x16_ROW, _8x8_ROW)
+_S8_16x8x16 = MmaAtom((16, 8, 16), 32, "((4,8),(4,2)):((64,1),(16,8))", _8x16_ROW, _16x8_ROW)
+_S8_16x8x32 = MmaAtom(
+    (16, 8, 32), 32, "((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))", _16x8_ROW
+)
+
+MMA_ATOMS: dict[str, MmaAtom] = {
+    # fp16/bf16 inputs (every accumulator CuTe pairs with them)
+    **{f"SM80_16x8x8_{t}_TN": _F16_16x8x8 for t in ("F16F16F16F16", "F32F16F16F32", "F32BF16BF16F32")},
+    **{f"SM80_16x8x16_{t}_TN": _F16_16x8x16 for t in ("F16F16F16F16", "F32F16F16F32", "F32BF16BF16F32")},
+    # tf32: fragments of their own
+    "SM80_16x8x4_F32TF32TF32F32_TN": MmaAtom((16, 8, 4), 32, "((4,8),2):((16,1),8)", _8x4, _16x8_ROW),
+    "SM80_16x8x8_F32TF32TF32F32_TN": MmaAtom((16, 8, 8), 32, "((4,8),(2,2)):((16,1),(8,64))",
+                                             "((4,8),2):((8,1),32)", _16x8_ROW),  # fmt: skip
+    # fp64 (and CuTe's complex fp64 atoms, the same layouts)
+    **{f"SM80_8x8x4_{t}_TN": MmaAtom((8, 8, 4), 32, _8x4, _8x4, _8x8_ROW)
+       for t in ("F64F64F64F64", "C64C64C64C64", "GC64C64C64GC64")},  # fmt: skip
+    # 8-bit integers, every signedness, with or without saturation
+    **{f"SM80_{shape}_S32{ab}S32_TN{sat}": atom
+       for shape, atom in (("8x8x16", _S8_8x8x16), ("16x8x16", _S8_16x8x16), ("16x8x32", _S8_16x8x32))
+       for ab in ("S8S8", "S8U8", "U8S8", "U8U8") for sat in ("", "_SATURATE")},  # fmt: skip
+    # fp8 on sm89 (mma_traits_sm89.hpp: the s8 m16n8k32 fragments)
+    **{f"SM89_16x8x32_F32{ab}F32_TN": _S8_16x8x32 for ab in ("E4M3E4M3", "E4M3E5M2", "E5M2E5M2", "E5M2E4M3")},
+}
+
+
+def mma_atom(name: str) -> MmaAtom:
+    """The atom named ``name``: one of :data:`MMA_ATOMS`, or an ``SM90_64xNxK_..._SS`` GMMA atom
+    (its C fragment only; A and B come from shared memory through descriptors).
+
+    >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
+    '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
+    """
+    n = name.strip() if isinstance(name, str) else ""
+    if n in MMA_ATOMS:
+        return MMA_ATOMS[n]
+    m = re.fullmatch(r"SM90_64x(\d{1,3})x(\d{1,3})_\w+_SS\w*", n)
+    if m and int(m.group(1)) % 8 == 0 and is_pow2(int(m.group(1))):
+        w = int(m.group(1))
+        c = f"((4,8,4),(2,2,{w // 8})):((128,1,16),(64,8,512))"
+        return MmaAtom((64, w, int(m.group(2))), 128, None, None, c)
+    raise InputError(
+        "cute",
+        "mma atom",
+        "is not one bankproof has CuTe's fragments for (SM80/SM89 mma.sync atoms by their full CuTe "
+        "name, e.g. SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x8_F32TF32TF32F32_TN, "
+        "SM80_16x8x32_S32S8S8S32_TN, SM80_8x8x4_F64F64F64F64_TN; SM90_64xNxK_..._SS GMMA atoms for C)",
+        name,
+    )
