@@ -1,0 +1,49 @@
+"""bankproof's MMA atoms against CuTe's own: every atom the CuTe DSL defines (the table
+``tests/data/cute_atoms_dsl.json``, written by ``lab/cute_oracle.py`` from the DSL, re-derived here
+whenever the DSL is installed) must have bankproof's A, B and C thread-value layouts, element
+for element. Atoms the DSL has no warp op for (s8/u8, f64) come from CUTLASS's
+``mma_traits_sm80.hpp`` text; their tests are in ``tests/test_cute_access.py``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bankproof.models.notation.cute_expr import Layout, read
+from bankproof.models.notation.cute_mma_atoms import MMA_ATOMS, mma_atom
+from bankproof.models.notation.cute_shapes import evaluate, size
+
+TABLE = Path(__file__).resolve().parent / "data" / "cute_atoms_dsl.json"
+
+
+def _offsets(text: str) -> list[int]:
+    """A TV layout's offset at every (thread, value) index, thread fastest."""
+    lay = read(text)
+    assert isinstance(lay, Layout), text
+    n = size(lay.shape)
+    return np.asarray(evaluate(lay.shape, lay.stride, np.arange(n))).tolist()
+
+
+def _same(ours: tuple, theirs: list[str]) -> None:
+    for operand, mine, cute in zip("ABC", ours, theirs, strict=True):
+        assert _offsets(mine) == _offsets(cute), (operand, mine, cute)
+
+
+def test_every_dsl_atom_is_bankproofs_element_for_element(capsys):
+    table = json.loads(TABLE.read_text())
+    for name, layouts in table["atoms"].items():
+        at = mma_atom(name)
+        _same((at.a, at.b, at.c), layouts)
+    with capsys.disabled():
+        print(f"\nCuTe atom oracle ({table['dsl']}): {len(table['atoms'])} atoms equal, "
+              f"{len(MMA_ATOMS)} names in bankproof's table")  # fmt: skip
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="the CuTe DSL is not installed")
+def test_the_committed_table_is_what_the_dsl_says_now():
+    from lab.cute_oracle import atoms
+
+    assert atoms() == {k: tuple(v) for k, v in json.loads(TABLE.read_text())["atoms"].items()}
