@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass
 
 import z3
-from bankproof.models import f2
+from bankproof.models import f2, target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import bank_field, ldst_phases, vector_limit
+from bankproof.models.hardware import bank_field, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.space import Space
 from bankproof.models.swizzle import packed_bases
@@ -91,9 +91,10 @@ def options(
             continue
         if choice == "auto":
             widths = list(range(limit + 1))
-        else:
-            bits = int(choice[2:]) if choice[2:].isdigit() else 0
-            if not choice.startswith(op) or bits % elem_bits or bits < elem_bits:
+        else:  # a pinned ld/st, or a cp.async copy (its shared side is a store of its width)
+            ins = instruction(choice)
+            bits = ins.width * 8
+            if ins.is_matrix or ins.op != op or bits % elem_bits or bits < elem_bits:
                 continue
             need = (bits // elem_bits).bit_length() - 1
             widths = [need] if need <= limit else []
@@ -207,7 +208,7 @@ def prove_cheapest(
     opts = []
     for lay, kind, fix in zip((a, b), kinds, fixed):
         choices = [fix]
-        if fix == "auto" and elem_bits == 16 and (kind == "load" or arch in ("sm90", "sm100")):
+        if fix == "auto" and elem_bits == 16 and (kind == "load" or target.get(arch).has("stsm.x4")):
             choices += [f"{'ldsm' if kind == 'load' else 'stsm'}.x4{t}" for t in (".trans", "")]
         opts.append(options(lay, kind, elem_bits, space, choices))
     if not opts[0] or not opts[1]:

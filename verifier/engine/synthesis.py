@@ -95,7 +95,8 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     pick = ranked[0] if searched else base  # another vector and instructions beat §5.4's common vector
     if pick is not None:
         s = pick.construction
-        chosen = {a.name: ins for a, ins in zip((writer, reader), pick.instructions, strict=True)}
+        chosen = {a.name: ins for a, ins in zip((writer, reader), pick.instructions, strict=True)
+                  if a.instr == "auto"}  # an instruction the spec pins (a cp.async copy) stays  # fmt: skip
     memory = s.layout
     notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)
