@@ -55,3 +55,13 @@ def test_ttgir_source_locations_are_escaped_in_the_scan_report():
     rep = bankproof.scan_ttgir(evil, path="k\u202e.ttgir")
     assert not RAW.search(rep.to_text())
     assert scan_text(text)["buffers"]  # the sample itself still scans
+
+
+def test_the_page_keeps_its_lines(tmp_path):
+    """Escaping control characters must not escape a <pre> block's own newlines and tabs (it did:
+    every report became one line of \\x0a)."""
+    page = tmp_path / "r.html"
+    assert main(["verify", str(Path(__file__).resolve().parents[1] / "examples" / "transpose_16x32_xor_m.toml"),
+                 "--html", str(page)], io.StringIO(), io.StringIO()) == 1  # fmt: skip
+    text = page.read_text()
+    assert "\\x0a" not in text and "\\x09" not in text and text.count("\n") > 100

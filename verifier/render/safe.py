@@ -22,8 +22,10 @@ _SGR = re.compile(r"(\x1b\[[0-9;]{0,12}m)")  # a colour code, the only escape se
 
 
 def escape(value: object, quote: bool = True) -> str:
-    """``html.escape`` of ``value``'s printable form (see :func:`bankproof.models.errors.printable`)."""
-    return html.escape(printable(str(value)), quote)
+    """``html.escape`` of ``value``'s printable form (see :func:`bankproof.models.errors.printable`),
+    lines and tabs kept (a ``<pre>`` block's text)."""
+    text = "\n".join("\t".join(map(printable, line.split("\t"))) for line in str(value).split("\n"))
+    return html.escape(text, quote)
 
 
 def uncoloured(text: str) -> str:

@@ -14,6 +14,11 @@ RULES = {
 }
 
 
+def _copy16(row: dict) -> bool:
+    """A 16-byte cp.async copy (LDGSTS.BYPASS): Nsight Compute counts no shared wavefronts for it."""
+    return row.get("op") == "ttg.async_copy_global_to_local" and row.get("instr") == "st128"
+
+
 def _where(loc: dict) -> str:
     src = f"{loc['source']}:{loc['line']}" if "source" in loc else ""
     return f"{loc['ttgir']}:{loc['ttgir_line']}" + (f" ({src})" if src else "")
@@ -22,7 +27,10 @@ def _where(loc: dict) -> str:
 def to_text(result: ScanResult) -> str:
     lines = []
     for rep in result.reports:
-        lines.append(f"{rep['file']}: target {rep['target']}, {rep['num_warps']} warps")
+        rows = [a for b in rep["buffers"] for a in b["accesses"]]
+        assumed = any(a.get("hardware") == "assumed" and not _copy16(a) for a in rows)
+        status = ", its rules assumed (not measured on this arch)" if assumed else ""
+        lines.append(f"{rep['file']}: target {rep['target']}, {rep['num_warps']} warps{status}")
         for b in rep["buffers"]:
             opt = b["optimal_wavefronts"]
             gap = b["gap"]
@@ -38,7 +46,7 @@ def to_text(result: ScanResult) -> str:
                     if "wavefronts" in a
                     else f"not analysed: {a['error']}"
                 )
-                mark = " [assumed: 16-byte cp.async]" if a.get("hardware") == "assumed" else ""
+                mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.get("hardware") == "assumed" else ""
                 lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}{mark}")
             w = b.get("better_writer")
             if w and "layout" in w:
