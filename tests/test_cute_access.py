@@ -231,3 +231,15 @@ def test_every_listed_atom_builds_a_linear_fragment(atom):
     m, n, k = at.mnk
     acc = mma_fragment(atom, "A", [2 * m, 4 * k], bits, "(2,1,1)")
     assert acc.layout.is_surjective() and len(acc.layout.in_bases("lane")) == 5
+
+
+def test_the_zfill_cp_async_atoms_are_the_same_shared_store():
+    """CUTLASS's sm90 CpAsync builders and FA2/FA3 use the _ZFILL atoms (cute/arch/copy_sm80.hpp):
+    the same cp.async with a source size of 0 when off, so the same shared-memory store."""
+    for zfill, plain in (("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"),
+                         ("SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint64_t>", "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>")):  # fmt: skip
+        assert copy_atom(f"Copy_Atom<{zfill}, half_t>", 16).store == copy_atom(plain, 16).store
+    spec = tomllib.loads((ROOT / "examples" / "cute_fa2_q_128x128.toml").read_text().replace(
+        "SM80_CP_ASYNC_CACHEGLOBAL<", "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<"))  # fmt: skip
+    assert [a.wavefronts for a in verify(spec=spec).accesses] == [
+        a.wavefronts for a in verify(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml")).accesses]

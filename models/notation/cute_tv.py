@@ -72,6 +72,12 @@ def _fixed_atoms() -> dict[str, CopyAtom]:
 FIXED_ATOMS = _fixed_atoms()
 
 
+# CuTe's cp.async atoms (cute/arch/copy_sm80.hpp): the _ZFILL forms issue the same cp.async with a
+# source size of 0 when their predicate is off, so their shared-memory side is the same store.
+CP_ASYNC_ATOMS = ("SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL",
+                  "SM80_CP_ASYNC_CACHEALWAYS_ZFILL", "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL")  # fmt: skip
+
+
 def copy_atom(text: str, elem_bits: int) -> CopyAtom:
     """A copy atom by its CuTe name: ``SM75_U32x4_LDSM_N``, ``SM90_U16x8_STSM_T``,
     ``UniversalCopy<uint128_t>``, ``SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>``, ``DefaultCopy``, or
@@ -90,16 +96,14 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
         return FIXED_ATOMS[name]
     if name in ("DefaultCopy", "AutoVectorizingCopy") and not args:
         width = elem_bits
-    elif (
-        name in ("UniversalCopy", "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL") and len(args) >= 1
-    ):
+    elif name in ("UniversalCopy", *CP_ASYNC_ATOMS) and len(args) >= 1:
         t = args[0]
         width = _UINT_BITS.get(t.name) if isinstance(t, Tag) else None
         if width is None:
             raise InputError("cute", "copy atom", f"{name} takes an element type such as uint128_t", text)
     else:
-        known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", "SM80_CP_ASYNC_CACHEALWAYS<T>",
-                           "SM80_CP_ASYNC_CACHEGLOBAL<T>", "DefaultCopy"])  # fmt: skip
+        known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", *(f"{a}<T>" for a in CP_ASYNC_ATOMS)])
+        known += ", DefaultCopy"
         raise InputError("cute", "copy atom", f"is not one bankproof models ({known})", text)
     full = f"{name}<{args[0].name}>" if args else name
     if name.startswith("SM80_CP_ASYNC"):
