@@ -44,10 +44,33 @@ def atoms() -> dict[str, tuple[str, str, str]]:
     return out
 
 
+def gmma_atoms() -> dict[str, str]:
+    """``Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom<T>`` (C++ spelling) -> the DSL's print of
+    ``warpgroup.make_smem_layout_atom`` for f16, fp8 and tf32."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import warpgroup
+
+    types = {"half_t": cutlass.Float16, "float_e4m3_t": cutlass.Float8E4M3FN, "tfloat32_t": cutlass.TFloat32}
+    out: dict[str, str] = {}
+
+    @cute.jit
+    def trace():
+        for major in ("K", "MN"):
+            for kind in ("INTER", "SW32", "SW64", "SW128"):
+                for name, t in types.items():
+                    atom = warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, f"{major}_{kind}"), t)
+                    out[f"Layout_{major}_{kind}_Atom<{name}>"] = str(atom)
+
+    trace()
+    return out
+
+
 def main(argv: list[str]) -> int:
     from importlib.metadata import version
 
-    table = {"dsl": f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}", "atoms": atoms()}
+    table = {"dsl": f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}", "atoms": atoms(),
+             "gmma_layout_atoms": gmma_atoms()}  # fmt: skip
     with open(argv[0], "w") as fh:
         json.dump(table, fh, indent=1)
         fh.write("\n")

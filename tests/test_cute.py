@@ -221,3 +221,15 @@ def test_three_pipeline_stages_are_checked_one_by_one():
     # a power-of-two stage count is a stage mode when the shape says so
     assert parse_layout("(_8,_64,_4):(_64,_1,_512)", shape=[8, 64]).shape == [8, 64]
     assert parse_layout("(_8,_64,_4):(_64,_1,_512)").shape == [8, 64, 4]
+
+
+def test_a_gmma_layout_atom_by_name_is_the_layout_written_out():
+    """CUTLASS code names its GMMA shared-memory atoms (``GMMA::Layout_K_SW128_Atom<half_t>``);
+    read by name they are the layouts the hand-written examples spell out."""
+    import bankproof
+
+    named = "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, make_shape(_64{}, _64{}))"
+    spelled = "tile_to_shape(Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1), make_shape(_64{}, _64{}))"
+    a, b = (bankproof.layout(t, dtype="f16", units="byte", base_align=1024) for t in (named, spelled))
+    assert a.in_dims == b.in_dims
+    assert bankproof.layout("GMMA::Layout_MN_SW64_Atom<half_t>", dtype="f16").warnings  # byte swizzle, element units

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bankproof.models.notation.cute_expr import Layout, read
+from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_mma_atoms import MMA_ATOMS, mma_atom
 from bankproof.models.notation.cute_shapes import evaluate, size
+from bankproof.models.notation.cute_values import Layout
 
 TABLE = Path(__file__).resolve().parent / "data" / "cute_atoms_dsl.json"
 
@@ -44,6 +45,26 @@ def test_every_dsl_atom_is_bankproofs_element_for_element(capsys):
 
 @pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="the CuTe DSL is not installed")
 def test_the_committed_table_is_what_the_dsl_says_now():
-    from lab.cute_oracle import atoms
+    from lab.cute_oracle import atoms, gmma_atoms
 
-    assert atoms() == {k: tuple(v) for k, v in json.loads(TABLE.read_text())["atoms"].items()}
+    table = json.loads(TABLE.read_text())
+    assert atoms() == {k: tuple(v) for k, v in table["atoms"].items()}
+    assert gmma_atoms() == table["gmma_layout_atoms"]
+
+
+def test_gmma_layout_atoms_by_name_are_the_dsls():
+    """``GMMA::Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom<T>`` read by name: the same swizzle, shape
+    and stride as the DSL's ``warpgroup.make_smem_layout_atom`` (which prints the element-unit
+    layout; bankproof keeps CuTe's smem_ptr mark that the swizzle acts on byte addresses)."""
+    from bankproof.models.notation.cute_expr import read
+    from bankproof.models.notation.cute_values import Composed
+
+    table = json.loads(TABLE.read_text())["gmma_layout_atoms"]
+    assert len(table) == 24
+    for name, dsl in table.items():
+        ours = read(f"GMMA::{name}")
+        assert isinstance(ours, Composed) and ours.ptr_bits in (8, 16, 32)
+        b = ours.swizzle.b if ours.swizzle else 0
+        shape, stride = dsl.split(" o ")[-1].split(":")
+        assert dsl.startswith(f"S<{b},4,3> o "), (name, dsl)
+        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (shape, stride)

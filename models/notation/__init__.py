@@ -29,7 +29,7 @@ MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused wit
 NOTATIONS = ("triton", "cute", "bases", "formula")
 CUTE_START = (
     r"(?:cute::)?(?:Sw|S|Swizzle|Layout|ComposedLayout)\s*<|(?:cute::)?(?:composition|make_layout|"
-    r"make_composed_layout|tile_to_shape)\s*\(|_\d+\s*:"
+    r"make_composed_layout|tile_to_shape)\s*\(|_\d+\s*:|(?:cute::)?(?:GMMA::)?Layout_(?:K|MN)_\w+_Atom\s*<"
 )
 
 

@@ -25,8 +25,9 @@ import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import layout_from_offsets
-from bankproof.models.notation.cute_expr import Composed, Layout, Swizzle, read
+from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_shapes import Nested, evaluate, fmt, fmt_make, fmt_type, leaves, size
+from bankproof.models.notation.cute_values import Composed, Layout, Swizzle
 
 STYLES = ("bankproof", "cpp", "dsl", "composition", "type")
 # GMMA / TMA swizzle atoms of byte addresses: SW32, SW64, SW128 (cute/atom/mma_traits_sm90_gmma.hpp)

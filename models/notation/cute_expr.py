@@ -18,91 +18,22 @@ read by a small recursive-descent reader with length and depth limits.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
 from bankproof.models.notation.cute_shapes import Nested, compact, congruent, fmt, leaves, size
+from bankproof.models.notation.cute_values import (
+    _GMMA_ATOM,
+    Composed,
+    Layout,
+    Swizzle,
+    Tag,
+    _Ptr,
+    gmma_layout_atom,
+)
 
 MAX_TEXT = 20_000
 MAX_DEPTH = 32
 MAX_INT = 1 << 40  # the largest magnitude of any integer in CuTe text (sizes, strides, swizzle fields)
-
-
-@dataclass(frozen=True)
-class Swizzle:
-    """``Swizzle<B,M,S>``; construction checks validity (no silent identity).
-
-    >>> Swizzle(3, 2, 3).apply(32)
-    36
-    """
-
-    b: int
-    m: int
-    s: int
-
-    def __post_init__(self) -> None:
-        if max(self.b, self.m, abs(self.s)) > 32:
-            raise InputError("cute", "Swizzle", "fields must be at most 32", (self.b, self.m, self.s))
-        if self.b < 0:
-            raise InputError("cute", "Swizzle B", "must be >= 0", self.b)
-        if self.m < 0:
-            raise InputError("cute", "Swizzle M", "must be >= 0", self.m)
-        if abs(self.s) < self.b:
-            raise InputError(
-                "cute",
-                "Swizzle S",
-                f"must satisfy |S| >= B = {self.b} (source and target bits overlap)",
-                self.s,
-            )
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.b) - 1) << (self.m + max(0, self.s))
-
-    def apply(self, x):  # int or numpy array
-        """Swizzle offsets; an involution."""
-        y = x & self.mask
-        return x ^ (y >> self.s if self.s >= 0 else y << -self.s)
-
-    @property
-    def top_bit(self) -> int:
-        """One past the highest address bit the swizzle reads or writes."""
-        return self.m + abs(self.s) + self.b
-
-    def text(self) -> str:
-        return f"Sw<{self.b},{self.m},{self.s}>"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A plain CuTe layout ``shape:stride`` (congruent nested tuples)."""
-
-    shape: Nested
-    stride: Nested
-
-
-@dataclass(frozen=True)
-class Composed:
-    """``swizzle o offset o layout``; ``ptr_bits`` is the element width of a printed
-    ``smem_ptr[Nb]`` (the sign of a swizzle of byte addresses), 0 when there is none."""
-
-    swizzle: Swizzle | None
-    offset: int
-    ptr_bits: int
-    layout: Layout
-
-
-@dataclass(frozen=True)
-class Tag:
-    """A named value that is not a number: ``LayoutRight``, ``LayoutLeft``, a copy atom's name."""
-
-    name: str
-    args: tuple = ()
-
-
-@dataclass(frozen=True)
-class _Ptr:
-    bits: int
 
 
 _TOKEN = re.compile(
@@ -120,7 +51,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
         raise InputError("cute", "layout", "must be a string", type(text).__name__)
     if len(text) > MAX_TEXT:
         raise InputError("cute", "layout", f"is longer than {MAX_TEXT} characters", len(text))
-    text = re.sub(r"\b(?:cute|std|cutlass)::", "", text).strip()
+    text = re.sub(r"\b(?:cute|std|cutlass|GMMA)::", "", text).strip()
     out, pos = [], 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -310,6 +241,9 @@ def template(name: str, targs: list, error):
             raise error("Layout<Shape, Stride> takes a shape and an optional stride")
         shape = targs[0]
         return make_layout(shape, targs[1] if len(targs) == 2 else Tag("LayoutLeft"), error)
+    gmma = _GMMA_ATOM.fullmatch(name)
+    if gmma:
+        return gmma_layout_atom(gmma.group(1), gmma.group(2), targs, error)
     if name in ("smem_ptr_flag_bits",):
         return _Ptr(_int(targs[0], "smem_ptr_flag_bits<N>", error))
     if name == "ComposedLayout":

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.notation.cute_expr import Layout, Tag, read
+from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_mma_atoms import mma_atom
 from bankproof.models.notation.cute_shapes import compact, leaves, size
 from bankproof.models.notation.cute_shapes import evaluate as _at
+from bankproof.models.notation.cute_values import TYPE_BITS, Layout, Tag
 
 LANE_BITS = 5
 MAX_MODE = 1 << 16  # elements of a thread, value or warp layout (a CTA has at most 1024 threads)
@@ -50,9 +51,7 @@ class CopyAtom:
     bits: int
 
 
-_UINT_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128,
-              "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "half_t": 16, "bfloat16_t": 16,
-              "float": 32, "tfloat32_t": 32, "double": 64, "float_e4m3_t": 8, "float_e5m2_t": 8}  # fmt: skip
+_UINT_BITS = TYPE_BITS
 
 
 def _fixed_atoms() -> dict[str, CopyAtom]:
