@@ -74,8 +74,14 @@ def mma_atom(name: str) -> MmaAtom:
 
     >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
     '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
+    >>> wrapped = mma_atom("MMA_Atom<MMA_Traits<cute::SM80_16x8x8_F32TF32TF32F32_TN>>")
+    >>> wrapped == mma_atom("SM80_16x8x8_F32TF32TF32F32_TN")
+    True
     """
     n = name.strip() if isinstance(name, str) else ""
+    n = re.sub(r"\b(?:cute|cutlass)::", "", n).replace(" ", "")
+    while (m := re.fullmatch(r"(?:MMA_Atom|MMA_Traits)<(.*)>(?:\{\})?", n)):  # CUTLASS's wrappers
+        n = m.group(1)
     if n in MMA_ATOMS:
         return MMA_ATOMS[n]
     m = re.fullmatch(r"SM90_64x(\d{1,3})x(\d{1,3})_\w+_SS\w*", n)
