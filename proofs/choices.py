@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import z3
 from bankproof.models import f2, target
-from bankproof.models.errors import InputError
 from bankproof.models.hardware import bank_field, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.space import Space
@@ -211,8 +210,10 @@ def prove_cheapest(
         if fix == "auto" and elem_bits == 16 and (kind == "load" or target.get(arch).has("stsm.x4")):
             choices += [f"{'ldsm' if kind == 'load' else 'stsm'}.x4{t}" for t in (".trans", "")]
         opts.append(options(lay, kind, elem_bits, space, choices))
-    if not opts[0] or not opts[1]:
-        raise InputError("synth", "access", "no instruction choice can carry the accesses")
+    if not opts[0] or not opts[1]:  # e.g. ldmatrix on 8-bit data: not in this encoding yet
+        fixed_names = " and ".join(f for f, o in zip(fixed, opts) if not o) or "the accesses"
+        why = f"{fixed_names}: not in the Z3 encoding of options"
+        return Cheapest("unknown", time.perf_counter() - t0, 0, why)
     pairs = [(x, y) for x in opts[0] for y in opts[1] if x.phases + y.phases < cost]
     enc = _Encoding(space.bits)
     queries = 0

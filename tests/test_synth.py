@@ -268,14 +268,15 @@ def test_search_closed_forms_equal_enumeration(data):
     assert compared and delivered
 
 
-SYNTH_EXAMPLES = sorted(p for p in (ROOT / "examples").glob("cute_*.toml") if "f8e4m3" not in p.name)
+SYNTH_EXAMPLES = sorted((ROOT / "examples").glob("cute_*.toml"))
 
 
 @pytest.mark.parametrize("path", SYNTH_EXAMPLES, ids=lambda p: p.stem)
 def test_synth_answers_every_cute_example_with_a_writer_and_a_reader(path):
     """cp.async writers (what every sm80 CUTLASS mainloop uses) once made synth exit 2: the pinned
-    copy now counts as the store of its width, and stays the writer's instruction. (8-bit data read
-    by ldmatrix is not in the search's encoding yet.)"""
+    copy now counts as the store of its width, and stays the writer's instruction. An option the
+    Z3 encoding does not have (ldmatrix on 8-bit data) leaves the optimality proof unknown, saying
+    so, instead of refusing the spec."""
     from bankproof.verifier.cli.main import main
 
     assert main(["synth", str(path)]) in (0, 1)
