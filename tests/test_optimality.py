@@ -8,7 +8,6 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import MAX_BITS, prove_cheapest
 from bankproof.verifier.cli.main import main
