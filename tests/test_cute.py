@@ -233,3 +233,14 @@ def test_a_gmma_layout_atom_by_name_is_the_layout_written_out():
     a, b = (bankproof.layout(t, dtype="f16", units="byte", base_align=1024) for t in (named, spelled))
     assert a.in_dims == b.in_dims
     assert bankproof.layout("GMMA::Layout_MN_SW64_Atom<half_t>", dtype="f16").warnings  # byte swizzle, element units
+
+
+def test_tile_to_shape_with_a_stage_mode_is_checked_stage_by_stage():
+    """``tile_to_shape(atom, make_shape(M, K, Stages))`` (CUTLASS's pipelined smem layouts): CuTe pads
+    the atom with a size-1 mode, so the stage mode is the slowest; every stage is the same layout."""
+    import bankproof
+
+    staged = bankproof.layout("tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}, _3{}))",
+                              "128x64", dtype="f16")  # fmt: skip
+    one = bankproof.layout("tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}))", "128x64", dtype="f16")
+    assert staged.in_dims == one.in_dims

@@ -284,17 +284,22 @@ def call(name: str, args: list, error):
 def tile_to_shape(atom, shape, order, error):
     """CuTe's ``tile_to_shape``: repeat ``atom`` (a layout or a swizzled layout) over ``shape``,
     repeats ordered column-major (``LayoutLeft``, the default) or row-major; each result mode is
-    ``(atom mode, repeats)``.
+    ``(atom mode, repeats)``. A target of higher rank pads the atom with size-1 modes (CuTe's
+    ``append<R>``): ``make_shape(M, K, Stages)`` adds a stage mode, the slowest.
 
     >>> tile_to_shape(Layout((8, 64), (64, 1)), (16, 128), Tag("LayoutLeft"), None)
     Layout(shape=((8, 2), (64, 2)), stride=((64, 512), (1, 1024)))
+    >>> tile_to_shape(Layout((8, 64), (64, 1)), (8, 64, 3), Tag("LayoutLeft"), None).shape
+    ((8, 1), (64, 1), 3)
     """
     inner = atom.layout if isinstance(atom, Composed) else atom
     if not isinstance(inner, Layout) or not isinstance(inner.shape, tuple):
         raise error("tile_to_shape needs a layout of rank >= 1 as its atom")
     shape = _tuple(shape, error)
-    if not isinstance(shape, tuple) or len(shape) != len(inner.shape):
-        raise error(f"tile_to_shape needs a shape of the atom's rank {len(inner.shape)}")
+    if not isinstance(shape, tuple) or len(shape) < len(inner.shape):
+        raise error(f"tile_to_shape needs a shape of at least the atom's rank {len(inner.shape)}")
+    padded = len(shape) - len(inner.shape)  # CuTe's append<R>: size-1 modes, stride 0
+    inner = Layout(inner.shape + (1,) * padded, inner.stride + (0,) * padded)
     reps = []
     for have, want in zip(inner.shape, shape):
         a, w = size(have), size(want)
@@ -306,8 +311,12 @@ def tile_to_shape(atom, shape, order, error):
     right = isinstance(order, Tag) and order.name in ("LayoutRight", "GenRowMajor")
     rep_strides = compact(tuple(reps), right)
     span = cosize(inner)
-    new_shape = tuple((s, r) for s, r in zip(inner.shape, reps))
-    new_stride = tuple((d, rs * span if r > 1 else 0) for d, rs, r in zip(inner.stride, rep_strides, reps))
+    rank = len(inner.shape) - padded
+    new_shape = tuple((s, r) if i < rank else r for i, (s, r) in enumerate(zip(inner.shape, reps)))
+    new_stride = tuple(
+        (d, rs * span if r > 1 else 0) if i < rank else (rs * span if r > 1 else 0)
+        for i, (d, rs, r) in enumerate(zip(inner.stride, rep_strides, reps))
+    )
     out = Layout(new_shape, new_stride)
     return Composed(atom.swizzle, atom.offset, atom.ptr_bits, out) if isinstance(atom, Composed) else out
 
