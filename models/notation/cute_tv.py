@@ -51,7 +51,6 @@ class CopyAtom:
     bits: int
 
 
-_UINT_BITS = TYPE_BITS
 
 
 def _fixed_atoms() -> dict[str, CopyAtom]:
@@ -97,7 +96,7 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
         width = elem_bits
     elif name in ("UniversalCopy", *CP_ASYNC_ATOMS) and len(args) >= 1:
         t = args[0]
-        width = _UINT_BITS.get(t.name) if isinstance(t, Tag) else None
+        width = TYPE_BITS.get(t.name) if isinstance(t, Tag) else None
         if width is None:
             raise InputError("cute", "copy atom", f"{name} takes an element type such as uint128_t", text)
     else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.models.hardware import BANKS, evaluate, phase_ids
+from bankproof.models.hardware import BANKS, phase_ids
 from bankproof.verifier.engine.matrices import access_matrix, memory_matrix
 from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import ExplainResult, PageData, ShowResult
@@ -36,9 +36,9 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
     if "show" not in t.commands:  # the scope draws the phase model's phases
         raise t.refuse("show", "show")
     a = target.build(t.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    c = target.count(t.arch, a)  # one evaluation: it picks the instruction and says if it is known
     if instruction is None:
-        counts, ideals, _ = evaluate(a.instr, a.addresses)
-        instruction = int(np.argmax(counts / np.maximum(ideals, 1)))
+        instruction = int(np.argmax(c.counts / np.maximum(c.ideals, 1)))
     if not 0 <= instruction < len(a.addresses):
         raise InputError("show", "instruction", f"must be in [0, {len(a.addresses)})", instruction)
     offs = a.addresses[instruction]
@@ -51,7 +51,6 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
             for w in a.instr.words(int(offs[lane])):
                 banks.setdefault(w % BANKS, {}).setdefault(w, []).append(lane)
         out.append(banks)
-    c = target.count(t.arch, a)
     info = {"access": acc.name, "kind": acc.kind, "instr": a.instr.short, "instruction": instruction,
             "instructions": len(a.addresses), "spec": spec.path,
             "unknown": c.reason if c.unknown[instruction] else None}  # fmt: skip

@@ -24,8 +24,12 @@ _SGR = re.compile(r"(\x1b\[[0-9;]{0,12}m)")  # a colour code, the only escape se
 def escape(value: object, quote: bool = True) -> str:
     """``html.escape`` of ``value``'s printable form (see :func:`bankproof.models.errors.printable`),
     lines and tabs kept (a ``<pre>`` block's text)."""
-    text = "\n".join("\t".join(map(printable, line.split("\t"))) for line in str(value).split("\n"))
-    return html.escape(text, quote)
+    return html.escape(_lines(str(value)), quote)
+
+
+def _lines(text: str) -> str:
+    """:func:`printable` of ``text`` with its newlines and tabs kept."""
+    return "\n".join("\t".join(map(printable, line.split("\t"))) for line in text.split("\n"))
 
 
 def uncoloured(text: str) -> str:
@@ -43,7 +47,7 @@ def terminal(text: str) -> str:
         if i % 2:
             out.append(part)
         else:
-            out.append("\n".join("\t".join(map(printable, line.split("\t"))) for line in part.split("\n")))
+            out.append(_lines(part))
     return head + "".join(out)
 
 

@@ -4,6 +4,7 @@ at the Python source line from ``loc(...)`` when present).
 
 from __future__ import annotations
 
+from bankproof.verifier.triton.accesses import provenance
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -15,8 +16,8 @@ RULES = {
 
 
 def _copy16(row: dict) -> bool:
-    """A 16-byte cp.async copy (LDGSTS.BYPASS): Nsight Compute counts no shared wavefronts for it."""
-    return row.get("op") == "ttg.async_copy_global_to_local" and row.get("instr") == "st128"
+    """A 16-byte cp.async copy, whose count is an assumption on any arch (see ``provenance``)."""
+    return "instr" in row and provenance(row["op"], row["instr"]) == "assumed"
 
 
 def _where(loc: dict) -> str:

@@ -213,9 +213,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         return False
     entry, per_warp, name = g.entry, g.per_warp, g.name
     scan_per_warp = _per_warp(accesses, led.warps)
-    entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
-    entry["kind"] = "buffer"
-    entry["buffers"] = sorted({a["buffer"] for a in accesses})
+    _owned_by_scan(entry, accesses)
     if scan_per_warp != per_warp:
         others = [n for n in g.names if n in SCRATCH_OPS]
         if scan_per_warp > per_warp or not others:
@@ -268,6 +266,13 @@ def scratch_rule(g: Group, led: Ledger) -> bool:
     return True
 
 
+def _owned_by_scan(entry: dict, accesses: list[dict]) -> None:
+    """The entry belongs to the scan's buffer accesses: their ops and buffers."""
+    entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
+    entry["kind"] = "buffer"
+    entry["buffers"] = sorted({a["buffer"] for a in accesses})
+
+
 def _per_warp(accesses: list[dict], warps: int) -> int:
     """The scan's instructions per warp for the accesses at one site."""
     return sum(a["instructions"] for a in accesses) // max(1, accesses[0]["warps"] or warps)
@@ -299,9 +304,7 @@ def claim_moved(led: Ledger, ptx_locs: set) -> None:
             continue
         accesses = led.scan.pop(key)
         scan_wf = sum(a["wavefronts"] for a in accesses)
-        entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
-        entry["kind"] = "buffer"
-        entry["buffers"] = sorted({a["buffer"] for a in accesses})
+        _owned_by_scan(entry, accesses)
         entry["note"] = f"the PTX gives line {_where(g.loc)}; the op is at {_where(key[0])}"
         if g.ptx_wf is not None and g.ptx_wf[0] != scan_wf:
             led.disagreements.append(
