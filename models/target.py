@@ -47,6 +47,11 @@ _CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Confli
 _ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"
 _GCN_GUIDE = "AMD OpenCL optimization guide (GCN), 5.2 'Local Memory (LDS) Optimizations': half waves"
 _HIPKITTENS = "HipKittens' published LDS phase measurements on an MI355X (analysis/paper_experiments/phases)"
+# Triton's wave64 bank-conflict reference (unittest SwizzleTest.cpp, bruteforceBankConflictsPerWavefront64,
+# with the LocalMemOpTile/numBanks API that Triton 3.9.0's libtriton exports): below 128 bits a
+# phase is numBanks / (bits / 32) consecutive lanes.
+_TRITON_WAVE64 = ("Triton's wave64 bank-conflict reference (SwizzleTest.cpp: a phase is banks / "
+                  "words-per-lane consecutive lanes)")
 
 
 @dataclass(frozen=True)
@@ -113,11 +118,13 @@ TARGETS: dict[str, Target] = {
                ("hip", "gfx942"), _LDS_COMMANDS, rules=(
                    ("ds_write_b128", ("consecutive", 8), _CK_DOC),
                    ("ds_read_b128", ("cosets", (1, 2, 20)), _ROCM_BLOG),
+                   ("ds_read_b64", ("consecutive", 16), _TRITON_WAVE64),
                    ("ds_read_b32", ("consecutive", 32), _GCN_GUIDE),
                    ("ds_write_b32", ("consecutive", 32), _GCN_GUIDE),
                )),
         Target("gfx950", "amd", "CDNA4 (MI350/MI355)", 64, 64, "lane groups", "assumed (published)",
                ("hip", "gfx950"), _LDS_COMMANDS, rules=(
+                   ("ds_read_b32", ("consecutive", 64), _TRITON_WAVE64),
                    ("ds_read_b64", ("consecutive", 32), _HIPKITTENS),
                    ("ds_write_b64", ("consecutive", 16), _HIPKITTENS),
                    ("ds_read_b128", ("cosets", (1, 2, 12, 20)), _HIPKITTENS),
@@ -185,8 +192,10 @@ def from_triton(attr: str | None) -> Target:
 def rule(arch: str, instr: str) -> lds.Rule:
     """The lane-group rule of ``instr`` on a lane-group target (no groups when unpublished).
 
-    >>> rule("gfx942", "ds_read_b128").ngroups, rule("gfx942", "ds_read_b64").groups is None
-    (8, True)
+    >>> rule("gfx942", "ds_read_b128").ngroups, rule("gfx942", "ds_read_b64").ngroups
+    (8, 4)
+    >>> rule("gfx942", "ds_write_b64").groups is None  # nothing published
+    True
     """
     t = get(arch)
     groups, source = None, lds.UNPUBLISHED

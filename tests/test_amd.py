@@ -35,6 +35,9 @@ def test_published_lane_groups():
     assert members(b128, 32) == [32, 33, 34, 35, 52, 53, 54, 55]
     assert members(target.rule("gfx942", "ds_write_b128"), 9) == list(range(8, 16))
     assert members(target.rule("gfx942", "ds_read_b32"), 40) == list(range(32, 64))
+    b64 = target.rule("gfx942", "ds_read_b64")  # Triton's wave64 reference: 32 banks / 2 words = 16 lanes
+    assert [members(b64, lane) for lane in (0, 17, 63)] == [list(range(0, 16)), list(range(16, 32)), list(range(48, 64))]
+    assert members(target.rule("gfx950", "ds_read_b32"), 5) == list(range(64))  # 64 banks / 1 word: one group
     g950 = target.rule("gfx950", "ds_read_b128")
     assert members(g950, 0) == [0, 1, 2, 3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27]
     assert members(g950, 4) == [4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 28, 29, 30, 31]
@@ -58,6 +61,10 @@ def test_published_lane_groups():
         ("gfx942", "ds_write_b128", [16 * i for i in range(64)], 8, 8),
         ("gfx950", "ds_read_b128", [16 * i for i in range(64)], 4, 4),
         ("gfx950", "ds_read_b64", [8 * i for i in range(64)], 2, 2),
+        ("gfx942", "ds_read_b64", [8 * i for i in range(64)], 4, 4),  # 16 lanes x 2 words fill 32 banks
+        ("gfx942", "ds_read_b64", [256 * i for i in range(64)], 64, 4),  # 16 lanes on banks 0-1, per group
+        ("gfx950", "ds_read_b32", [4 * i for i in range(64)], 1, 1),  # 64 lanes, 64 banks
+        ("gfx950", "ds_read_b32", [128 * i for i in range(64)], 32, 1),  # words 0, 32, 64...: 32 lanes per bank 0/32
         ("gfx950", "ds_write_b64", [256 * (i % 2) + 8 * (i // 2) for i in range(64)], 8, 4),
     ],
 )
