@@ -12,7 +12,12 @@ re-derives it whenever the DSL is installed.)
 from __future__ import annotations
 
 import json
+import os
+import random
 import sys
+
+os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")  # the warpgroup (GMMA) atoms exist on sm_90a only
+SEED, CASES = 20261126, 240
 
 
 def atoms() -> dict[str, tuple[str, str, str]]:
@@ -66,15 +71,113 @@ def gmma_atoms() -> dict[str, str]:
     return out
 
 
+def _perm_text(rng: random.Random, n: int) -> tuple[str, object]:
+    """A random permutation of ``0..n-1`` as a CuTe layout: ``n`` split into power-of-two modes
+    whose compact strides are taken in a shuffled order (C++ text, DSL value)."""
+    sizes = []
+    left = n
+    while left > 1:
+        f = 1 << rng.randint(1, max(1, left.bit_length() - 1))
+        sizes.append(min(f, left))
+        left //= sizes[-1]
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    strides = [0] * len(sizes)
+    acc = 1
+    for i in order:
+        strides[i] = acc
+        acc *= sizes[i]
+    text = f"Layout<Shape<{','.join(f'_{x}' for x in sizes)}>,Stride<{','.join(f'_{x}' for x in strides)}>>"
+    return text, (tuple(sizes), tuple(strides))
+
+
+def tiled_mma_cases(seed: int = SEED, n: int = CASES) -> list[dict]:
+    """Random ``make_tiled_mma(atom, AtomLayoutMNK, Tile<...>)``: the DSL's ``tv_layout_{A,B,C}_tiled``
+    with the C++ spelling of what was built (warp tilings, extended and permuted tiles)."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import OperandMajorMode, warp, warpgroup
+
+    f16, bf16, f32 = cutlass.Float16, cutlass.BFloat16, cutlass.Float32
+    e4m3, i8, k_major = cutlass.Float8E4M3FN, cutlass.Int8, OperandMajorMode.K
+    rs, ss = warpgroup.OperandSource.RMEM, warpgroup.OperandSource.SMEM
+    atoms = {
+        "SM80_16x8x16_F32F16F16F32_TN": (lambda: warp.MmaF16BF16Op(f16, f32, (16, 8, 16)), (16, 8, 16)),
+        "SM80_16x8x8_F16F16F16F16_TN": (lambda: warp.MmaF16BF16Op(f16, f16, (16, 8, 8)), (16, 8, 8)),
+        "SM80_16x8x16_F32BF16BF16F32_TN": (lambda: warp.MmaF16BF16Op(bf16, f32, (16, 8, 16)), (16, 8, 16)),
+        "SM80_16x8x8_F32TF32TF32F32_TN": (lambda: warp.MmaTF32Op((16, 8, 8)), (16, 8, 8)),
+        "SM80_16x8x4_F32TF32TF32F32_TN": (lambda: warp.MmaTF32Op((16, 8, 4)), (16, 8, 4)),
+        "SM89_16x8x32_F32E4M3E4M3F32_TN": (lambda: warp.MmaFP8Op(e4m3, f32, (16, 8, 32)), (16, 8, 32)),
+    }
+    for nn in (64, 128):
+        atoms[f"SM90_64x{nn}x16_F32F16F16_RS<GMMA::Major::K,GMMA::Major::K>"] = (
+            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), rs, k_major, k_major), (64, nn, 16))
+        atoms[f"SM90_64x{nn}x16_F32F16F16_SS<GMMA::Major::K,GMMA::Major::K>"] = (
+            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), ss, k_major, k_major), (64, nn, 16))
+    atoms["SM90_64x64x32_S32S8S8_RS_TN"] = (
+        lambda: warpgroup.MmaI8Op(i8, i8, cutlass.Int32, (64, 64, 32), rs, k_major, k_major), (64, 64, 32))
+    atoms["SM90_64x64x32_F32E4M3E4M3_RS_TN"] = (
+        lambda: warpgroup.MmaF8Op(e4m3, e4m3, f32, (64, 64, 32), rs, k_major, k_major), (64, 64, 32))
+    rng = random.Random(seed)
+    plans = []
+    for _ in range(n):
+        name = rng.choice(sorted(atoms))
+        mnk = atoms[name][1]
+        total = rng.choice([1, 2, 4] if name.startswith("SM90") else [1, 2, 4, 8])
+        wm = rng.choice([x for x in (1, 2, 4, 8) if total % x == 0])
+        wn = total // wm
+        shape = (wm, wn, 1)
+        right = rng.random() < 0.5
+        strides = (wn, 1, 0) if right else (1, wm, 0)
+        tile = []
+        for d, w in enumerate((wm, wn, 1)):
+            base = mnk[d] * w
+            r = rng.random()
+            if r < 0.3:
+                tile.append(("_", None))
+            elif r < 0.7:
+                k = base * rng.choice([1, 2, 4]) if base <= 128 else base
+                tile.append((f"_{k}", k))
+            else:
+                k = base * rng.choice([1, 2]) if base <= 128 else base
+                tile.append(_perm_text(rng, k))
+        plans.append((name, shape, strides, tile))
+    out: list[dict] = []
+
+    @cute.jit
+    def trace():
+        for name, shape, strides, tile in plans:
+            op = atoms[name][0]()
+            tm = cute.make_tiled_mma(op, cute.make_layout(shape, stride=strides),
+                                     permutation_mnk=tuple(_dsl(v) for _, v in tile))  # fmt: skip
+            ss_atom = "_SS" in name
+            out.append({
+                "atom": name,
+                "warps": f"Layout<Shape<{','.join(f'_{x}' for x in shape)}>,"
+                         f"Stride<{','.join(f'_{x}' for x in strides)}>>",
+                "tile": f"Tile<{','.join(t for t, _ in tile)}>",
+                "A": None if ss_atom else str(tm.tv_layout_A_tiled),
+                "B": None if name.startswith("SM90") else str(tm.tv_layout_B_tiled),
+                "C": str(tm.tv_layout_C_tiled),
+            })  # fmt: skip
+
+    def _dsl(v):
+        return cute.make_layout(v[0], stride=v[1]) if isinstance(v, tuple) else v
+
+    trace()
+    return out
+
+
 def main(argv: list[str]) -> int:
     from importlib.metadata import version
 
     table = {"dsl": f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}", "atoms": atoms(),
-             "gmma_layout_atoms": gmma_atoms()}  # fmt: skip
+             "gmma_layout_atoms": gmma_atoms(), "tiled_mma_seed": SEED,
+             "tiled_mmas": tiled_mma_cases()}  # fmt: skip
     with open(argv[0], "w") as fh:
         json.dump(table, fh, indent=1)
         fh.write("\n")
-    print(f"{len(table['atoms'])} atoms from {table['dsl']}")
+    print(f"{len(table['atoms'])} atoms, {len(table['tiled_mmas'])} tiled MMAs from {table['dsl']}")
     return 0
 
 

@@ -51,7 +51,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
         raise InputError("cute", "layout", "must be a string", type(text).__name__)
     if len(text) > MAX_TEXT:
         raise InputError("cute", "layout", f"is longer than {MAX_TEXT} characters", len(text))
-    text = re.sub(r"\b(?:cute|std|cutlass|GMMA)::", "", text).strip()
+    text = re.sub(r"\b[A-Za-z_]\w*::", "", text).strip()  # namespaces: cute::, GMMA::Major::, SM90::
     out, pos = [], 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -234,6 +234,8 @@ def template(name: str, targs: list, error):
         if len(targs) != 3:
             raise InputError("cute", "swizzle", "must look like Sw<B,M,S> o (shape):(stride)", f"{name}<...>")
         return Swizzle(*(_int(a, "Swizzle B, M, S", error) for a in targs))
+    if name in ("Tile",) and not all(isinstance(a, (int, tuple)) for a in targs):
+        return Tag("Tile", tuple(targs))  # a TiledMMA permutation: _, sizes and layouts
     if name in ("Shape", "Stride", "Step", "tuple", "Tile"):
         return tuple(_tuple(a, error) for a in targs)
     if name == "Layout":
@@ -254,6 +256,8 @@ def template(name: str, targs: list, error):
 
 
 def call(name: str, args: list, error):
+    if name == "make_tile" and not all(isinstance(a, (int, tuple)) for a in args):
+        return Tag("Tile", tuple(args))
     if name in ("make_shape", "make_stride", "make_step", "make_tuple", "make_tile"):
         return tuple(_tuple(a, error) for a in args)
     if name == "make_layout":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bankproof.models.errors import InputError, is_pow2
+from bankproof.models.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,48 @@ MMA_ATOMS: dict[str, MmaAtom] = {
 }
 
 
+# SM90 GMMA (mma_traits_sm90_gmma.hpp): C is CLayout_64xN; an RS atom reads A from registers
+# (ALayout_64x8 / 64x16 / 64x32 by the A type's width), an SS atom reads A and B through descriptors.
+_GMMA_A = {32: "((4,8,4),(2,2)):((64,1,16),(8,256))", 16: "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))",
+           8: "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))"}  # fmt: skip
+_GMMA_AB_BITS = {"F16F16": 16, "BF16BF16": 16, "TF32TF32": 32, **{
+    f"{a}{b}": 8 for a in ("S8", "U8", "E4M3", "E5M2") for b in ("S8", "U8", "E4M3", "E5M2")
+    if (a in ("S8", "U8")) == (b in ("S8", "U8"))}}  # fmt: skip
+_GMMA = re.compile(r"(?:SM90_|MMA_)64x(\d{1,3})x(\d{1,2})_(F16|F32|S32)([A-Z0-9]+)"
+                   r"_(SS|RS)(_TN)?(?:<(.*)>)?(?:\{\})?")  # fmt: skip
+
+
+_NAMESPACES = re.compile(r"\b(?:cute|cutlass|SM90::GMMA|GMMA|Major)::")
+
+
+def gmma_atom(name: str) -> MmaAtom | None:
+    """An SM90 GMMA atom by CuTe's name, with its template arguments (``GMMA::Major::K`` or
+    ``MN`` for A and B); ``None`` when ``name`` is not a GMMA name.
+
+    >>> gmma_atom("SM90_64x64x16_F32F16F16_RS<GMMA::Major::K, GMMA::Major::MN>").a
+    '((4,8,4),(2,2,2)):((128,1,16),(64,8,512))'
+    """
+    m = _GMMA.fullmatch(_NAMESPACES.sub("", name).replace(" ", ""))
+    if not m:
+        return None
+    n, k, ab, src, targs = int(m.group(1)), int(m.group(2)), m.group(4), m.group(5), m.group(7) or ""
+    bits = _GMMA_AB_BITS.get(ab)
+    if bits is None:
+        raise InputError("cute", "mma atom", f"has A/B types {ab} that no SM90 GMMA atom takes", name)
+    if k * bits != 256:
+        raise InputError("cute", "mma atom", f"{ab} GMMA atoms have K = {256 // bits}, not {k}", name)
+    if n % 8 or not 8 <= n <= 256:
+        raise InputError("cute", "mma atom", "GMMA N must be a multiple of 8 from 8 to 256", name)
+    majors = [x.strip() for x in targs.split(",")] if targs else []
+    if src == "RS" and majors and majors[0] != "K":
+        raise InputError("cute", "mma atom", "an RS atom reads A from registers, so A must be Major::K", name)
+    c = f"((4,8,4),(2,2,{n // 8})):((128,1,16),(64,8,512))"
+    return MmaAtom((64, n, k), 128, _GMMA_A[bits] if src == "RS" else None, None, c)
+
+
 def mma_atom(name: str) -> MmaAtom:
-    """The atom named ``name``: one of :data:`MMA_ATOMS`, or an ``SM90_64xNxK_..._SS`` GMMA atom
-    (its C fragment only; A and B come from shared memory through descriptors).
+    """The atom named ``name``: one of :data:`MMA_ATOMS`, or an SM90 GMMA atom
+    (``SM90_64xNxK_..._SS`` / ``_RS``, with or without its template arguments).
 
     >>> mma_atom("SM90_64x128x16_F32F16F16_SS").c
     '((4,8,4),(2,2,16)):((128,1,16),(64,8,512))'
@@ -79,21 +118,20 @@ def mma_atom(name: str) -> MmaAtom:
     True
     """
     n = name.strip() if isinstance(name, str) else ""
-    n = re.sub(r"\b(?:cute|cutlass)::", "", n).replace(" ", "")
+    n = _NAMESPACES.sub("", n).replace(" ", "")
     while (m := re.fullmatch(r"(?:MMA_Atom|MMA_Traits)<(.*)>(?:\{\})?", n)):  # CUTLASS's wrappers
         n = m.group(1)
     if n in MMA_ATOMS:
         return MMA_ATOMS[n]
-    m = re.fullmatch(r"SM90_64x(\d{1,3})x(\d{1,3})_\w+_SS\w*", n)
-    if m and int(m.group(1)) % 8 == 0 and is_pow2(int(m.group(1))):
-        w = int(m.group(1))
-        c = f"((4,8,4),(2,2,{w // 8})):((128,1,16),(64,8,512))"
-        return MmaAtom((64, w, int(m.group(2))), 128, None, None, c)
+    gmma = gmma_atom(n)
+    if gmma is not None:
+        return gmma
     raise InputError(
         "cute",
         "mma atom",
         "is not one bankproof has CuTe's fragments for (SM80/SM89 mma.sync atoms by their full CuTe "
         "name, e.g. SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x8_F32TF32TF32F32_TN, "
-        "SM80_16x8x32_S32S8S8S32_TN, SM80_8x8x4_F64F64F64F64_TN; SM90_64xNxK_..._SS GMMA atoms for C)",
+        "SM80_16x8x32_S32S8S8S32_TN, SM80_8x8x4_F64F64F64F64_TN; SM90 GMMA atoms "
+        "SM90_64xNxK_..._SS/_RS with their template arguments)",
         name,
     )

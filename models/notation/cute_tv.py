@@ -20,7 +20,6 @@ import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation.cute_expr import read
-from bankproof.models.notation.cute_mma_atoms import mma_atom
 from bankproof.models.notation.cute_shapes import compact, leaves, size
 from bankproof.models.notation.cute_shapes import evaluate as _at
 from bankproof.models.notation.cute_values import TYPE_BITS, Layout, Tag
@@ -263,72 +262,3 @@ def _check_atom(atom: CopyAtom, width: int, elem_bits: int, n_val: int) -> None:
             "copy atom",
             f"{atom.name} moves {per} elements per thread but each thread holds {n_val} (not a multiple)",
         )
-
-
-# ----- TiledMMA fragments --------------------------------------------------------------------
-def mma_fragment(
-    atom: str,
-    operand: str,
-    shape: list[int],
-    elem_bits: int,
-    warps: str = "(1,1,1)",
-    copy: str | None = None,
-    kind: str = "load",
-    transposed: bool = False,
-) -> CuteAccess:
-    """The access of ``make_tiled_copy_A/B/C(Copy_Atom<copy>, make_tiled_mma(atom, warps))``
-    over a tensor of ``shape`` (``(M, K)`` for A, ``(N, K)`` for B, ``(M, N)`` for C): the
-    TiledMMA's fragment TV layout over its tile, the tile repeated over the tensor. ``warps`` is
-    the ``AtomLayoutMNK`` (warps or warpgroups; first mode fastest unless strides say otherwise).
-    ``transposed``: the tensor's dims are the operand's swapped (``(K, M)``, ``(K, N)``: an
-    MN-major tile, or FlashAttention's V read as the B operand of ``P @ V``).
-
-    >>> acc = mma_fragment("SM80_16x8x16_F16F16F16F16_TN", "A", [32, 16], 16, "(2,2,1)", "SM75_U32x4_LDSM_N")
-    >>> acc.instr, acc.layout.in_bases("warp")
-    ('ldsm.x4', ((16, 0), (0, 0)))
-    """
-    op = operand.upper() if isinstance(operand, str) else ""
-    if op not in ("A", "B", "C"):
-        raise InputError("cute", "operand", "must be A, B or C", operand)
-    at = mma_atom(atom)
-    frag = {"A": at.a, "B": at.b, "C": at.c}[op]
-    if frag is None:
-        raise InputError("cute", "operand", f"{atom} reads {op} from shared memory through descriptors", op)
-    wl = _layout(warps, "warps")
-    wshape = _rank(wl, 3, "warps")
-    n_w = int(np.prod(wshape))
-    w_of = evaluate(wl, np.arange(n_w))  # MNK coordinate index -> warp
-    if sorted(w_of.tolist()) != list(range(n_w)):
-        raise InputError("cute", "warps", "must be a bijection onto the warps", warps)
-    mnk = np.unravel_index(np.argsort(w_of), wshape, order="F")  # warp -> (wm, wn, wk)
-    dims = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}[op]
-    tile = [at.mnk[d] * wshape[d] for d in dims]
-    thr, val = _modes(_layout(frag, "mma fragment"), "mma fragment")
-    n_thr, n_val = size(thr.shape), size(val.shape)
-    t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
-    atom_idx = evaluate(thr, t) + evaluate(val, v)
-    a0 = at.mnk[dims[0]]
-    r, c = atom_idx % a0, atom_idx // a0
-    idx = np.zeros((n_thr * n_w, n_val), dtype=np.int64)
-    for w in range(n_w):
-        rr = r + mnk[dims[0]][w] * at.mnk[dims[0]]
-        cc = c + mnk[dims[1]][w] * at.mnk[dims[1]]
-        idx[w * n_thr : (w + 1) * n_thr] = rr + tile[0] * cc
-    op_shape = list(shape)[::-1] if transposed else list(shape)
-    if len(op_shape) != 2:
-        raise InputError("cute", "shape", f"must be 2-D for an MMA operand ({op} tile)", shape)
-    layout = distributed(idx, op_shape, tile, "mma fragment")
-    if transposed:
-        layout = LinearLayout.from_bases(
-            {d: [b[::-1] for b in bs] for d, bs in layout.bases}, {"dim0": shape[0], "dim1": shape[1]}
-        )
-    ins = None
-    name = ""
-    if copy is not None:
-        a = copy_atom(copy, elem_bits)
-        ins = a.load if kind == "load" else a.store
-        if ins is None:
-            raise InputError("cute", "copy atom", f"{a.name} cannot {kind} shared memory", copy)
-        name = a.name
-    text = f"make_tiled_copy_{op}({copy or 'any'}, make_tiled_mma({atom}, {warps}))"
-    return CuteAccess(layout, ins, text, name)

@@ -28,7 +28,8 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
-from bankproof.models.notation.cute_tv import CuteAccess, mma_fragment, tiled_copy, tv_to_layout
+from bankproof.models.notation.cute_tiled_mma import mma_fragment
+from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
 from bankproof.models.notation.formula import default_names
 from bankproof.models.space import Space
 
@@ -250,7 +251,7 @@ def cute_access(
         return CuteAccess(tv_to_layout(value, shape, tile), None, value)
     allowed, needed = {
         "cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}),
-        "cute_mma": ({"atom", "operand", "warps", "copy", "transposed"}, {"atom", "operand"}),
+        "cute_mma": ({"atom", "operand", "warps", "tile", "copy", "transposed"}, {"atom", "operand"}),
     }[key]
     if not isinstance(value, dict) or not set(value) <= allowed or not needed <= set(value):
         need, opt = ", ".join(sorted(needed)), ", ".join(sorted(allowed - needed))
@@ -263,7 +264,9 @@ def cute_access(
     if key == "cute_copy":
         return tiled_copy(value["atom"], value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
     warps, copy, transposed = value.get("warps", "(1,1,1)"), value.get("copy"), value.get("transposed", False)
-    return mma_fragment(value["atom"], value["operand"], shape, bits, warps, copy, kind, transposed)
+    return mma_fragment(
+        value["atom"], value["operand"], shape, bits, warps, copy, kind, transposed, value.get("tile")
+    )
 
 
 def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:
