@@ -202,13 +202,26 @@ def _vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
     return bool((chunks == first + np.arange(v) * eb).all() and (first % (v * eb) == 0).all())
 
 
-def widest_vector(addr: np.ndarray, eb: int) -> int:
-    """The most registers (at most 16 bytes) every lane holds at consecutive aligned addresses:
-    the vector the widest legal load or store moves (``addr``: ``(..., registers)`` bytes)."""
+def widest_vector(addr: np.ndarray, eb: int, cap: int = 16) -> int:
+    """The most registers (at most ``cap`` bytes, 16 by default) every lane holds at consecutive
+    aligned addresses: the vector the widest legal load or store moves (``addr``: ``(...,
+    registers)`` bytes)."""
     v, nreg = 1, addr.shape[-1]
-    while v * 2 <= nreg and v * 2 * eb <= 16 and _vector_ok(addr, v * 2, eb):
+    while v * 2 <= nreg and v * 2 * eb <= min(16, cap) and _vector_ok(addr, v * 2, eb):
         v *= 2
     return v
+
+
+def vector_cap(instr: str) -> int:
+    """The bytes a ``vector[N]`` instruction keyword allows (``vector``: 16; ``vector64``: 8).
+
+    >>> vector_cap("vector"), vector_cap("vector32"), vector_cap("auto")
+    (16, 4, 16)
+    """
+    tail = instr[len("vector") :] if instr.startswith("vector") else ""
+    if tail and (not tail.isdigit() or int(tail) not in (8, 16, 32, 64, 128)):
+        raise InputError("access", "instr", "vector takes 8, 16, 32, 64 or 128 bits (vector64)", instr)
+    return int(tail) // 8 if tail else 16
 
 
 def build_access(
@@ -219,7 +232,8 @@ def build_access(
     instr: str = "auto",
 ) -> WarpInstructions:
     """Enumerate an access. ``instr = "auto"`` picks the widest ``ld``/``st`` vector that is
-    legal for the pair (at most 128 bits), as Triton does."""
+    legal for the pair (at most 128 bits), as Triton does; so does ``"vector"`` (the width CuTe's
+    ``AutoVectorizingCopyWithAssumedAlignment<128>`` copies with), which synthesis keeps to ld/st."""
     if kind not in ("load", "store"):
         raise InputError("access", "kind", "must be load or store", kind)
     lin = memory.linear if isinstance(memory, PaddedLayout) else memory
@@ -252,8 +266,8 @@ def build_access(
     offsets = element_offsets(memory)[tuple(table.T)]
     addr = (offsets * eb).reshape(nblock, nwarp, LANES, nreg)
     coords = table.reshape(nblock, nwarp, LANES, nreg, -1)
-    if instr == "auto":
-        v = widest_vector(addr, eb)
+    if instr == "auto" or instr.startswith("vector"):  # vector[N]: CuTe's auto-vectorizing copy
+        v = widest_vector(addr, eb, vector_cap(instr))
         ins = instruction(f"{'ld' if kind == 'load' else 'st'}{v * eb * 8}")
     else:
         ins = instruction(instr)

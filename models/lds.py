@@ -30,6 +30,7 @@ from bankproof.models.access import (
     _vector_ok,
     access_layout,
     element_offsets,
+    vector_cap,
     widest_vector,
 )
 from bankproof.models.errors import InputError
@@ -195,8 +196,8 @@ def build(
     addr = (element_offsets(memory)[tuple(table.T)] * eb).reshape(nblock, nwarp, warp, nreg)
     coords = table.reshape(nblock, nwarp, warp, nreg, -1)
     op = "read" if kind == "load" else "write"
-    if instr == "auto":
-        v = widest_vector(addr, eb)
+    if instr == "auto" or instr.startswith("vector"):
+        v = widest_vector(addr, eb, vector_cap(instr))
         if v * eb < 4:
             raise InputError(
                 "access", "instr", f"would move {v * eb} bytes per lane; sub-dword ds_{op} is not modeled"

@@ -206,7 +206,7 @@ def prove_cheapest(
         return Cheapest("unknown", 0.0, 0, f"{space.bits} tensor bits: the encoding is limited to {MAX_BITS}")
     opts = []
     for lay, kind, fix in zip((a, b), kinds, fixed):
-        choices = [fix]
+        choices = ["auto"] if fix == "ld/st" else [fix]
         if fix == "auto" and elem_bits == 16 and (kind == "load" or target.get(arch).has("stsm.x4")):
             choices += [f"{'ldsm' if kind == 'load' else 'stsm'}.x4{t}" for t in (".trans", "")]
         opts.append(options(lay, kind, elem_bits, space, choices))

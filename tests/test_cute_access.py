@@ -38,6 +38,10 @@ EXAMPLES = {
     "cute_sm90_gmma_mn_sw64_f16": (64, 64, "proved"),
     "cute_sm90_gmma_mn_sw128_f16": (64, 64, "proved"),
     "cute_sm90_epilogue_sw128_f16": (128, 128, "proved"),
+    "cute_fa2_o_epilogue": (256, 256, "proved"),  # 32-bit stores of C, 128-bit loads (auto-vectorized)
+    "cute_sm80_i8_gemm_a_128x64": (64, 128, "proved"),  # Tile<_32,_32,_32>, Swizzle<2,4,3> on bytes
+    "cute_sm90_gmma_rs_a_f16": (128, 128, "proved"),  # RS A fragment via ldmatrix; smem_ptr honoured
+    "cute_sm80_tf32_gemm_a_mmajor_128x32": (128, 512, "refuted"),  # CuTe's tf32 fragment: 2-way
 }
 
 
@@ -244,3 +248,49 @@ def test_the_zfill_cp_async_atoms_are_the_same_shared_store():
         "SM80_CP_ASYNC_CACHEGLOBAL<", "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<"))  # fmt: skip
     assert [a.wavefronts for a in verify(spec=spec).accesses] == [
         a.wavefronts for a in verify(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml")).accesses]
+
+
+# ----- CuTe's auto-vectorizing copy ----------------------------------------------------------------
+def _spec(memory: str, layout: str) -> str:
+    return f'shape = [128, 128]\ndtype = "f16"\narch = "sm80"\n[memory]\ncute = "{memory}"\n' \
+           f'[[access]]\nname = "s2g"\nkind = "load"\nlayout.cute_copy = {layout}\n'  # fmt: skip
+
+
+ROWS8 = 'tile_to_shape(composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{}), Shape<_128,_128>{})'
+
+
+def test_auto_vectorizing_copy_takes_the_widest_vector_the_layouts_give():
+    from bankproof.verifier.engine.spec import spec_from_text
+
+    import bankproof as bp
+
+    def run(atom: str, memory: str = ROWS8):
+        lay = f'{{ atom = "{atom}", thr = "(16,8):(8,1)", val = "(1,8)" }}'
+        return bp.verify(spec=spec_from_text(_spec(memory, lay))).access("s2g")
+
+    a = run("Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, half_t>")
+    assert (a.instr, a.instructions, a.wavefronts) == ("ld.shared.v4.b32", 64, 256)
+    a = run("AutoVectorizingCopyWithAssumedAlignment<64>")  # 8 contiguous halfs, 64 bits at a time
+    assert (a.instr, a.instructions) == ("ld.shared.v2.b32", 128)
+    a = run("AutoVectorizingCopyWithAssumedAlignment<8>")  # gcd(8 x 16, 8) = 8 < 16 bits: element by element
+    assert (a.instr, a.instructions) == ("ld.shared.u16", 512)
+    # a Swizzle<3,2,3> composition: CuTe's max_common_layout truncates to the swizzle's 2^2 elements
+    sw232 = "tile_to_shape(composition(Swizzle<3,2,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{}), Shape<_128,_128>{})"
+    a = run("AutoVectorizingCopyWithAssumedAlignment<128>", sw232)
+    assert a.instr == "ld.shared.v2.b32"
+
+
+def test_default_copy_is_refused_naming_what_to_write():
+    with pytest.raises(InputError, match="CUTLASS releases define differently.*AutoVectorizingCopyWithAssumedAlignment"):
+        copy_atom("Copy_Atom<DefaultCopy, half_t>", 16)
+    with pytest.raises(InputError, match="N = 8, 16, 32, 64 or 128"):
+        copy_atom("AutoVectorizingCopyWithAssumedAlignment<256>", 16)
+
+
+def test_fa2_epilogue_stores_32_bit_and_loads_128_bit_conflict_free():
+    import bankproof as bp
+
+    r = bp.verify(spec=str(Path(__file__).resolve().parents[1] / "examples" / "cute_fa2_o_epilogue.toml"))
+    assert [(a.instr, a.wavefronts, a.ideal_wavefronts) for a in r.accesses] == [
+        ("st.shared.b32", 256, 256), ("ld.shared.v4.b32", 256, 256)]  # fmt: skip
+    assert r.verdict == "proved"

@@ -48,6 +48,7 @@ class CuteLayout:
     offset: int = 0
     ptr_bits: int = 0
     stages: int = 0
+    assumed_align: bool = False  # base_align assumed (the swizzle's span) for a smem_ptr print
 
     @property
     def tensor_shape(self) -> list[int]:
@@ -133,14 +134,14 @@ class CuteLayout:
         'Sw<3,4,3> matches the 16-byte pattern of SW128'
         """
         sw, out = self.swizzle, []
-        if self.units != "element" or sw is None:
-            return ()
-        if self.ptr_bits:
+        if self.ptr_bits and sw is not None and self.assumed_align:
             out.append(
-                f"the layout was printed with smem_ptr[{self.ptr_bits}b]: its swizzle acts on byte "
-                "addresses; read here in element units (give units = byte and base_align)"
+                f"smem_ptr[{self.ptr_bits}b]: {sw.text()} acts on byte addresses and is read so, with the "
+                f"buffer assumed aligned to {self.base_align} bytes (give base_align to say otherwise)"
             )
-        elif sw in BYTE_ATOMS and self.elem_bytes > 1:
+        if self.units != "element" or sw is None:
+            return tuple(out)
+        if sw in BYTE_ATOMS and self.elem_bytes > 1 and not self.ptr_bits:
             out.append(
                 f"{sw.text()} matches the 16-byte pattern of {BYTE_ATOMS[sw]} (GMMA/TMA), a swizzle of "
                 f"byte addresses, but element units of {8 * self.elem_bytes}-bit elements were given; "
@@ -263,9 +264,18 @@ def parse_cute(
         raise InputError("cute", "dtype", "element size must be a power of two bytes", elem_bytes)
     if value.offset < 0:
         raise InputError("cute", "offset", "must be >= 0", value.offset)
-    return CuteLayout(
-        value.swizzle, shape, stride, units, elem_bytes, base_align, value.offset, value.ptr_bits, stages
-    )
+    assumed = False
+    if value.ptr_bits:  # CuTe's smem_ptr swizzle acts on byte addresses, whatever units were given
+        if elem_bytes > 1 and 8 * elem_bytes != value.ptr_bits:
+            raise InputError(
+                "cute", "dtype",
+                f"is {8 * elem_bytes}-bit but the layout was printed for smem_ptr[{value.ptr_bits}b]",
+            )  # fmt: skip
+        units, elem_bytes = "byte", max(1, value.ptr_bits // 8)
+        if value.swizzle is not None and not base_align:
+            base_align, assumed = 1 << value.swizzle.top_bit, True
+    return CuteLayout(value.swizzle, shape, stride, units, elem_bytes, base_align, value.offset,
+                      value.ptr_bits, stages, assumed)  # fmt: skip
 
 
 # ----- printing --------------------------------------------------------------------------------

@@ -77,11 +77,14 @@ CP_ASYNC_ATOMS = ("SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL",
 
 def copy_atom(text: str, elem_bits: int) -> CopyAtom:
     """A copy atom by its CuTe name: ``SM75_U32x4_LDSM_N``, ``SM90_U16x8_STSM_T``,
-    ``UniversalCopy<uint128_t>``, ``SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>``, ``DefaultCopy``, or
-    any of these inside ``Copy_Atom<..., half_t>``.
+    ``UniversalCopy<uint128_t>``, ``SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>``,
+    ``AutoVectorizingCopyWithAssumedAlignment<128>`` (``vector128``: the widest ld/st the layouts
+    give, as ``cute::copy`` picks it), or any of these inside ``Copy_Atom<..., half_t>``.
 
     >>> copy_atom("Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint64_t>, half_t>", 16).store
     'cp8.ca'
+    >>> copy_atom("Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, half_t>", 16).load
+    'vector128'
     """
     value = read(text) if isinstance(text, str) else None
     if isinstance(value, Tag) and value.name == "Copy_Atom" and value.args:
@@ -92,15 +95,30 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
     if name in FIXED_ATOMS and not args:
         return FIXED_ATOMS[name]
     if name in ("DefaultCopy", "AutoVectorizingCopy") and not args:
-        width = elem_bits
-    elif name in ("UniversalCopy", *CP_ASYNC_ATOMS) and len(args) >= 1:
+        raise InputError(
+            "cute", "copy atom",
+            f"{name} is an alias that CUTLASS releases define differently (UniversalCopy<uint128_t>, "
+            "AutoVectorizingCopyWithAssumedAlignment<8> or <128>), so the width it copies with depends on "
+            "your CUTLASS: write what your cute/arch/copy.hpp defines it as",
+            text,
+        )  # fmt: skip
+    if name == "AutoVectorizingCopyWithAssumedAlignment":
+        n = args[0] if len(args) == 1 else None
+        if n not in (8, 16, 32, 64, 128):
+            raise InputError("cute", "copy atom", f"{name}<N> takes N = 8, 16, 32, 64 or 128 bits", text)
+        # cute::copy vectorizes to gcd(common contiguous elements x bits, N) (algorithm/copy.hpp):
+        # the widest ld/st the layouts allow up to N bits, the element when N is no wider.
+        if n <= elem_bits:
+            return CopyAtom(f"{name}<{n}>", f"ld{elem_bits}", f"st{elem_bits}", elem_bits)
+        return CopyAtom(f"{name}<{n}>", f"vector{n}", f"vector{n}", 0)
+    if name in ("UniversalCopy", *CP_ASYNC_ATOMS) and len(args) >= 1:
         t = args[0]
         width = TYPE_BITS.get(t.name) if isinstance(t, Tag) else None
         if width is None:
             raise InputError("cute", "copy atom", f"{name} takes an element type such as uint128_t", text)
     else:
         known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", *(f"{a}<T>" for a in CP_ASYNC_ATOMS)])
-        known += ", DefaultCopy"
+        known += ", AutoVectorizingCopyWithAssumedAlignment<N>"
         raise InputError("cute", "copy atom", f"is not one bankproof models ({known})", text)
     full = f"{name}<{args[0].name}>" if args else name
     if name.startswith("SM80_CP_ASYNC"):

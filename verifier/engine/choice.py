@@ -125,7 +125,7 @@ def _prefix(vec: tuple[int, ...], regs) -> int:
 
 
 def _options(a: AccessSpec, elem_bits: int, arch: str) -> list[str]:
-    if a.instr != "auto":
+    if a.instr != "auto":  # pinned, or CuTe's auto-vectorizing copy (the widest ld/st, never ldmatrix)
         return [a.instr]
     return ["auto", *matrix_options(a.kind, elem_bits, target.get(arch).has("stsm.x4"))]
 

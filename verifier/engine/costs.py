@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from bankproof.models import f2
-from bankproof.models.access import build_access
+from bankproof.models.access import build_access, vector_cap
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import bank_field, evaluate, instruction, ldst_phases, vector_limit
 from bankproof.models.layout import LinearLayout
@@ -101,7 +101,9 @@ def _ldst_cost(offs: dict[str, list[int]], copies: int, kind: str, elem_bits: in
     from ``lo`` up; the phase costs (lanes sharing a bank) / (lanes sharing a word).
     """
     v = _width(offs, elem_bits)
-    if opt != "auto":
+    if opt.startswith("vector"):  # CuTe's auto-vectorizing copy: the widest, up to its cap
+        v = min(v, max(0, (vector_cap(opt) * 8 // elem_bits).bit_length() - 1))
+    elif opt != "auto":
         want = instruction(opt)
         if want.is_matrix or want.is_load != (kind == "load") or want.width * 8 % elem_bits:
             return None

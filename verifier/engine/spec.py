@@ -172,6 +172,8 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
         if accesses[-1].name in names:
             raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
         names.add(accesses[-1].name)
+    if note == "cute":
+        accesses = _swizzle_base_cap(accesses, text, elem_bits)
     return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings)
 
 
@@ -267,6 +269,28 @@ def cute_access(
     return mma_fragment(
         value["atom"], value["operand"], shape, bits, warps, copy, kind, transposed, value.get("tile")
     )
+
+
+def _swizzle_base_cap(accesses: list[AccessSpec], text: str, elem_bits: int) -> list[AccessSpec]:
+    """CuTe's auto-vectorizing copy on a swizzled layout vectorizes at most the swizzle's base
+    (``max_common_layout`` of a ``Swizzle<B,M,S>`` composition truncates to ``2^M``, in the units
+    the swizzle acts on: bytes under ``smem_ptr[Nb]``, else elements)."""
+    from dataclasses import replace
+
+    from bankproof.models.access import vector_cap
+    from bankproof.models.notation.cute_expr import read
+    from bankproof.models.notation.cute_values import Composed
+
+    value = read(text)
+    if not isinstance(value, Composed) or value.swizzle is None:
+        return accesses
+    base_bits = (1 << value.swizzle.m) * (8 if value.ptr_bits else elem_bits)
+    out = []
+    for a in accesses:
+        if a.instr.startswith("vector") and base_bits < vector_cap(a.instr) * 8:
+            a = replace(a, instr=f"vector{max(8, base_bits)}")
+        out.append(a)
+    return out
 
 
 def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from bankproof.models.access import vector_cap
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
 from bankproof.models.layout import LinearLayout
@@ -55,7 +56,7 @@ def optimality(
     from bankproof.proofs.choices import prove_cheapest
 
     cost = rep.access(writer.name).wavefronts + rep.access(reader.name).wavefronts
-    fixed = tuple("auto" if a.instr == "auto" else instruction(a.instr).short for a in (writer, reader))
+    fixed = tuple(_fixed(a.instr) for a in (writer, reader))
     args = (writer.layout, reader.layout, spec.elem_bits, (writer.kind, reader.kind))
     ms = max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     proof = prove_cheapest(*args, cost, spec.arch, fixed, ms)
@@ -77,6 +78,12 @@ def optimality(
             status, round(found.seconds, 4), found.reason or None, enumerated, agrees, offset
         ),
     )
+
+
+def _fixed(instr: str) -> str:
+    """An access's instruction for the Z3 search: ``auto`` (free), ``ld/st`` (a CuTe
+    auto-vectorizing copy: any ld/st width, a superset of the widest one it takes) or pinned."""
+    return "ld/st" if instr.startswith("vector") else "auto" if instr == "auto" else instruction(instr).short
 
 
 def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> SynthResult:
@@ -154,7 +161,7 @@ def _optimal_over(
     """The family the result is optimal over, as proved (or the honest restriction)."""
     if total is None:
         return "unknown: the synthesized layout's wavefronts are not known (see each access's proof)"
-    pinned = [f"{a.name}'s {a.instr}" for a in (writer, reader) if a.instr != "auto"]
+    pinned = [f"{a.name}'s {_pinned(a.instr)}" for a in (writer, reader) if a.instr != "auto"]
     fixed = f", with {' and '.join(pinned)} as the spec fixes" if pinned else ""
     if total == bound:
         met = "proved: bytes moved / 128 per wavefront is met"
@@ -168,6 +175,12 @@ def _optimal_over(
         )
     why = opt.proof.reason if opt is not None and opt.proof.reason else "Z3 not run"
     return f"restricted: the searched vectors and instructions, cheapest found{fixed} (not proved: {why})"
+
+
+def _pinned(instr: str) -> str:
+    if instr.startswith("vector"):
+        return f"widest ld/st up to {vector_cap(instr) * 8} bits (CuTe's auto-vectorizing copy)"
+    return instr
 
 
 def _runners_up(ranked: list, space, n: int = 5) -> tuple[dict, ...] | None:
