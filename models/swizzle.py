@@ -17,7 +17,7 @@ the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the ord
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bankproof.models import f2
@@ -103,6 +103,7 @@ def optimal_swizzle(
     vec: Sequence[int] | None = None,
     phase_rows: tuple[Sequence[int] | None, Sequence[int] | None] = (None, None),
     widths: tuple[int | None, int | None] = (None, None),
+    groups: LaneGroups | None = None,
 ) -> Construction:
     """§5.4 for writer ``a`` and reader ``b`` (distributed layouts onto the same tensor).
     ``vec`` overrides the vector (packed tensor bits for offset bits 0..): by default the
@@ -111,17 +112,20 @@ def optimal_swizzle(
     bits its 8 row addresses differ in, for an ldmatrix/stmatrix side. ``widths`` (writer's,
     reader's; log2 elements) says a side moves fewer than ``vec``'s elements per lane (its own
     registers hold only that prefix): its phases follow its own width, and its lanes at the
-    vector's other bits already land in distinct banks of the row."""
+    vector's other bits already land in distinct banks of the row. ``groups``: a lane-group target
+    (AMD LDS): its warp size, banks, and each instruction's lane-0 group (lane indices), in place
+    of the measured 32-lane phases."""
     if sorted(a.out_dims) != sorted(b.out_dims):
         raise InputError(
             "synth", "layouts", f"cover different tensors: {dict(a.out_dims)} vs {dict(b.out_dims)}"
         )
+    lane_bits = LANE_BITS if groups is None else groups.warp.bit_length() - 1
     for name, lay in (("writer", a), ("reader", b)):
-        if len(lay.in_bases("lane")) != LANE_BITS:
+        if len(lay.in_bases("lane")) != lane_bits:
             raise InputError(
                 "synth",
                 f"{name} layout.lane",
-                f"must have {LANE_BITS} bases (32 lanes)",
+                f"must have {lane_bits} bases ({1 << lane_bits} lanes)",
                 len(lay.in_bases("lane")),
             )
     if elem_bits not in (8, 16, 32, 64):
@@ -135,11 +139,13 @@ def optimal_swizzle(
     vec = list(vec) if vec is not None else vectorization(a, b, space, elem_bits)
     v = len(vec)
     vec_bytes = (1 << v) * w
-    nb = min(d - v, log2(max(1, ROW_BYTES // vec_bytes)))
+    row_bytes = ROW_BYTES if groups is None else groups.banks * 4
+    nb = min(d - v, log2(max(1, row_bytes // vec_bytes)))
     ell = d - v - nb
     side_bytes = [vec_bytes if x is None else (1 << x) * w for x in widths]
-    a_thr, a_bank, split_a, phases_a = _thread_sets(a, space, side_bytes[0], kind_a)
-    b_thr, b_bank, split_b, phases_b = _thread_sets(b, space, side_bytes[1], kind_b)
+    sets = _thread_sets if groups is None else groups.thread_sets
+    a_thr, a_bank, split_a, phases_a = sets(a, space, side_bytes[0], kind_a)
+    b_thr, b_bank, split_b, phases_b = sets(b, space, side_bytes[1], kind_b)
     vmask = 0
     for x in vec:
         vmask |= x
@@ -228,6 +234,39 @@ def optimal_swizzle(
         b_conflict_dim=b_dim,
         notes=notes,
     )
+
+
+@dataclass(frozen=True)
+class LaneGroups:
+    """A lane-group target's shape for the construction: ``group(vec_bytes, kind)`` is lane 0's
+    group (a basis of lane indices) and the number of groups of the instruction that moves
+    ``vec_bytes`` per lane, or None when no grouping is published."""
+
+    warp: int
+    banks: int
+    group: Callable[[int, str], tuple[list[int], int] | None]
+
+    def thread_sets(self, layout: LinearLayout, space: Space, vec_bytes: int, kind: str):
+        """:func:`_thread_sets` over lane groups: the lane vectors of lane 0's group share a
+        phase; the rest split groups off. A side with no published grouping constrains nothing
+        (the layout is built for the other; that side's count is unknown when verified)."""
+        got = self.group(vec_bytes, kind)
+        lanes = [space.pack_row_major(x) for x in layout.in_bases("lane")]
+        if got is None:
+            return [x for x in lanes if x], [], [x for x in lanes if x], 1
+        basis, ngroups = got
+
+        def image(index: int) -> int:
+            out = 0
+            for k, x in enumerate(lanes):
+                if index >> k & 1:
+                    out ^= x
+            return out
+
+        rest = f2.complement(basis, len(lanes))
+        same = [image(i) for i in basis if image(i)]
+        split = [image(i) for i in rest if image(i)]
+        return [x for x in lanes if x], same, split, ngroups
 
 
 def segment_basis(

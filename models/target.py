@@ -36,6 +36,7 @@ from bankproof.models.access import WarpInstructions, build_access
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
+from bankproof.models.swizzle import LaneGroups
 
 ALL_COMMANDS = frozenset(
     {"verify", "layout", "wavefronts", "synth", "explain", "convert", "show", "gpu", "workbench",
@@ -103,7 +104,7 @@ class Target:
 
 
 _NV_ALL = ALL_COMMANDS
-_LDS_COMMANDS = frozenset({"verify", "layout", "wavefronts", "scan", "corpus"})
+_LDS_COMMANDS = frozenset({"verify", "layout", "wavefronts", "scan", "corpus", "synth", "explain"})
 
 TARGETS: dict[str, Target] = {
     t.arch: t
@@ -187,6 +188,27 @@ def from_triton(attr: str | None) -> Target:
     if attr is None:
         raise InputError("ttgir", "ttg.target", f"is not given: the module must name its target ({known})")
     raise InputError("ttgir", "ttg.target", f"has no model here ({known})", attr)
+
+
+def lane_groups(arch: str) -> LaneGroups | None:
+    """The §5.4 construction's view of a lane-group target (None on a phase target): lane 0's
+    group and the group count of the ds_read/ds_write moving ``vec_bytes`` per lane.
+
+    >>> lane_groups("gfx942").group(16, "load"), lane_groups("gfx950").group(2, "store")
+    (([1, 2, 20], 8), None)
+    """
+    t = get(arch)
+    if t.model != "lane groups":
+        return None
+
+    def group(vec_bytes: int, kind: str) -> tuple[list[int], int] | None:
+        instr = f"ds_{'read' if kind == 'load' else 'write'}_b{8 * vec_bytes}"
+        if instr not in lds.INSTRS:
+            return None
+        r = rule(arch, instr)
+        return None if r.groups is None else (lds.group_subspace(r), r.ngroups)
+
+    return LaneGroups(t.warp, t.banks, group)
 
 
 def rule(arch: str, instr: str) -> lds.Rule:

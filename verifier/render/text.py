@@ -99,8 +99,9 @@ def synth_text(r: SynthResult) -> str:
     )
     if info.optimal_over:
         lines.append(f"  optimal over: {info.optimal_over}")
-        lines.append(f"  bound over every layout and instruction (bytes / 128 per wavefront): "
-                     f"{info.universal_bound}")  # fmt: skip
+        if info.universal_bound is not None:
+            lines.append(f"  bound over every layout and instruction (bytes / 128 per wavefront): "
+                         f"{info.universal_bound}")  # fmt: skip
     for ru in info.runners_up or ():
         vec, ins = "·".join(ru["vector"]) or "-", " + ".join(ru["instructions"])
         cost = " + ".join(map(str, ru["wavefronts"]))
