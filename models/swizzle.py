@@ -113,7 +113,7 @@ def optimal_swizzle(
     reader's; log2 elements) says a side moves fewer than ``vec``'s elements per lane (its own
     registers hold only that prefix): its phases follow its own width, and its lanes at the
     vector's other bits already land in distinct banks of the row. ``groups``: a lane-group target
-    (AMD LDS): its warp size, banks, and each instruction's lane-0 group (lane indices), in place
+    (LDS): its warp size, banks, and each instruction's lane-0 group (lane indices), in place
     of the measured 32-lane phases."""
     if sorted(a.out_dims) != sorted(b.out_dims):
         raise InputError(

@@ -36,7 +36,6 @@ from bankproof.models.access import WarpInstructions, build_access
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.swizzle import LaneGroups
 
 ALL_COMMANDS = frozenset(
     {"verify", "layout", "wavefronts", "synth", "explain", "convert", "show", "gpu", "workbench",
@@ -48,9 +47,8 @@ _CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Confli
 _ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"
 _GCN_GUIDE = "AMD OpenCL optimization guide (GCN), 5.2 'Local Memory (LDS) Optimizations': half waves"
 _HIPKITTENS = "HipKittens' published LDS phase measurements on an MI355X (analysis/paper_experiments/phases)"
-# Triton's wave64 bank-conflict reference (unittest SwizzleTest.cpp, bruteforceBankConflictsPerWavefront64,
-# with the LocalMemOpTile/numBanks API that Triton 3.9.0's libtriton exports): below 128 bits a
-# phase is numBanks / (bits / 32) consecutive lanes.
+# Triton's SwizzleTest.cpp bruteforceBankConflictsPerWavefront64 (the LocalMemOpTile/numBanks API
+# Triton 3.9.0's libtriton exports): below 128 bits a phase is numBanks / (bits / 32) lanes.
 _TRITON_WAVE64 = ("Triton's wave64 bank-conflict reference (SwizzleTest.cpp: a phase is banks / "
                   "words-per-lane consecutive lanes)")
 
@@ -91,7 +89,7 @@ class Target:
 
     def refuse(self, command: str, where: str) -> InputError:
         """The error for a command not modeled on this target."""
-        names = [c for c in ("verify", "layout", "wavefronts") if c in self.commands]
+        names = [c for c in ("verify", "layout", "wavefronts", "synth", "explain") if c in self.commands]
         takes = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
         vendor = self.vendor.upper()
         return InputError(
@@ -188,27 +186,6 @@ def from_triton(attr: str | None) -> Target:
     if attr is None:
         raise InputError("ttgir", "ttg.target", f"is not given: the module must name its target ({known})")
     raise InputError("ttgir", "ttg.target", f"has no model here ({known})", attr)
-
-
-def lane_groups(arch: str) -> LaneGroups | None:
-    """The §5.4 construction's view of a lane-group target (None on a phase target): lane 0's
-    group and the group count of the ds_read/ds_write moving ``vec_bytes`` per lane.
-
-    >>> lane_groups("gfx942").group(16, "load"), lane_groups("gfx950").group(2, "store")
-    (([1, 2, 20], 8), None)
-    """
-    t = get(arch)
-    if t.model != "lane groups":
-        return None
-
-    def group(vec_bytes: int, kind: str) -> tuple[list[int], int] | None:
-        instr = f"ds_{'read' if kind == 'load' else 'write'}_b{8 * vec_bytes}"
-        if instr not in lds.INSTRS:
-            return None
-        r = rule(arch, instr)
-        return None if r.groups is None else (lds.group_subspace(r), r.ngroups)
-
-    return LaneGroups(t.warp, t.banks, group)
 
 
 def rule(arch: str, instr: str) -> lds.Rule:

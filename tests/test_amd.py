@@ -166,9 +166,13 @@ def test_amd_archs_only_where_modeled(capsys):
     from bankproof.verifier.cli.main import main
 
     spec = str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")
-    for call in (bp.synth, bp.explain, bp.show):
-        with pytest.raises(InputError, match="arch is an AMD model: only verify, layout and wavefronts"):
-            call(spec=spec)
+    with pytest.raises(InputError, match="arch is an AMD model: only verify, layout, wavefronts, synth and explain"):
+        bp.show(spec=spec)
+    r = bp.synth(spec=spec)  # the construction over the lane groups: both sides at their ideal
+    assert r.verdict == "proved" and [(a.instr, a.wavefronts) for a in r.accesses] == [
+        ("ds_write_b128", 64), ("ds_read_b128", 64)]  # fmt: skip
+    assert "restricted: the §5.4 construction over the published lane groups" in r.synth.optimal_over
+    assert bp.explain(spec=spec).conflict_free
     assert main(["gpu", spec]) == 2
     assert main(["verify", spec]) == 1
     out = capsys.readouterr().out

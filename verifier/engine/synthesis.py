@@ -18,10 +18,10 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from bankproof.models import target
 from bankproof.models.access import vector_cap
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
+from bankproof.models.lane_construction import lane_groups
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
@@ -45,7 +45,7 @@ def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
     writer, reader = pick_pair(spec)
     t0 = time.perf_counter()
     s = optimal_swizzle(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, spec.dims,
-                        groups=target.lane_groups(spec.arch))  # fmt: skip
+                        groups=lane_groups(spec.arch))  # fmt: skip
     return s, writer, reader, time.perf_counter() - t0
 
 
@@ -103,7 +103,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     s, writer, reader, seconds = construct(spec)
     # Verify with the vector width the construction optimized for (``auto`` could differ).
     width = (1 << len(s.vec)) * spec.elem_bits
-    groups = target.lane_groups(spec.arch) is not None  # AMD: the construction alone, not searched
+    groups = lane_groups(spec.arch) is not None  # lane groups: the construction alone, not searched
     chosen = {a.name: _vector(a.kind, width, groups) for a in (writer, reader) if a.instr == "auto"}
     bound = universal_bound(spec) if not groups else None
     ranked = search(spec, exhaustive=True) if writer.name != reader.name and not groups else []
