@@ -41,6 +41,18 @@ _TOKEN = re.compile(
 )
 
 
+_NAMESPACE = re.compile(r"\b[A-Za-z_]\w*::")
+
+
+def strip_namespaces(text: str) -> str:
+    """``text`` without namespace qualifiers (``cute::``, ``GMMA::Major::``, ``SM90::GMMA::``).
+
+    >>> strip_namespaces("cute::SM90_64x64x16_F32F16F16_RS<GMMA::Major::K, GMMA::Major::K>")
+    'SM90_64x64x16_F32F16F16_RS<K, K>'
+    """
+    return _NAMESPACE.sub("", text)
+
+
 def tokens(text: str) -> list[tuple[str, str]]:
     """``(kind, text)`` tokens: ``ptr``, ``name``, ``num``, ``op``; ``cute::`` prefixes dropped.
 
@@ -51,7 +63,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
         raise InputError("cute", "layout", "must be a string", type(text).__name__)
     if len(text) > MAX_TEXT:
         raise InputError("cute", "layout", f"is longer than {MAX_TEXT} characters", len(text))
-    text = re.sub(r"\b[A-Za-z_]\w*::", "", text).strip()  # namespaces: cute::, GMMA::Major::, SM90::
+    text = strip_namespaces(text).strip()
     out, pos = [], 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
+from bankproof.models.notation.cute_expr import strip_namespaces
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,6 @@ _GMMA = re.compile(r"(?:SM90_|MMA_)64x(\d{1,3})x(\d{1,2})_(F16|F32|S32)([A-Z0-9]
                    r"_(SS|RS)(_TN)?(?:<(.*)>)?(?:\{\})?")  # fmt: skip
 
 
-_NAMESPACES = re.compile(r"\b(?:cute|cutlass|SM90::GMMA|GMMA|Major)::")
-
-
 def gmma_atom(name: str) -> MmaAtom | None:
     """An SM90 GMMA atom by CuTe's name, with its template arguments (``GMMA::Major::K`` or
     ``MN`` for A and B); ``None`` when ``name`` is not a GMMA name.
@@ -89,7 +87,7 @@ def gmma_atom(name: str) -> MmaAtom | None:
     >>> gmma_atom("SM90_64x64x16_F32F16F16_RS<GMMA::Major::K, GMMA::Major::MN>").a
     '((4,8,4),(2,2,2)):((128,1,16),(64,8,512))'
     """
-    m = _GMMA.fullmatch(_NAMESPACES.sub("", name).replace(" ", ""))
+    m = _GMMA.fullmatch(strip_namespaces(name).replace(" ", ""))
     if not m:
         return None
     n, k, ab, src, targs = int(m.group(1)), int(m.group(2)), m.group(4), m.group(5), m.group(7) or ""
@@ -118,7 +116,7 @@ def mma_atom(name: str) -> MmaAtom:
     True
     """
     n = name.strip() if isinstance(name, str) else ""
-    n = _NAMESPACES.sub("", n).replace(" ", "")
+    n = strip_namespaces(n).replace(" ", "")
     while (m := re.fullmatch(r"(?:MMA_Atom|MMA_Traits)<(.*)>(?:\{\})?", n)):  # CUTLASS's wrappers
         n = m.group(1)
     if n in MMA_ATOMS:

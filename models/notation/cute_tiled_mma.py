@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
-from bankproof.models.notation.cute_expr import read
+from bankproof.models.notation.cute_expr import read, strip_namespaces
 from bankproof.models.notation.cute_mma_atoms import MmaAtom, mma_atom
 from bankproof.models.notation.cute_shapes import evaluate as _at
-from bankproof.models.notation.cute_shapes import leaves, size
-from bankproof.models.notation.cute_tv import CuteAccess, copy_atom, distributed
+from bankproof.models.notation.cute_shapes import size
+from bankproof.models.notation.cute_tv import CuteAccess, copy_atom, distributed, layout_value, tv_modes
 from bankproof.models.notation.cute_values import Layout, Tag
 
 OPERAND_MODES = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}  # (M, N, K) modes of each operand's tile
@@ -62,18 +62,10 @@ class TiledMma:
         )
 
 
-def _layout_of(value, field: str) -> Layout:
-    v = read(value) if isinstance(value, str) else value
-    if isinstance(v, int) and not isinstance(v, bool):
-        v = Layout(v, 1)
-    if isinstance(v, tuple) and all(isinstance(x, int) for x in leaves(v)):
-        from bankproof.models.notation.cute_shapes import compact
-
-        v = Layout(v, compact(v, right=False))
-    if not isinstance(v, Layout):
-        raise InputError("cute", field, "must be a CuTe layout such as Layout<Shape<_2,_2,_1>>", value)
-    if any(s < 1 for s in leaves(v.shape)) or size(v.shape) > 1024:
-        raise InputError("cute", field, "sizes must be at least 1, at most 1024 warps", value)
+def _warps(value) -> Layout:
+    v = layout_value(value, "warps")
+    if size(v.shape) > 1024:
+        raise InputError("cute", "warps", "sizes must be at least 1, at most 1024 warps", value)
     return v
 
 
@@ -112,7 +104,7 @@ def tiled_mma(atom: str, warps: str = "(1,1,1)", tile: object = None) -> TiledMm
     """``make_tiled_mma(atom, warps, tile)``; ``tile`` is ``Tile<M, N, K>`` (each ``_``, a size or
     a layout) or ``None``."""
     at = mma_atom(atom)
-    wl = _layout_of(warps, "warps")
+    wl = _warps(warps)
     shape = wl.shape if isinstance(wl.shape, tuple) else (wl.shape,)
     if len(shape) > 3:
         raise InputError("cute", "warps", "has more than three modes (M, N, K)", warps)
@@ -167,8 +159,7 @@ def tv_index(tm: TiledMma, operand: str) -> tuple[np.ndarray, tuple[int, int]]:
         raise InputError(
             "cute", "operand", f"{tm.name} reads {operand} from shared memory through descriptors"
         )
-    fl = read(frag)
-    thr, val = Layout(fl.shape[0], fl.stride[0]), Layout(fl.shape[1], fl.stride[1])
+    thr, val = tv_modes(layout_value(frag, "mma fragment"), "mma fragment")
     n_thr, n_frg = size(thr.shape), size(val.shape)
     tile = tm.tile
     w = tm.warps_shape
@@ -217,7 +208,7 @@ def mma_fragment(
     op = operand.upper() if isinstance(operand, str) else ""
     if op not in OPERAND_MODES:
         raise InputError("cute", "operand", "must be A, B or C", operand)
-    whole = isinstance(atom, str) and atom.replace("cute::", "").lstrip().startswith(
+    whole = isinstance(atom, str) and strip_namespaces(atom).lstrip().startswith(
         ("TiledMMA", "make_tiled_mma")
     )
     tm = read_tiled_mma(atom) if whole else tiled_mma(atom, warps, tile)

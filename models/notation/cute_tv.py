@@ -135,7 +135,8 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
 
 
 # ----- TV layouts -> distributed layouts ---------------------------------------------------------
-def _layout(value, field: str) -> Layout:
+def layout_value(value, field: str) -> Layout:
+    """A CuTe layout from text, a size or a shape (compact, first mode fastest), sizes checked."""
     v = read(value) if isinstance(value, str) else value
     if isinstance(v, int) and not isinstance(v, bool):
         v = Layout(v, 1)
@@ -156,7 +157,7 @@ def evaluate(layout: Layout, index: np.ndarray) -> np.ndarray:
     return _at(layout.shape, layout.stride, index)
 
 
-def _modes(layout: Layout, field: str) -> tuple[Layout, Layout]:
+def tv_modes(layout: Layout, field: str) -> tuple[Layout, Layout]:
     if not isinstance(layout.shape, tuple) or len(layout.shape) != 2:
         raise InputError("cute", field, "must have two modes: (thread, value)", f"{layout.shape}")
     return Layout(layout.shape[0], layout.stride[0]), Layout(layout.shape[1], layout.stride[1])
@@ -168,8 +169,8 @@ def tv_to_layout(tv, shape: list[int], tile: list[int] | None = None, field: str
     >>> tv_to_layout("((4,8),(2,2)):((32,1),(16,8))", [16, 8]).in_bases("lane")
     ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
     """
-    lay = _layout(tv, field)
-    thr, val = _modes(lay, field)
+    lay = layout_value(tv, field)
+    thr, val = tv_modes(lay, field)
     n_thr, n_val = size(thr.shape), size(val.shape)
     t, v = np.meshgrid(np.arange(n_thr), np.arange(n_val), indexing="ij")
     return distributed(evaluate(thr, t) + evaluate(val, v), shape, list(tile or shape), field)
@@ -234,7 +235,7 @@ def tiled_copy(
     ins = a.load if kind == "load" else a.store
     if ins is None:
         raise InputError("cute", "copy atom", f"{a.name} cannot {kind} shared memory", atom)
-    tl, vl = _layout(thr, "thr_layout"), _layout(val, "val_layout")
+    tl, vl = layout_value(thr, "thr_layout"), layout_value(val, "val_layout")
     rank = len(shape)
     tshape = _rank(tl, rank, "thr_layout")
     vshape = _rank(vl, rank, "val_layout")

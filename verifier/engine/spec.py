@@ -18,16 +18,18 @@ layout.triton = "#ttg.blocked<{...}>"   # or layout.bases = { register = [...], 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bankproof.models import dtypes, f2, target
+from bankproof.models.access import vector_cap
 from bankproof.models.errors import InputError, excerpt
 from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
+from bankproof.models.notation.cute import CuteLayout
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
 from bankproof.models.notation.formula import default_names
@@ -157,7 +159,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
                 stage=stage,
             ),
         )
-        memory, kind, warnings = parsed.layout, parsed.kind, parsed.warnings
+        memory, kind, warnings, source = parsed.layout, parsed.kind, parsed.warnings, parsed.source
     if kind != "memory":
         raise _err(f"memory.{note}", "must be a memory (shared) layout, not a distributed one")
     memory = check_memory_layout(memory, f"spec: memory.{note}")
@@ -173,7 +175,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
             raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
         names.add(accesses[-1].name)
     if note == "cute":
-        accesses = _swizzle_base_cap(accesses, text, elem_bits)
+        accesses = _swizzle_base_cap(accesses, source, elem_bits)
     return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings)
 
 
@@ -271,20 +273,13 @@ def cute_access(
     )
 
 
-def _swizzle_base_cap(accesses: list[AccessSpec], text: str, elem_bits: int) -> list[AccessSpec]:
+def _swizzle_base_cap(accesses: list[AccessSpec], source: CuteLayout, elem_bits: int) -> list[AccessSpec]:
     """CuTe's auto-vectorizing copy on a swizzled layout vectorizes at most the swizzle's base
     (``max_common_layout`` of a ``Swizzle<B,M,S>`` composition truncates to ``2^M``, in the units
     the swizzle acts on: bytes under ``smem_ptr[Nb]``, else elements)."""
-    from dataclasses import replace
-
-    from bankproof.models.access import vector_cap
-    from bankproof.models.notation.cute_expr import read
-    from bankproof.models.notation.cute_values import Composed
-
-    value = read(text)
-    if not isinstance(value, Composed) or value.swizzle is None:
+    if source.swizzle is None:
         return accesses
-    base_bits = (1 << value.swizzle.m) * (8 if value.ptr_bits else elem_bits)
+    base_bits = (1 << source.swizzle.m) * (8 if source.ptr_bits else elem_bits)
     out = []
     for a in accesses:
         if a.instr.startswith("vector") and base_bits < vector_cap(a.instr) * 8:
