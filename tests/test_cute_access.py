@@ -42,6 +42,7 @@ EXAMPLES = {
     "cute_sm80_i8_gemm_a_128x64": (64, 128, "proved"),  # Tile<_32,_32,_32>, Swizzle<2,4,3> on bytes
     "cute_sm90_gmma_rs_a_f16": (128, 128, "proved"),  # RS A fragment via ldmatrix; smem_ptr honoured
     "cute_sm80_tf32_gemm_a_mmajor_128x32": (128, 512, "refuted"),  # CuTe's tf32 fragment: 2-way
+    "cute_fa2_vt_128x64": (128, 512, "proved"),  # V read through FA2's composed view sVt
 }
 
 

@@ -5,8 +5,9 @@ Printed forms: ``Sw<3,4,3> o _0 o (_8,_64):(_64,_1)`` (C++), ``S<3,4,3> o 0 o (8
 (DSL), ``Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)`` (a swizzle of byte addresses).
 Expressions: ``Int<64>{}``, ``_64``, ``make_shape``/``make_stride``, ``Shape<...>``,
 ``Layout<Shape<...>, Stride<...>>{}``, ``make_layout(shape[, stride | LayoutRight{} |
-LayoutLeft{}])``, ``composition(Swizzle<3,3,3>{}, layout)``, ``make_composed_layout(sw, off,
-layout)``, ``ComposedLayout<Swizzle<...>, smem_ptr_flag_bits<16>, Layout<...>>`` and
+LayoutLeft{}])``, ``composition(Swizzle<3,3,3>{}, layout)``, a view ``composition(layout,
+layout)``, ``make_composed_layout(sw, off, layout)``,
+``ComposedLayout<Swizzle<...>, smem_ptr_flag_bits<16>, Layout<...>>`` and
 ``tile_to_shape(atom, shape[, LayoutRight{}])``. Nothing is executed: the text is tokenized and
 read by a small recursive-descent reader with length and depth limits.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 
 from bankproof.models.errors import InputError
+from bankproof.models.notation.cute_compose import composition
 from bankproof.models.notation.cute_shapes import Nested, compact, congruent, fmt, leaves, size
 from bankproof.models.notation.cute_values import (
     _GMMA_ATOM,
@@ -281,11 +283,11 @@ def call(name: str, args: list, error):
             return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
         raise error("make_layout takes a shape and a stride (or LayoutLeft{} / LayoutRight{})")
     if name == "composition":
-        if len(args) != 2 or not isinstance(args[0], Swizzle):
-            raise error(
-                "composition is read for a swizzle with a layout: composition(Swizzle<B,M,S>{}, layout)"
-            )
-        return compose([args[0], args[1]], error)
+        if len(args) != 2:
+            raise error("composition takes two arguments: composition(Swizzle<B,M,S>{} or layout, layout)")
+        if isinstance(args[0], Swizzle):
+            return compose([args[0], args[1]], error)
+        return composition(args[0], args[1], error)
     if name == "make_composed_layout":
         if len(args) != 3:
             raise error("make_composed_layout takes a swizzle, an offset and a layout")

@@ -32,6 +32,7 @@ from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute import CuteLayout
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
+from bankproof.models.notation.cute_view import read_view
 from bankproof.models.notation.formula import default_names
 from bankproof.models.space import Space
 
@@ -192,9 +193,9 @@ def _access(
     where = f"access[{i}]"
     if not isinstance(a, dict):
         raise _err(where, "must be a table")
-    extra = set(a) - {"name", "kind", "instr", "layout"}
+    extra = set(a) - {"name", "kind", "instr", "layout", "view"}
     if extra:
-        raise _err(f"{where}.{sorted(extra)[0]}", "is not an access field (name, kind, instr, layout)")
+        raise _err(f"{where}.{sorted(extra)[0]}", "is not an access field (name, kind, instr, layout, view)")
     name = a.get("name", f"access{i}")
     if not isinstance(name, str) or not name:
         raise _err(f"{where}.name", "must be a non-empty string", name)
@@ -210,12 +211,17 @@ def _access(
     if len(given) != 1 or set(lay) - {given[0]} - ({"tile"} if given == ["cute_tv"] else set()):
         raise _err(f"{where}.layout", f"must give exactly one of {', '.join('layout.' + k for k in keys)}")
     key, value = given[0], lay[given[0]]
+    if "view" in a and key not in CUTE_ACCESS_KEYS:
+        raise _err(f"{where}.view", "is read with a CuTe layout (layout.cute_tv, cute_copy or cute_mma)")
     if key in CUTE_ACCESS_KEYS:
+        view = _field(f"{where}.view", lambda: read_view(a["view"], shape)) if "view" in a else None
+        at = view.shape if view else shape
         cute = _field(
-            f"{where}.layout.{key}", lambda: cute_access(key, value, shape, dtype, kind, lay.get("tile"))
+            f"{where}.layout.{key}", lambda: cute_access(key, value, at, dtype, kind, lay.get("tile"))
         )
         instr = _atom_instr(instr, cute, f"{where}.instr")
-        layout = check_access_layout(cute.layout, kind, f"spec: {where}.layout", dims, arch)
+        lin = view.apply(cute.layout, cute.layout.out_dim_names) if view else cute.layout
+        layout = check_access_layout(lin, kind, f"spec: {where}.layout", dims, arch)
         return AccessSpec(name, kind, instr, layout, cute.text)
     if key == "triton":
         value = value if isinstance(value, str) else foreign_text(value) or value  # a Gluon object
