@@ -59,9 +59,11 @@ def shuffle_plan(a: LinearLayout, b: LinearLayout, elem_bits: int, dim_names=Non
     """The §5.4 plan converting ``a`` to ``b`` within each warp (no broadcasting)."""
     b = b.transpose_outs(a.out_dim_names)
     sp = Space.of(a, dim_names)
+    lane_bits = len(a.in_bases("lane"))
     for name, lay in (("source", a), ("destination", b)):
-        if len(lay.in_bases("lane")) != 5:
-            raise InputError("convert", f"{name} layout.lane", "must have 5 bases (32 lanes)")
+        if len(lay.in_bases("lane")) != lane_bits or lane_bits not in (5, 6):
+            why = "must have 5 or 6 bases (a 32- or 64-lane warp), as the other has"
+            raise InputError("convert", f"{name} layout.lane", why)
         if any(not any(x) for d in ("register", "lane", "warp") for x in lay.in_bases(d)):
             raise InputError("convert", f"{name} layout", "broadcasts (zero bases): shuffle plans need none")
     if _unit_lists(a, sp, "warp") != _unit_lists(b, sp, "warp") or a.in_bases("block") != b.in_bases("block"):
@@ -84,7 +86,7 @@ def shuffle_plan(a: LinearLayout, b: LinearLayout, elem_bits: int, dim_names=Non
     rounds = []
     for i in range(1 << len(r)):
         base = _combine(r, i)
-        src, send, recv = [0] * 32, [0] * 32, [0] * 32
+        src, send, recv = [0] * (1 << lane_bits), [0] * (1 << lane_bits), [0] * (1 << lane_bits)
         for x in coset:
             y = base ^ x
             ra, la = a_inv(y)
@@ -119,6 +121,6 @@ def _inverse(lay: LinearLayout, sp: Space, reg: list[int], lane: list[int], warp
         x = f2.solve(cols, y)
         if x is None:
             raise InputError("convert", "layout", "is not surjective onto the tensor")
-        return x & ((1 << len(reg)) - 1), (x >> len(reg)) & 31
+        return x & ((1 << len(reg)) - 1), (x >> len(reg)) & ((1 << len(lane)) - 1)
 
     return inv

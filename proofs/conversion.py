@@ -151,7 +151,8 @@ def shuffle_plan_correct(
     a_lane = [sp.pack_row_major(x) for x in a.in_bases("lane")]
     b_lane = [sp.pack_row_major(x) for x in b.in_bases("lane")]
     warp = [sp.pack_row_major(x) for x in a.in_bases("warp")]
-    t = z3.BitVec("t", 5)
+    lane_bits = max(1, len(a_lane))
+    t = z3.BitVec("t", lane_bits)
     w = z3.BitVec("w", max(1, len(warp)))
     d = max(1, sp.bits)
 
@@ -165,7 +166,7 @@ def shuffle_plan_correct(
     # Vector elements: V's register positions in A and in B.
     v_pos = [(a_reg.index(v), b_reg.index(v)) for v in plan.vec]
     for i, rnd in enumerate(plan.rounds):
-        src = table(rnd.src, t, 5)
+        src = table(rnd.src, t, lane_bits)
         send = table(rnd.send, src, nreg_a)
         recv = table(rnd.recv, t, nreg_b)
         wterm = linear_term(warp, w, d) if warp else z3.BitVecVal(0, d)

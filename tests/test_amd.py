@@ -166,8 +166,9 @@ def test_amd_archs_only_where_modeled(capsys):
     from bankproof.verifier.cli.main import main
 
     spec = str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")
-    with pytest.raises(InputError, match="arch is an AMD model: only verify, layout, wavefronts, synth and explain"):
-        bp.show(spec=spec)
+    assert bp.show(spec=spec).model == "lane groups"  # show and convert take AMD archs too
+    why = "is an AMD model: only verify, layout, wavefronts, synth, explain, show and convert"
+    assert why in target.get("gfx942").refuse("gpu", "gpu").problem
     r = bp.synth(spec=spec)  # the construction over the lane groups: both sides at their ideal
     assert r.verdict == "proved" and [(a.instr, a.wavefronts) for a in r.accesses] == [
         ("ds_write_b128", 64), ("ds_read_b128", 64)]  # fmt: skip
@@ -212,11 +213,16 @@ def test_an_engine_saying_disagree_makes_the_access_disagree():
     assert agree({"z3": EngineResult(None, "unknown")}) == ("unknown", None)
 
 
-def test_the_html_page_of_an_lds_target_says_why_it_has_no_bank_map(tmp_path, capsys):
-    """The page draws bank maps of the phase model only: on a lane-group target it says so (a
-    regression: the page once crashed when the scope went through the target)."""
+def test_the_html_page_of_an_lds_target_draws_its_lane_groups(tmp_path, capsys):
+    """The page draws each access's bank map over the lane groups (a regression: the page once
+    crashed when the scope went through the target; then it said it had none)."""
     from bankproof.verifier.cli.main import main
 
     page = tmp_path / "r.html"
-    assert main(["verify", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"), "--html", str(page)]) == 1
-    assert page.read_text().count("No bank map: show: arch is an AMD model") == 2
+    spec = ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"
+    assert main(["verify", str(spec), "--html", str(page)]) == 1
+    html = page.read_text()
+    assert "No bank map" not in html
+    r = bp.show(spec=spec, access="read", instruction=0)  # the counterexample's instruction
+    cells = sum(len({w // 32 for ws in banks.values() for w in ws}) * 32 for banks in r.groups)
+    assert html.count('class="scope"') >= cells

@@ -172,8 +172,8 @@ def test_api_errors_name_arguments_and_the_cli_names_flags(capsys):
     assert "show: --instruction must be in [0, 16), got 99" in capsys.readouterr().err
     assert main(["wavefronts", "--input", "-", "--arch", "sm70"]) == 2
     assert capsys.readouterr().err.startswith("bankproof: wavefronts: --arch must be one of")
-    assert main(["show", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")]) == 2
-    assert "show: arch is an" in capsys.readouterr().err  # from the spec file: no --arch flag here
+    assert main(["gpu", str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")]) == 2
+    assert "gpu: arch is an" in capsys.readouterr().err  # from the spec file: no --arch flag here
 
 
 def test_ctrl_c_stops_a_command_at_once_with_exit_130():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from bankproof.models.conversion import shuffle_plan
 from bankproof.models.errors import InputError
+from bankproof.models.lane_construction import lane_groups
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import optimal_swizzle
@@ -73,7 +74,10 @@ def convert(spec: Spec, timeout_s: float = 10.0) -> ConvertResult:
         )
     memory, origin = spec.memory, "the spec's"
     if memory is None:
-        memory = optimal_swizzle(src.layout, dst.layout, spec.elem_bits, dim_names=spec.dims).layout
+        groups = lane_groups(spec.arch)  # a lane-group target: the construction over its groups
+        memory = optimal_swizzle(
+            src.layout, dst.layout, spec.elem_bits, dim_names=spec.dims, groups=groups
+        ).layout
         origin = "the synthesized"
     proof = shared_roundtrip(src.layout, dst.layout, memory, None, ms)
     statuses.append(proof.status)

@@ -43,16 +43,25 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
         raise InputError("show", "instruction", f"must be in [0, {len(a.addresses)})", instruction)
     offs = a.addresses[instruction]
     active = offs >= 0
-    phases = phase_ids(a.instr, offs[None, :], active[None, :])[0]
+    if t.model == "lane groups":  # a group of lanes per cycle group; words of 4 bytes, the arch's banks
+        rule = a.instr
+        phases = rule.groups if rule.groups is not None else np.zeros(len(offs), dtype=np.int64)
+        nwords, banks_n = rule.width // 4, t.banks
+
+        def words(off: int) -> range:
+            return range(off // 4, off // 4 + nwords)
+    else:
+        phases = phase_ids(a.instr, offs[None, :], active[None, :])[0]
+        words, banks_n = a.instr.words, BANKS
     out = []
     for p in sorted(set(phases[active].tolist())):
         banks: dict[int, dict[int, list[int]]] = {}
         for lane in np.flatnonzero(active & (phases == p)).tolist():
-            for w in a.instr.words(int(offs[lane])):
-                banks.setdefault(w % BANKS, {}).setdefault(w, []).append(lane)
+            for w in words(int(offs[lane])):
+                banks.setdefault(w % banks_n, {}).setdefault(w, []).append(lane)
         out.append(banks)
     info = {"access": acc.name, "kind": acc.kind, "instr": a.instr.short, "instruction": instruction,
-            "instructions": len(a.addresses), "spec": spec.path,
+            "instructions": len(a.addresses), "spec": spec.path, "banks": banks_n, "model": t.model,
             "unknown": c.reason if c.unknown[instruction] else None}  # fmt: skip
     return info, out
 
@@ -78,6 +87,8 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
         instructions=info["instructions"],
         groups=tuple(phases),
         unknown=info["unknown"],
+        banks=info["banks"],
+        model=info["model"],
         matrices=tuple(matrices(spec, info["access"])),
     )
 

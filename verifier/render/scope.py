@@ -8,12 +8,10 @@ from bankproof.verifier.render.matrix import matrix_svg, matrix_text
 from bankproof.verifier.render.safe import escape
 from bankproof.verifier.results import ShowResult
 
-SEGMENT = BANKS * BANK_BYTES  # bytes: one row of the 32 four-byte banks
 
-
-def _segments(banks: dict[int, dict[int, list[int]]]) -> list[int]:
-    """The 128-byte segments (rows of the grid) one wavefront group touches."""
-    return sorted({w // BANKS for words in banks.values() for w in words})
+def _segments(banks: dict[int, dict[int, list[int]]], nbanks: int = BANKS) -> list[int]:
+    """The rows of the grid (one word per bank each) one wavefront group touches."""
+    return sorted({w // nbanks for words in banks.values() for w in words})
 
 
 RED, GREEN, RESET = "\033[41;97m", "\033[42;30m", "\033[0m"
@@ -21,27 +19,30 @@ RED, GREEN, RESET = "\033[41;97m", "\033[42;30m", "\033[0m"
 
 def to_text(r: ShowResult, color: bool = False) -> str:
     info, phases = _info(r), r.groups
+    nb = r.banks
+    segment = nb * BANK_BYTES
+    unit, cost = ("lane", "cycle") if r.model == "lane groups" else ("wavefront", "wavefront")
     lines = [
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
-        f"{info['instruction']} of {info['instructions']}: {len(phases)} wavefront group(s)"
+        f"{info['instruction']} of {info['instructions']}: {len(phases)} {unit} group(s)"
     ]
     if r.unknown:
         lines.append(f"wavefronts unknown here ({r.unknown}); the groups are the measured model's phases")
     for g, banks in enumerate(phases):
-        segments = _segments(banks)
+        segments = _segments(banks, nb)
         count = "?" if r.unknown else max(len(w) for w in banks.values())
-        lines.append(f"group {g}: {count} wavefront(s)")
-        lines.append("seg\\bank " + " ".join(f"{b:>3}" for b in range(BANKS)))
+        lines.append(f"group {g}: {count} {cost}(s)")
+        lines.append("seg\\bank " + " ".join(f"{b:>3}" for b in range(nb)))
         for s in segments:
             cells = []
-            for b in range(BANKS):
-                lanes = banks.get(b, {}).get(s * BANKS + b, [])
+            for b in range(nb):
+                lanes = banks.get(b, {}).get(s * nb + b, [])
                 cell = f"{lanes[0]:>3}" if lanes else "  ."
                 if color and lanes:
                     cell = f"{RED if len(banks[b]) > 1 else GREEN}{cell}{RESET}"
                 cells.append(cell)
-            lines.append(f"{s * SEGMENT:>8} " + " ".join(cells))
-        hist = [len(banks.get(b, {})) for b in range(BANKS)]
+            lines.append(f"{s * segment:>8} " + " ".join(cells))
+        hist = [len(banks.get(b, {})) for b in range(nb)]
         lines.append("words    " + " ".join(f"{h:>3}" if h else "  ." for h in hist))
         for level in range(max(hist), 0, -1):  # the same counts as a histogram, one row per level
             bars = [(" ██" if h >= level else "   ") for h in hist]
@@ -67,18 +68,20 @@ def scope_svg(r: ShowResult, y: int = 0) -> tuple[list[str], int]:
     (segment, bank) cell, class ``scope``, red where the bank serves several words, green where
     it serves one, dark where nobody goes; the words per bank under each group."""
     info, phases = _info(r), r.groups
+    nb = r.banks
+    segment = nb * BANK_BYTES
     cell, pad = 22, 40
     title = f"{info['access']} ({info['instr']}) instruction {info['instruction']}"
     out = [f'<text x="4" y="{y + 14}" font-size="12">{escape(title)}</text>']
-    for b in range(0, BANKS, 4):
+    for b in range(0, nb, 4):
         out.append(f'<text x="{pad + b * cell + 4}" y="{y + 30}">{b}</text>')
     y0, y = y, y + pad
     for g, banks in enumerate(phases):
         out.append(f'<text x="4" y="{y - 4}">group {g}</text>')
-        for s in _segments(banks):
-            out.append(f'<text x="2" y="{y + 14}" font-size="8">{s * SEGMENT}</text>')
-            for b in range(BANKS):
-                lanes = banks.get(b, {}).get(s * BANKS + b, [])
+        for s in _segments(banks, nb):
+            out.append(f'<text x="2" y="{y + 14}" font-size="8">{s * segment}</text>')
+            for b in range(nb):
+                lanes = banks.get(b, {}).get(s * nb + b, [])
                 many = len(banks.get(b, {})) > 1
                 fill = "#d33" if lanes and many else "#4a8" if lanes else "#222"
                 x = pad + b * cell
@@ -88,7 +91,7 @@ def scope_svg(r: ShowResult, y: int = 0) -> tuple[list[str], int]:
                     out.append(f'<text x="{x + 3}" y="{y + 14}" fill="#fff">{lanes[0]}</text>')
             y += cell
         out.append(f'<text x="2" y="{y + 14}" font-size="8">words</text>')
-        hist = [len(banks.get(b, {})) for b in range(BANKS)]
+        hist = [len(banks.get(b, {})) for b in range(nb)]
         for b, h in enumerate(hist):
             out.append(f'<text x="{pad + b * cell + 6}" y="{y + 14}">{h or "."}</text>')
         y += cell
@@ -105,14 +108,11 @@ def scope_svg(r: ShowResult, y: int = 0) -> tuple[list[str], int]:
     return out, y - y0
 
 
-SVG_WIDTH = 40 + BANKS * 22 + 10
-
-
 def to_svg(r: ShowResult, with_matrices: bool = True) -> str:
     """The bank scope, then (``with_matrices``) each matrix view below it, as one SVG picture."""
     matrices = r.matrices if with_matrices else ()
     body, height = scope_svg(r)
-    width = SVG_WIDTH
+    width = 40 + r.banks * 22 + 10
     for m in matrices:
         part, w, h = matrix_svg(m, 4, height + 10)
         body += part
