@@ -172,7 +172,9 @@ def test_amd_archs_only_where_modeled(capsys):
     r = bp.synth(spec=spec)  # the construction over the lane groups: both sides at their ideal
     assert r.verdict == "proved" and [(a.instr, a.wavefronts) for a in r.accesses] == [
         ("ds_write_b128", 64), ("ds_read_b128", 64)]  # fmt: skip
-    assert "restricted: the §5.4 construction over the published lane groups" in r.synth.optimal_over
+    assert r.synth.universal_bound == 128 == sum(a.wavefronts for a in r.accesses)  # 2 x 8 KiB / 128 B
+    assert r.synth.optimal_over == (
+        "every memory layout and instruction choice (proved: bytes moved / 128 per cycle is met)")
     assert bp.explain(spec=spec).conflict_free
     assert main(["gpu", spec]) == 2
     assert main(["verify", spec]) == 1

@@ -72,8 +72,11 @@ def pick_pair(spec: Spec) -> tuple[AccessSpec, AccessSpec]:
 
 
 def universal_bound(spec: Spec) -> int:
-    """:func:`access_bound` of the writer plus the reader."""
-    return sum(access_bound(a.layout, spec.elem_bits) for a in pick_pair(spec))
+    """:func:`access_bound` of the writer plus the reader (bytes / 128 per wavefront; on a
+    lane-group target bytes / (banks x 4) per cycle)."""
+    t = target.get(spec.arch)
+    line = t.banks * 4 if t.model == "lane groups" else 128
+    return sum(access_bound(a.layout, spec.elem_bits, line) for a in pick_pair(spec))
 
 
 def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> list[tuple]:

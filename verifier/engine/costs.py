@@ -200,12 +200,13 @@ def enumerated_cost(accesses, memory, elem_bits: int) -> int:
     return total
 
 
-def access_bound(layout: LinearLayout, elem_bits: int) -> int:
+def access_bound(layout: LinearLayout, elem_bits: int, line_bytes: int = 128) -> int:
     """Per warp, the distinct bytes it touches / 128 per wavefront (rounded up), summed: a
     wavefront serves one warp's instruction and at most one word per bank. Layouts that give the
-    same data to several warps (an mma operand) pay for it in every warp."""
+    same data to several warps (an mma operand) pay for it in every warp. On a lane-group target
+    a cycle serves one word per bank of one lane group: ``line_bytes`` = banks x 4."""
     # one warp's data is the span of its register and lane bases (a subspace: 2^rank elements)
     own = LinearLayout((("register", layout.in_bases("register")), ("lane", layout.in_bases("lane"))),
                        layout.out_dims)  # fmt: skip
     warps = 1 << (len(layout.in_bases("warp")) + len(layout.in_bases("block")))
-    return warps * -(-(1 << own.rank) * elem_bits // 8 // 128)
+    return warps * -(-(1 << own.rank) * elem_bits // 8 // line_bytes)

@@ -18,16 +18,18 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from bankproof.models import lds, target
 from bankproof.models.access import vector_cap
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
 from bankproof.models.lane_construction import lane_groups
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
-from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction
+from bankproof.models.space import Space
+from bankproof.models.swizzle import Construction, optimal_swizzle, optimum_per_instruction, vectorization
 from bankproof.verifier.engine.check import ENGINES, verify
 from bankproof.verifier.engine.choice import pick_pair, search, universal_bound
-from bankproof.verifier.engine.costs import enumerated_cost, vector_instr
+from bankproof.verifier.engine.costs import access_bound, enumerated_cost, vector_instr
 from bankproof.verifier.engine.matrices import memory_matrix
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (
@@ -44,9 +46,24 @@ from bankproof.verifier.results import (
 def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
     writer, reader = pick_pair(spec)
     t0 = time.perf_counter()
+    groups = lane_groups(spec.arch)
+    vec = _pinned_vector(spec, writer, reader) if groups else None
     s = optimal_swizzle(writer.layout, reader.layout, spec.elem_bits, writer.kind, reader.kind, spec.dims,
-                        groups=lane_groups(spec.arch))  # fmt: skip
+                        vec=vec, groups=groups)  # fmt: skip
     return s, writer, reader, time.perf_counter() - t0
+
+
+def _pinned_vector(spec: Spec, writer: AccessSpec, reader: AccessSpec) -> list[int] | None:
+    """On a lane-group target, the common vector cut to the narrowest ds_read/ds_write the spec
+    pins (its lane groups are that instruction's, not the wider one's), or None (no cut needed)."""
+    pins = [lds.INSTRS[a.instr] * 8 // spec.elem_bits for a in (writer, reader) if a.instr in lds.INSTRS]
+    if not pins:
+        return None
+    space = Space.of(writer.layout, spec.dims)
+    common = vectorization(writer.layout, reader.layout.transpose_outs(writer.layout.out_dim_names), space,
+                           spec.elem_bits)  # fmt: skip
+    n = min(max(0, p.bit_length() - 1) for p in pins)
+    return common[:n] if n < len(common) else None
 
 
 def optimality(
@@ -105,7 +122,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     width = (1 << len(s.vec)) * spec.elem_bits
     groups = lane_groups(spec.arch) is not None  # lane groups: the construction alone, not searched
     chosen = {a.name: _vector(a.kind, width, groups) for a in (writer, reader) if a.instr == "auto"}
-    bound = universal_bound(spec) if not groups else None
+    bound = universal_bound(spec)
     ranked = search(spec, exhaustive=True) if writer.name != reader.name and not groups else []
     base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)
     searched = bool(ranked) and (base is None or ranked[0].key < base.key)
@@ -145,9 +162,12 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
         opt = optimality(spec, writer, reader, rep, timeout_s)
         if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
             verdict = "disagree"
-    over = _optimal_over(total, bound, opt, writer, reader, bool(ranked)) if not groups else (
-        "restricted: the §5.4 construction over the published lane groups, its vector and instructions "
-        "(on lane-group targets there is no instruction search or Z3 optimality proof yet)")  # fmt: skip
+    cycle = target.get(spec.arch).banks * 4 if groups else None  # bytes a lane group's cycle serves
+    pinned_met = groups and total is not None and all(
+        rep.access(x.name).wavefronts == (rep.access(x.name).ideal_wavefronts if x.instr != "auto"
+                                          else access_bound(x.layout, spec.elem_bits, cycle))
+        for x in (writer, reader))  # fmt: skip
+    over = _optimal_over(total, bound, opt, writer, reader, bool(ranked), cycle, pinned_met)
     info = SynthInfo(
         writer=writer.name,
         reader=reader.name,
@@ -168,16 +188,25 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
 
 
 def _optimal_over(
-    total: int | None, bound: int | None, opt: Optimality | None, writer, reader, searched: bool
+    total: int | None, bound: int | None, opt: Optimality | None, writer, reader, searched: bool,
+    cycle: int | None = None, pinned_met: bool = False,
 ) -> str:
-    """The family the result is optimal over, as proved (or the honest restriction)."""
+    """The family the result is optimal over, as proved (or the honest restriction); ``cycle``:
+    on a lane-group target, the bytes one cycle serves at most (banks x 4)."""
     if total is None:
         return "unknown: the synthesized layout's wavefronts are not known (see each access's proof)"
     pinned = [f"{a.name}'s {_pinned(a.instr)}" for a in (writer, reader) if a.instr != "auto"]
     fixed = f", with {' and '.join(pinned)} as the spec fixes" if pinned else ""
     if total == bound:
-        met = "proved: bytes moved / 128 per wavefront is met"
-        return f"every memory layout and instruction choice{fixed} ({met})"
+        met = f"bytes moved / {cycle} per cycle" if cycle else "bytes moved / 128 per wavefront"
+        return f"every memory layout and instruction choice{fixed} (proved: {met} is met)"
+    if cycle and pinned_met:  # a pinned side at its instruction's ideal: one cycle per lane group
+        return (f"every memory layout{fixed} (proved: each pinned side at its instruction's ideal of one "
+                f"cycle per lane group, each free side at bytes / {cycle} per cycle)")
+    if cycle:
+        return (f"restricted: the §5.4 construction over the published lane groups, its vector and "
+                f"instructions (above the bytes / {cycle} per cycle bound; no instruction search or Z3 "
+                "optimality proof on lane-group targets yet)")  # fmt: skip
     if not searched:
         return "restricted: one access, its own instruction; not proved beyond the bytes / 128 bound"
     if opt is not None and opt.proof.status == "proved":

@@ -4,6 +4,7 @@ own ``to_json()``).
 
 from __future__ import annotations
 
+from bankproof.models import target
 from bankproof.models.hardware import BANK_BYTES, COPY_NOTE
 from bankproof.verifier.results import EXIT, ConvertResult, GpuResult, SynthResult, VerifyResult
 
@@ -100,7 +101,9 @@ def synth_text(r: SynthResult) -> str:
     if info.optimal_over:
         lines.append(f"  optimal over: {info.optimal_over}")
         if info.universal_bound is not None:
-            lines.append(f"  bound over every layout and instruction (bytes / 128 per wavefront): "
+            t = target.get(r.arch)
+            unit = f"{t.banks * 4} per cycle" if t.model == "lane groups" else "128 per wavefront"
+            lines.append(f"  bound over every layout and instruction (bytes / {unit}): "
                          f"{info.universal_bound}")  # fmt: skip
     for ru in info.runners_up or ():
         vec, ins = "·".join(ru["vector"]) or "-", " + ".join(ru["instructions"])

@@ -91,3 +91,36 @@ def test_scope_groups_are_the_rules_groups():
     got = [sorted({ln for ws in banks.values() for ls in ws.values() for ln in ls}) for banks in r.groups]
     want = [sorted(np.flatnonzero(rule.groups == g).tolist()) for g in range(rule.ngroups)]
     assert sorted(got) == sorted(want)
+
+
+def _gfx950_pinned_b64() -> str:
+    text = (ROOT / "examples" / "amd_mi300_gemm_a_plain.toml").read_text().replace('"gfx942"', '"gfx950"')
+    return text.replace('kind = "store"\n', 'kind = "store"\ninstr = "ds_write_b64"\n', 1)
+
+
+def test_synth_builds_for_the_instruction_a_side_pins():
+    """gfx950, writer pinned to ds_write_b64 (4 groups of 16 lanes): the construction follows that
+    instruction's groups, not ds_write_b128's (unpublished, which once left the store 8-way: 512
+    cycles); both sides reach their ideal, proved optimal over every layout with the pin."""
+    r = bp.synth(spec=spec_from_text(_gfx950_pinned_b64()))
+    assert [(a.instr, a.wavefronts, a.ideal_wavefronts) for a in r.accesses] == [
+        ("ds_write_b64", 64, 64), ("ds_read_b64", 32, 32)]  # fmt: skip
+    assert r.synth.universal_bound == 64  # 8 KiB / 256 B, twice: the pinned writer cannot reach it
+    assert r.synth.optimal_over.startswith("every memory layout, with store's ds_write_b64 as the spec fixes")
+    assert r.verdict == "proved"
+
+
+def test_synth_free_sides_meet_the_byte_bound_on_gfx942(capsys):
+    r = bp.synth(spec=ROOT / "examples" / "amd_mi300_gemm_a_plain.toml")
+    assert sum(a.wavefronts for a in r.accesses) == r.synth.universal_bound == 128
+    assert "(proved: bytes moved / 128 per cycle is met)" in r.synth.optimal_over
+
+
+def test_synth_with_an_unpublished_free_side_is_unknown_not_optimal(capsys):
+    """gfx950's ds_write_b128 has no published grouping: the free writer's count is unknown, so
+    is the optimum (never a proof resting on it)."""
+    path = ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"
+    text = path.read_text().replace('"gfx942"', '"gfx950"')
+    r = bp.synth(spec=spec_from_text(text))
+    assert r.accesses[0].wavefronts is None and r.synth.optimal_over.startswith("unknown")
+    assert r.verdict == "unknown"
