@@ -124,3 +124,14 @@ def test_synth_with_an_unpublished_free_side_is_unknown_not_optimal(capsys):
     r = bp.synth(spec=spec_from_text(text))
     assert r.accesses[0].wavefronts is None and r.synth.optimal_over.startswith("unknown")
     assert r.verdict == "unknown"
+
+
+def test_explain_on_gfx950_sizes_banks_by_its_256_byte_rows(capsys):
+    path = ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"
+    text = path.read_text().replace('"gfx942"', '"gfx950"')
+    from bankproof.verifier.render.explain import to_text
+
+    out = to_text(bp.explain(spec=spec_from_text(text)))
+    assert "b = log2(256 / (2^v·w)) = log2(256/16) = 4 bank bits" in out
+    out = to_text(bp.explain(spec=path))
+    assert "b = log2(128 / (2^v·w)) = log2(128/16) = 3 bank bits" in out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from bankproof.models import target
 from bankproof.verifier.render.matrix import matrix_text
 from bankproof.verifier.results import ExplainResult
 
@@ -28,6 +29,10 @@ def to_text(r: ExplainResult) -> str:
     spec, sets = r.problem, r.sets
     d, v, w = len(r.bits), len(r.vectorization), spec.elem_bits // 8
     vec_bytes = (1 << v) * w
+    t = target.get(spec.arch)
+    row = t.banks * 4 if t.model == "lane groups" else 128  # the bytes one row of banks holds
+    full = max(0, (row // vec_bytes).bit_length() - 1)
+    cap = f" (at most d - v = {d - v})" if full > r.bank_bits else ""
     out = [
         f"bankproof explain: {'x'.join(map(str, spec.shape))} {spec.dtype}, "
         f"write layout A = {r.writer!r}, read layout B = {r.reader!r}",
@@ -38,7 +43,7 @@ def to_text(r: ExplainResult) -> str:
         "",
         f"Vectorization: V = basis of A_Reg ∩ B_Reg = {_n(r.vectorization)}, so v = {v}: each lane moves "
         f"2^{v}·{w} = {vec_bytes} bytes per instruction.",
-        f"Space sizes: b = log2(128 / (2^v·w)) = log2(128/{vec_bytes}) = {r.bank_bits} bank bits; "
+        f"Space sizes: b = log2({row} / (2^v·w)) = log2({row}/{vec_bytes}) = {r.bank_bits} bank bits{cap}; "
         f"s = d - v - b = {d} - {v} - {r.bank_bits} = {r.segment_bits} segment bits.",
     ]
     if vec_bytes > 4:
