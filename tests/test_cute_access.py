@@ -91,6 +91,30 @@ def test_gpu_record_of_the_cute_examples_replays():
     assert seen == 20
 
 
+def test_h200_record_of_every_cute_example_replays():
+    """Every CuTe example (and each cp.async.cg one again as .ca) ran on an H200 on 2026-11-26:
+    data correct and Nsight Compute's wavefronts and instructions = bankproof's prediction, the
+    tf32 M-major example's 2-way conflict (512 load wavefronts) and FA2's sVt view included."""
+    runs = json.loads((RESULTS / "h200-2026-11-26-cute-examples.json").read_text())["runs"]
+    names = []
+    for run in runs:
+        assert run["data_mismatches"] == 0 and run["measured"] == run["predicted"], run["id"]
+        name = Path(run["id"]).stem.removeprefix("ca_")
+        if name not in EXAMPLES:
+            continue
+        text = (ROOT / "examples" / f"{name}.toml").read_text()
+        if run["id"].startswith("/tmp/ca/"):
+            text = text.replace("SM80_CP_ASYNC_CACHEGLOBAL", "SM80_CP_ASYNC_CACHEALWAYS")
+        case = spec_case(parse_spec(tomllib.loads(text), name))
+        assert (case["store"]["predicted"], case["load"]["predicted"]) == (
+            run["predicted"]["store"], run["predicted"]["load"])  # fmt: skip
+        assert case["store"]["instr"] == run["store_instr"]
+        names.append(name)
+    assert set(names) == set(EXAMPLES)  # every example measured
+    tf32 = next(r for r in runs if "tf32_gemm_a_mmajor" in r["id"])
+    assert tf32["measured"]["load"] == 512 == 2 * tf32["measured"]["load_instructions"]
+
+
 def test_cp_async_phase_probes_replay():
     """16-byte cp.async.ca: lanes share a phase exactly when they are in the same 8-lane group
     (st.shared.v4's); cp.async.cg: no counter sees a lone probe's shared wavefronts."""
