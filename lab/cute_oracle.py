@@ -71,6 +71,28 @@ def gmma_atoms() -> dict[str, str]:
     return out
 
 
+def umma_atoms() -> dict[str, str]:
+    """``UMMA::Layout_*_Atom<T>`` (C++ spelling) -> the DSL's print of
+    ``tcgen05.make_smem_layout_atom`` for f16, fp8 and tf32 (the GMMA kinds and MN_SW128_32B)."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import tcgen05
+
+    types = {"half_t": cutlass.Float16, "float_e4m3_t": cutlass.Float8E4M3FN, "tfloat32_t": cutlass.TFloat32}
+    kinds = [k for k in dir(tcgen05.SmemLayoutAtomKind) if k[0] in "KM" and "_" in k]
+    out: dict[str, str] = {}
+
+    @cute.jit
+    def trace():
+        for kind in kinds:
+            for name, t in types.items():
+                atom = tcgen05.make_smem_layout_atom(getattr(tcgen05.SmemLayoutAtomKind, kind), t)
+                out[f"Layout_{kind}_Atom<{name}>"] = str(atom)
+
+    trace()
+    return out
+
+
 def _perm_text(rng: random.Random, n: int) -> tuple[str, object]:
     """A random permutation of ``0..n-1`` as a CuTe layout: ``n`` split into power-of-two modes
     whose compact strides are taken in a shuffled order (C++ text, DSL value)."""
@@ -172,7 +194,7 @@ def main(argv: list[str]) -> int:
     from importlib.metadata import version
 
     table = {"dsl": f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}", "atoms": atoms(),
-             "gmma_layout_atoms": gmma_atoms(), "tiled_mma_seed": SEED,
+             "gmma_layout_atoms": gmma_atoms(), "umma_layout_atoms": umma_atoms(), "tiled_mma_seed": SEED,
              "tiled_mmas": tiled_mma_cases()}  # fmt: skip
     with open(argv[0], "w") as fh:
         json.dump(table, fh, indent=1)

@@ -45,11 +45,12 @@ def test_every_dsl_atom_is_bankproofs_element_for_element(capsys):
 
 @pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason="the CuTe DSL is not installed")
 def test_the_committed_table_is_what_the_dsl_says_now():
-    from lab.cute_oracle import atoms, gmma_atoms
+    from lab.cute_oracle import atoms, gmma_atoms, umma_atoms
 
     table = json.loads(TABLE.read_text())
     assert atoms() == {k: tuple(v) for k, v in table["atoms"].items()}
     assert gmma_atoms() == table["gmma_layout_atoms"]
+    assert umma_atoms() == table["umma_layout_atoms"]
 
 
 def test_gmma_layout_atoms_by_name_are_the_dsls():
@@ -67,4 +68,21 @@ def test_gmma_layout_atoms_by_name_are_the_dsls():
         b = ours.swizzle.b if ours.swizzle else 0
         shape, stride = dsl.split(" o ")[-1].split(":")
         assert dsl.startswith(f"S<{b},4,3> o "), (name, dsl)
+        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (shape, stride)
+
+
+def test_umma_layout_atoms_by_name_are_the_dsls():
+    """``UMMA::Layout_*_Atom<T>`` read by name, the 32-byte-atom ``MN_SW128_32B`` included: the
+    swizzle, shape and stride the DSL's ``tcgen05.make_smem_layout_atom`` prints."""
+    from bankproof.models.notation.cute_expr import read
+    from bankproof.models.notation.cute_values import Composed
+
+    table = json.loads(TABLE.read_text())["umma_layout_atoms"]
+    assert len(table) == 27
+    for name, dsl in table.items():
+        ours = read(f"UMMA::{name}")
+        assert isinstance(ours, Composed) and ours.ptr_bits in (8, 16, 32)
+        sw = ours.swizzle.text().replace("Sw<", "S<") if ours.swizzle else "S<0,4,3>"
+        shape, stride = dsl.split(" o ")[-1].split(":")
+        assert dsl.startswith(f"{sw} o "), (name, dsl)
         assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (shape, stride)

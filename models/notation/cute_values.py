@@ -96,12 +96,13 @@ class _Ptr:
 TYPE_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128,
              "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "half_t": 16, "bfloat16_t": 16,
              "float": 32, "tfloat32_t": 32, "double": 64, "float_e4m3_t": 8, "float_e5m2_t": 8}  # fmt: skip
-_GMMA_ATOM = re.compile(r"Layout_(K|MN)_(INTER|SW32|SW64|SW128)_Atom")
+_GMMA_ATOM = re.compile(r"Layout_(K|MN)_(INTER|SW32|SW64|SW128|SW128_32B)_Atom")
 _GMMA_SWIZZLE = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 
 def gmma_layout_atom(major: str, kind: str, targs: list, error) -> Composed:
-    """``GMMA::Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom<T>`` as CuTe defines it
+    """``GMMA::Layout_{K,MN}_{INTER,SW32,SW64,SW128}_Atom<T>`` as CuTe defines it (and UMMA's,
+    which are the same, plus ``UMMA::Layout_MN_SW128_32B_Atom<T>``, 32-byte atoms)
     (``mma_traits_sm90_gmma.hpp``): ``upcast<sizeof_bits<T>>`` of the bit-unit atom
     ``Swizzle<B,4,3> o smem_ptr_flag o (8, 128*2^B):(128*2^B, 1)`` (K-major; MN-major transposed),
     so the swizzle acts on byte addresses (the ``smem_ptr[Nb]`` it prints with).
@@ -114,6 +115,11 @@ def gmma_layout_atom(major: str, kind: str, targs: list, error) -> Composed:
     bits = TYPE_BITS.get(t.name) if isinstance(t, Tag) else None
     if bits is None:
         raise error(f"Layout_{major}_{kind}_Atom<T> takes one element type ({', '.join(TYPE_BITS)})")
+    if kind == "SW128_32B":  # UMMA: Swizzle<2,5,2> o (1024,8):(1,1024) bits, as the CuTe DSL builds it
+        if major != "MN":
+            raise error("UMMA defines the 32-byte-atom SW128 layout M/N-major only: Layout_MN_SW128_32B_Atom")
+        width = 1024 // bits
+        return Composed(Swizzle(2, 5, 2), 0, bits, Layout((width, 8), (1, width)))
     b = _GMMA_SWIZZLE[kind]
     width = (128 << b) // bits  # elements along the contiguous mode
     layout = Layout((8, width), (width, 1)) if major == "K" else Layout((width, 8), (1, width))
