@@ -93,6 +93,51 @@ def umma_atoms() -> dict[str, str]:
     return out
 
 
+def epilogue_cases() -> list[dict]:
+    """Epilogue copies ``make_tiled_copy_S(atom, make_tiled_copy_C_atom(atom, tiled_mma))``: SM90
+    GMMA accumulators through stmatrix (plain and transposed, x1/x2/x4) and SM80 mma.sync ones
+    through 32-bit universal copies, each with the DSL's source TV layout and by-mode tiler."""
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.nvgpu import OperandMajorMode, warp, warpgroup
+
+    f16, f32 = cutlass.Float16, cutlass.Float32
+    cases: list[dict] = []
+    for n in (64, 128, 256):
+        for trans in (False, True):
+            for mats in (1, 2, 4):
+                copy = f"SM90_U16x{2 * mats}_STSM_T" if trans else f"SM90_U32x{mats}_STSM_N"
+                cases.append({"atom": f"SM90_64x{n}x16_F16F16F16_SS", "warps": "(1,1,1)", "copy": copy,
+                              "n": n, "trans": trans, "mats": mats})  # fmt: skip
+    for warps in ((2, 2, 1), (4, 1, 1), (1, 4, 1)):
+        cases.append({"atom": "SM80_16x8x16_F32F16F16F32_TN", "warps": str(warps).replace(" ", ""),
+                      "copy": "UniversalCopy<uint32_t>", "sm80": warps})  # fmt: skip
+
+    sm90 = [c for c in cases if "n" in c]
+    sm80 = [c for c in cases if "sm80" in c]
+
+    def record(c: dict, atom, tm) -> None:
+        s = cute.make_tiled_copy_S(atom, cute.make_tiled_copy_C_atom(atom, tm))
+        c["tv"] = str(s.layout_src_tv_tiled)
+        c["tiler"] = [str(m) for m in s.tiler_mn]
+
+    @cute.jit
+    def trace():
+        for c in sm90:
+            op = warpgroup.MmaF16BF16Op(f16, f16, (64, c["n"], 16), warpgroup.OperandSource.SMEM,
+                                        OperandMajorMode.K, OperandMajorMode.K)  # fmt: skip
+            record(c, cute.make_copy_atom(warp.StMatrix8x8x16bOp(c["trans"], c["mats"]), f16), cute.make_tiled_mma(op))
+        for c in sm80:
+            tm = cute.make_tiled_mma(warp.MmaF16BF16Op(f16, f32, (16, 8, 16)), cute.make_layout(c["sm80"]))
+            record(c, cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), f16, num_bits_per_copy=32), tm)
+
+    trace()
+    for c in cases:
+        for k in ("n", "trans", "mats", "sm80"):
+            c.pop(k, None)
+    return cases
+
+
 def _perm_text(rng: random.Random, n: int) -> tuple[str, object]:
     """A random permutation of ``0..n-1`` as a CuTe layout: ``n`` split into power-of-two modes
     whose compact strides are taken in a shuffled order (C++ text, DSL value)."""
@@ -194,7 +239,8 @@ def main(argv: list[str]) -> int:
     from importlib.metadata import version
 
     table = {"dsl": f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}", "atoms": atoms(),
-             "gmma_layout_atoms": gmma_atoms(), "umma_layout_atoms": umma_atoms(), "tiled_mma_seed": SEED,
+             "gmma_layout_atoms": gmma_atoms(), "umma_layout_atoms": umma_atoms(),
+             "epilogue_copies": epilogue_cases(), "tiled_mma_seed": SEED,
              "tiled_mmas": tiled_mma_cases()}  # fmt: skip
     with open(argv[0], "w") as fh:
         json.dump(table, fh, indent=1)

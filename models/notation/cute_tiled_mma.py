@@ -34,6 +34,7 @@ from bankproof.models.notation.cute_expr import read, strip_namespaces
 from bankproof.models.notation.cute_mma_atoms import MmaAtom, mma_atom
 from bankproof.models.notation.cute_shapes import evaluate as _at
 from bankproof.models.notation.cute_shapes import size
+from bankproof.models.notation.cute_subtile import subtile
 from bankproof.models.notation.cute_tv import CuteAccess, copy_atom, distributed, layout_value, tv_modes
 from bankproof.models.notation.cute_values import Layout, Tag
 
@@ -216,7 +217,10 @@ def mma_fragment(
     op_shape = list(shape)[::-1] if transposed else list(shape)
     if len(op_shape) != 2:
         raise InputError("cute", "shape", f"must be 2-D for an MMA operand ({op} tile)", shape)
-    layout = distributed(idx, op_shape, list(op_tile), "mma fragment")
+    full = [max(s, t) for s, t in zip(op_shape, op_tile)] if op == "C" else op_shape
+    layout = distributed(idx, full, list(op_tile), "mma fragment")
+    if full != op_shape:  # an epilogue subtile: make_tiled_copy_S over part of the C tile
+        layout = subtile(layout, op_shape)
     if transposed:
         layout = LinearLayout.from_bases(
             {d: [b[::-1] for b in bs] for d, bs in layout.bases}, {"dim0": shape[0], "dim1": shape[1]}

@@ -160,7 +160,7 @@ class ShowResult(Result):
     groups: tuple[dict, ...]
     unknown: str | None = optional()  # why this arch's model cannot count it (the groups are sm90's phases)
     banks: int = 32  # the arch's banks (64 on gfx950): the columns of the scope
-    model: str = "phases"  # "lane groups": each group is a group of lanes served apart (AMD LDS)
+    model: str = "phases"  # "lane groups": each group is a group of lanes served apart (a wave64 LDS)
     matrices: tuple = hidden(())
 
 
