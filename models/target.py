@@ -89,7 +89,7 @@ class Target:
 
     def refuse(self, command: str, where: str) -> InputError:
         """The error for a command not modeled on this target."""
-        names = [c for c in (*_SHOWN, "show", "convert") if c in self.commands]
+        names = [c for c in _SHOWN if c in self.commands]
         takes = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
         vendor = self.vendor.upper()
         return InputError(
@@ -102,8 +102,8 @@ class Target:
 
 
 _NV_ALL = ALL_COMMANDS
-_SHOWN = ("verify", "layout", "wavefronts", "synth", "explain")
-_LDS_COMMANDS = frozenset({*_SHOWN, "scan", "corpus", "show", "convert"})
+_SHOWN = ("verify", "layout", "wavefronts", "synth", "explain", "show", "convert")  # named in refusals
+_LDS_COMMANDS = frozenset({*_SHOWN, "scan", "corpus"})
 
 TARGETS: dict[str, Target] = {
     t.arch: t
