@@ -92,9 +92,7 @@ class Target:
         names = [c for c in _SHOWN if c in self.commands]
         takes = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
         vendor = self.vendor.upper()
-        return InputError(
-            where, "arch", f"is an {vendor} model: only {takes} take {vendor} archs so far", self.arch
-        )
+        return InputError(where, "arch", f"is an {vendor} model: only {takes} take {vendor} archs so far", self.arch)
 
     def not_modeled(self, what: str) -> str:
         """Why a report leaves ``what`` (``optimum``, ``ledger``) out on this target."""
