@@ -91,8 +91,8 @@ class Target:
         """The error for a command not modeled on this target."""
         names = [c for c in _SHOWN if c in self.commands]
         takes = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
-        vendor = self.vendor.upper()
-        return InputError(where, "arch", f"is an {vendor} model: only {takes} take {vendor} archs so far", self.arch)
+        v = self.vendor.upper()
+        return InputError(where, "arch", f"is an {v} model: only {takes} take {v} archs so far", self.arch)
 
     def not_modeled(self, what: str) -> str:
         """Why a report leaves ``what`` (``optimum``, ``ledger``) out on this target."""
