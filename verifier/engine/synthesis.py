@@ -123,7 +123,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     groups = lane_groups(spec.arch) is not None  # lane groups: the construction alone, not searched
     chosen = {a.name: _vector(a.kind, width, groups) for a in (writer, reader) if a.instr == "auto"}
     bound = universal_bound(spec)
-    ranked = search(spec, exhaustive=True) if writer.name != reader.name and not groups else []
+    ranked = search(spec, exhaustive=True) if not groups else []
     base = next((c for c in ranked if list(c.vector) == s.vec and c.construction.layout == s.layout), None)
     searched = bool(ranked) and (base is None or ranked[0].key < base.key)
     pick = ranked[0] if searched else base  # another vector and instructions beat §5.4's common vector

@@ -58,6 +58,7 @@ from bankproof.verifier.triton.ledger_rules import (
 )
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
+from bankproof.verifier.triton.scalars import Cond
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 __all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "op_class", "totals", "unchecked"]
@@ -126,7 +127,7 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
 
 
 
-def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int, args) -> dict:
+def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int, args, conds=()) -> dict:
     """What every entry says: where, which instruction, how many per warp and per CTA, how often."""
     entry = {"location": _where(loc), "family": fam, "instr": name, "ptx_lines": [o.ins.line for o in grp]}
     if fam == "ldgsts":
@@ -145,12 +146,35 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
                           for x, t in zip(lp, trips, strict=True)]  # fmt: skip
         entry["executions"] = int(np.prod(trips)) if all(t is not None for t in trips) else None
         if entry["executions"] is None:
-            entry["executions_reason"] = "per iteration: a loop's bounds are run-time values"
+            why = next((w for x in lp if (w := x.why(args))), "a loop's bounds are run-time values")
+            entry["executions_reason"] = f"per iteration: {why}"
+    _branches(entry, conds, args)
     if any(o.conditional for o in grp):
         entry["conditional"] = True
     if any(o.extra.get("exit_before") for o in grp):
         entry["note"] = EXIT_BEFORE
     return entry
+
+
+def _branches(entry: dict, conds, args) -> None:
+    """The branch arms an entry runs under (``scf.if``, an early return's ``cf.cond_br``): an arm
+    the arguments rule out runs 0 times; arms they cannot decide are named (``condition``), and
+    the totals become ranges over them."""
+    undecided = []
+    for c in conds:
+        d = c.decide(args)
+        if d is False:
+            entry["executions"] = 0
+            entry["not_run"] = f"{c.text()} is false here"
+            entry.pop("executions_reason", None)
+            return
+        if d is None:
+            undecided.append(c)
+    if undecided:
+        entry["condition"] = [c.text() for c in undecided]
+        entry["condition_key"] = [[c.name, c.arm] for c in undecided]
+        entry["depends_on"] = [Cond(c.name, True, c.defs).text() for c in undecided]
+        entry["condition_why"] = undecided[0].why(args)
 
 
 def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None) -> dict:
@@ -161,6 +185,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     that owns it."""
     kernel = parse_kernel(ptx)
     sites, _, arg_names = read_sites(ttgir)
+    kernel.memo["launch"] = launch_values(kernel, arg_names, args)
     ops, ptx_loops = analyse(kernel)
     lmap = _loop_map(kernel, ptx_loops, sites)
     led = Ledger(_scan_counts(report, {s.line: s for s in sites}), sites, max(1, kernel.threads // 32))
@@ -187,7 +212,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     for (loc, fam, name, _, state), grp in groups.items():
         lp = nest(grp[0])
         names = {s.name for s in led.by_site.get(loc, [])}
-        entry = _entry(loc, fam, name, grp, lp, led.warps, args)
+        entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(led.by_site.get(loc, [])))
         g = Group(loc, fam, name, state, grp, lp, names, entry)
         next(rule for rule in RULES if rule(g, led))
     claim_moved(led, {site_of(o.ins.loc) for o in ops})
@@ -210,6 +235,31 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     }
 
 
+def launch_values(kernel: Kernel, arg_names: list[str], args: dict[str, int] | None) -> dict:
+    """What the PTX evaluator may take as known: the program ids and grid of the CTA asked for
+    (``program_id_x``, ``num_programs_x``, ...) and the arguments given, matched to the PTX's
+    parameters by position (Triton's PTX lists the TTGIR function's arguments in order, then its
+    scratch pointers)."""
+    args = args or {}
+    out: dict = {}
+    for axis in "xyz":
+        if f"program_id_{axis}" in args:
+            out[f"ctaid.{axis}"] = int(args[f"program_id_{axis}"])
+        if f"num_programs_{axis}" in args:
+            out[f"nctaid.{axis}"] = int(args[f"num_programs_{axis}"])
+    out["params"] = {kernel.params[i][1]: int(args[n]) for i, n in enumerate(arg_names)
+                     if n in args and i < len(kernel.params)}  # fmt: skip
+    return out
+
+
+def _site_conds(sites: list) -> tuple:
+    """The branch arms every TTGIR op at one source location runs under (in nesting order)."""
+    if not sites:
+        return ()
+    common = set(sites[0].conds).intersection(*(s.conds for s in sites[1:]))
+    return tuple(c for c in sites[0].conds if c in common)
+
+
 def op_class(entry: dict) -> str:
     """The Nsight Compute op class an entry's wavefronts are counted under."""
     name = entry["instr"]
@@ -220,18 +270,49 @@ def op_class(entry: dict) -> str:
 
 def totals(entries: list[dict]) -> dict:
     """Per CTA: wavefronts and instructions by op class (``ld``, ``st``, ``ldsm``, ``stsm``,
-    ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown."""
-    out: dict[str, dict] = {}
+    ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown.
+    Where entries run under branch arms the arguments do not decide, the class's counts are
+    ``None`` too, ``range`` gives ``{"wavefronts": [lo, hi], "instructions": [lo, hi]}`` over the
+    arms (one arm of each branch runs) and ``depends_on`` names the conditions."""
+    by_class: dict[str, list[dict]] = defaultdict(list)
     for e in entries:
-        if not e.get("counted"):
-            continue
-        c = out.setdefault(op_class(e), {"wavefronts": 0, "instructions": 0})
-        if c["wavefronts"] is None or "total_wavefronts" not in e:
-            c["wavefronts"] = c["instructions"] = None
-            continue
-        c["wavefronts"] += e["total_wavefronts"]
-        c["instructions"] += e["total_instructions"]
-    return dict(sorted(out.items()))
+        if e.get("counted"):
+            by_class[op_class(e)].append(e)
+    out: dict[str, dict] = {}
+    for cls, es in sorted(by_class.items()):
+        known = all("total_wavefronts" in e for e in es)
+        cond = [e for e in es if e.get("condition_key")]
+        c: dict = {"wavefronts": None, "instructions": None}
+        if cond:
+            c["depends_on"] = sorted({e["depends_on"][0] for e in cond})
+        if known:
+            plain = [e for e in es if not e.get("condition_key")]
+            w, i = sum(e["total_wavefronts"] for e in plain), sum(e["total_instructions"] for e in plain)
+            if cond:
+                lo, hi = _arms(cond)
+                c["range"] = {"wavefronts": [w + lo[0], w + hi[0]], "instructions": [i + lo[1], i + hi[1]]}
+            else:
+                c.update(wavefronts=w, instructions=i)
+        out[cls] = c
+    return out
+
+
+def _arms(cond: list[dict]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The least and most (wavefronts, instructions) entries under undecided branches add: per
+    branch (its first undecided condition), the cheaper arm's entries that depend on it alone, and
+    the dearer arm's entries, all of them."""
+    sums: dict[str, dict[bool, list[int]]] = {}
+    for e in cond:
+        (name, arm), alone = e["condition_key"][0], len(e["condition_key"]) == 1
+        s = sums.setdefault(name, {True: [0, 0, 0, 0], False: [0, 0, 0, 0]})[arm]
+        w, i = e["total_wavefronts"], e["total_instructions"]
+        s[0], s[1] = s[0] + (w if alone else 0), s[1] + (i if alone else 0)
+        s[2], s[3] = s[2] + w, s[3] + i
+    lo = (sum(min(b[True][0], b[False][0]) for b in sums.values()),
+          sum(min(b[True][1], b[False][1]) for b in sums.values()))  # fmt: skip
+    hi = (sum(max(b[True][2], b[False][2]) for b in sums.values()),
+          sum(max(b[True][3], b[False][3]) for b in sums.values()))  # fmt: skip
+    return lo, hi
 
 
 def unchecked(ledger: dict) -> list[str]:

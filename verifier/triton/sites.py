@@ -20,33 +20,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from bankproof.verifier.triton.scalars import INT_OPS, Cond, unknown_why, value
 from bankproof.verifier.triton.ttgir import _ALIAS, _LOC_FILE, _LOC_REF, _trailing_loc
 
 _ANY_OP = re.compile(r'^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
 _SCALAR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.(\w+)\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
-_INT_OPS = {
-    "addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
-    "divsi": lambda a, b: _trunc_div(a, b) if b else None, "divui": lambda a, b: a // b if b else None,
-    "ceildivsi": lambda a, b: -(-a // b) if b else None,
-    "remsi": lambda a, b: a - _trunc_div(a, b) * b if b else None,
-    "maxsi": max, "minsi": min, "andi": lambda a, b: a & b, "ori": lambda a, b: a | b,
-    "shli": lambda a, b: a << b if 0 <= b < 64 else None,
-    "shrsi": lambda a, b: a >> b if 0 <= b < 64 else None,
-}  # fmt: skip  (results beyond 64 bits are unknown: see _fits)
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """Integer division rounding toward zero, exactly (MLIR's divsi), at any size."""
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _fits(v: int | None) -> int | None:
-    """``v`` when it is a 64-bit value, else unknown (a constant that big is not a trip count)."""
-    return v if v is not None and -(1 << 63) <= v < 1 << 63 else None
 _GRID = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.get_(program_id|num_programs)\s+([xyz])\b")
 _FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\S+)")
 _CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d{1,19})\s*:\s*i\d+")
+_CMPI = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.cmpi\s+(\w+),\s*(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
+_LOAD = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.load\s+(%[\w$.#-]+)[^:]*:\s*!tt\.ptr<i\d+>")
+_IF = re.compile(r"scf\.if\s+(%[\w$.#-]+)")
+_COND_BR = re.compile(r"^\s*cf\.cond_br\s+(%[\w$.#-]+),\s*(\^\w+)(?:\([^)]*\))?,\s*(\^\w+)")
 _PARTITION = re.compile(r"partition(\d{1,9})\s*\(.*?\)\s*num_warps\((\d{1,9})\)")
 
 
@@ -65,19 +50,8 @@ class Loop:
     step: str
     defs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # scalar arith
 
-    def _value(self, v: str, args: dict[str, int] | None, depth: int = 0) -> int | None:
-        if v.lstrip("-").isdigit():
-            return int(v)
-        if args and v.lstrip("%") in args:
-            return int(args[v.lstrip("%")])
-        if v in self.defs and depth < 32:
-            op, a, b = self.defs[v]
-            x, y = self._value(a, args, depth + 1), self._value(b, args, depth + 1)
-            return None if x is None or y is None else _fits(_INT_OPS[op](x, y))
-        return None
-
     def trips(self, args: dict[str, int] | None = None) -> int | None:
-        vals = [self._value(v, args) for v in (self.lower, self.upper, self.step)]
+        vals = [value(v, args, self.defs) for v in (self.lower, self.upper, self.step)]
         if any(v is None for v in vals):
             return None
         lo, hi, st = vals
@@ -85,6 +59,11 @@ class Loop:
 
     def text(self) -> str:
         return f"for {self.lower} to {self.upper} step {self.step} (TTGIR line {self.line})"
+
+    def why(self, args: dict[str, int] | None = None) -> str | None:
+        """Why the trip count is not decided (a bound loaded from memory, an argument not given)."""
+        whys = (unknown_why(v, args, self.defs) for v in (self.lower, self.upper, self.step))
+        return next((w for w in whys if w), None)
 
 
 @dataclass(frozen=True)
@@ -99,6 +78,7 @@ class Site:
     partition: tuple[int, int] | None = None  # (index, num_warps) inside ttg.warp_specialize
     text: str = ""
     chain: tuple = field(default=(), compare=False)  # every location of its callsite chain, innermost first
+    conds: tuple[Cond, ...] = field(default=(), compare=False)  # the branch arms it runs under
 
 
 def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[str, int, int], ...]:
@@ -168,25 +148,22 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
     stack: list[tuple[str, object, int | None]] = []  # (kind, Loop | partition | None, open site)
     closed: int | None = None  # the region op whose region a bare ``}`` just closed
     captures: dict[int, list[str]] = {}  # ttg.warp_specialize site -> its operands
+    arm_of: dict[str, Cond] = {}  # a cf.cond_br target block -> the arm it is
+    block: tuple[Cond, ...] = ()  # the function-level block's arm (after an early return's branch)
     for no, line in enumerate(lines, 1):
         s = line.strip()
+        if len(stack) == 2:  # the function body: its blocks and branches
+            block = _function_block(s, arm_of, block, scalar)
         if not s or s.startswith(("#", "^", "//")):
             continue
-        c = _CONST.match(line)
-        if c:
-            consts[c.group(1)] = int(c.group(2))
-        g = _GRID.match(line)
-        if g:  # a launch value: given as args["program_id_x"], args["num_programs_x"], ...
-            scalar[g.group(1)] = ("addi", f"%{g.group(2)}_{g.group(3)}", "0")
-        d = _SCALAR.match(line)
-        if d and d.group(2) in _INT_OPS:
-            scalar[d.group(1)] = (d.group(2), str(consts.get(d.group(3), d.group(3))),
-                                  str(consts.get(d.group(4), d.group(4))))  # fmt: skip
+        _scalar_def(line, consts, scalar)
         if s.startswith("tt.func"):
             args = re.findall(r"%([\w$.-]+):", s.split("(", 1)[1]) if "(" in s else []
         if s.startswith("}"):
-            kind, _, opened = stack.pop() if stack else ("", None, None)
-            if s.rstrip().endswith("{"):  # the op's next region (``} else {``, ``} partition1(...) {``)
+            kind, was, opened = stack.pop() if stack else ("", None, None)
+            if s.rstrip().endswith("{") and kind == "if" and "else" in s:  # scf.if's else region
+                stack.append(("if", Cond(was.name, False, scalar), opened))
+            elif s.rstrip().endswith("{"):  # the op's next region (``} partition1(...) {``)
                 p = _PARTITION.search(s)
                 part = (int(p.group(1)), int(p.group(2))) if p else None
                 stack.append(("partition" if p else "block", part, opened))
@@ -220,11 +197,15 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
             chain = _loc_chain(loc_text, locs) if loc_text else ()
             if m.group(2) == "ttg.warp_specialize" and "(" in s:
                 captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])
+            conds = block + tuple(v for k, v, _ in stack if k == "if")
             sites.append(Site(no, m.group(2), chain[-1] if chain else None, loops,
-                              parts[-1] if parts else None, s[:200], chain))  # fmt: skip
+                              parts[-1] if parts else None, s[:200], chain, conds))  # fmt: skip
         if s.rstrip().endswith("{"):
             f = _FOR.search(s)
-            if f:
+            i = _IF.search(s)
+            if i and not f:
+                stack.append(("if", Cond(i.group(1), True, scalar), len(sites) - 1 if added else None))
+            elif f:
                 lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
                 stack.append(("loop", Loop(no, lo, hi, st, scalar), len(sites) - 1 if added else None))
             else:
@@ -233,3 +214,39 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
                 part = (int(p.group(1)), int(p.group(2))) if p else None
                 stack.append((kind, part, len(sites) - 1 if added else None))
     return sites, consts, args
+
+
+def _scalar_def(line: str, consts: dict[str, int], scalar: dict) -> None:
+    """Record a scalar definition (a constant, a launch value, integer arithmetic, a comparison, a
+    scalar ``tt.load``) for the evaluator of :mod:`~bankproof.verifier.triton.scalars`."""
+    c = _CONST.match(line)
+    if c:
+        consts[c.group(1)] = int(c.group(2))
+    g = _GRID.match(line)
+    if g:  # a launch value: given as args["program_id_x"], args["num_programs_x"], ...
+        scalar[g.group(1)] = ("addi", f"%{g.group(2)}_{g.group(3)}", "0")
+    d = _SCALAR.match(line)
+    if d and d.group(2) in INT_OPS:
+        scalar[d.group(1)] = (d.group(2), str(consts.get(d.group(3), d.group(3))),
+                              str(consts.get(d.group(4), d.group(4))))  # fmt: skip
+    k = _CMPI.match(line)
+    if k:
+        scalar[k.group(1)] = (f"cmpi_{k.group(2)}", str(consts.get(k.group(3), k.group(3))),
+                              str(consts.get(k.group(4), k.group(4))))  # fmt: skip
+    ld = _LOAD.match(line)
+    if ld:
+        scalar[ld.group(1)] = ("load", ld.group(2), "")
+
+
+def _function_block(s: str, arm_of: dict[str, Cond], block: tuple[Cond, ...], scalar: dict) -> tuple:
+    """The arm the current function-level block runs under: a ``cf.cond_br`` records its two
+    targets' arms; a block label with one predecessor that is such a target takes its arm (the
+    rest of a kernel after an early ``return``); any other label none."""
+    b = _COND_BR.match(s)
+    if b:
+        arm_of[b.group(2)] = Cond(b.group(1), True, scalar)
+        arm_of[b.group(3)] = Cond(b.group(1), False, scalar)
+    if not s.startswith("^"):
+        return block
+    label = re.match(r"\^\w+", s).group(0)
+    return (arm_of[label],) if label in arm_of and "preds" not in s else ()

@@ -85,8 +85,11 @@ class _Machine:
         op = op.strip()
         if op in _SREG:
             return self.tid.copy() if _SREG[op] == "tid" else self.tid % 32
-        if op.startswith("%tid.") or op.startswith("%ntid.") or op.startswith("%ctaid"):
-            return np.zeros_like(self.tid) if op.startswith(("%tid.", "%ctaid")) else None
+        if op.startswith(("%ctaid.", "%nctaid.")):  # the CTA asked for (memo["launch"]), else unknown
+            v = self.k.memo.get("launch", {}).get(op[1:])
+            return None if v is None else np.full_like(self.tid, v)
+        if op.startswith("%tid.") or op.startswith("%ntid."):
+            return np.zeros_like(self.tid) if op.startswith("%tid.") else None
         if op == "global_smem":
             return np.zeros_like(self.tid)
         if op.startswith("%"):
@@ -124,6 +127,7 @@ class _Machine:
         """Evaluate the body; later passes revisit only the instructions whose inputs were not
         known yet (a rotated loop uses values defined further down the text)."""
         need = self._slice()
+        self._params(need)
         todo = [ins for ins in self.k.body if ins.opcode.split(".", 1)[0] in _COMPUTED
                 and not _FLOAT.search(ins.opcode) and any(d in need for d in self._dests(ins))]  # fmt: skip
         for _ in range(passes):
@@ -131,6 +135,25 @@ class _Machine:
             todo = [ins for ins in todo if not self.step(ins)]
             if len(self.vals) == known:
                 break
+
+    def _params(self, need: set[str]) -> None:
+        """Kernel parameters the launch gives (``kernel.memo["launch"]["params"]``: PTX parameter
+        name -> integer): ``ld.param`` of one is its value (little-endian bytes at an offset)."""
+        given = self.k.memo.get("launch", {}).get("params", {})
+        if not given:
+            return
+        for ins in self.k.body:
+            if not ins.opcode.startswith("ld.param") or len(ins.operands) != 2:
+                continue
+            m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d+))?\s*\]", ins.operands[1].strip())
+            dests = self._dests(ins)
+            if not m or m.group(1) not in given or len(dests) != 1 or dests[0] not in need:
+                continue
+            if self.defs.get(dests[0], 1) != 1 or dests[0] in self.guarded:
+                continue
+            w = _width(ins.opcode)
+            v = (int(given[m.group(1)]) >> (8 * int(m.group(2) or 0))) & ((1 << w) - 1)
+            self.vals[dests[0]] = np.full_like(self.tid, v)
 
     def _slice(self) -> set[str]:
         """The registers that can matter: those of shared-memory addresses, predicates and branch
