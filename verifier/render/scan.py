@@ -230,10 +230,30 @@ def ledger_lines(led: dict | None, indent: str = "    ", verbose: bool = True) -
     for x in led["entries"]:
         runs = "per iteration" if x.get("executions") is None else f"x{x['executions']}"
         what = f"{x.get('op', '?')} ({x.get('kind', '?')}) {x['instr']} x{x['instructions']}"
-        head = f"{indent}ledger: {x['location']} {what} {runs}"
+        arm = f" if {' and '.join(x['condition'])}" if x.get("condition") else ""
+        arm = f" (not run: {x['not_run']})" if x.get("not_run") else arm
+        head = f"{indent}ledger: {x['location']} {what} {runs}{arm}"
         if x.get("counted"):
             out.append(f"{head}: {x['wavefronts']} wavefronts (ideal {x['ideal']})")
         elif verbose:
             out.append(f"{head}: not counted ({x.get('reason', 'unknown')})")
     out += [f"{indent}ledger: unattributed {u}" for u in led.get("unattributed", [])]
+    if led.get("totals"):
+        out.append(f"{indent}ledger totals per CTA: " + "; ".join(
+            f"{cls} {_total(t)}" for cls, t in led["totals"].items()))  # fmt: skip
+    if "incomplete" in led:
+        why = led["incomplete"]
+        more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
+        out.append(f"{indent}ledger: not complete: {why[0]}{more}" if why else f"{indent}ledger: complete")
     return out
+
+
+def _total(t: dict) -> str:
+    """``256 wavefronts / 64 instructions``, ``16..48 wavefronts (depends on M % 64 == 0)`` or ``unknown``."""
+    if t.get("wavefronts") is not None:
+        return f"{t['wavefronts']} wavefronts / {t['instructions']} instructions"
+    dep = f" (depends on {', '.join(t['depends_on'])})" if t.get("depends_on") else ""
+    if t.get("range"):
+        (lo, hi), (ilo, ihi) = t["range"]["wavefronts"], t["range"]["instructions"]
+        return f"{lo}..{hi} wavefronts / {ilo}..{ihi} instructions{dep}"
+    return f"unknown{dep}"

@@ -58,7 +58,7 @@ from bankproof.verifier.triton.ledger_rules import (
 )
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
-from bankproof.verifier.triton.scalars import Cond
+from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 __all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "op_class", "totals", "unchecked"]
@@ -148,7 +148,7 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
         if entry["executions"] is None:
             why = next((w for x in lp if (w := x.why(args))), "a loop's bounds are run-time values")
             entry["executions_reason"] = f"per iteration: {why}"
-    _branches(entry, conds, args)
+    _branches(entry, conds, args, lp or ())
     if any(o.conditional for o in grp):
         entry["conditional"] = True
     if any(o.extra.get("exit_before") for o in grp):
@@ -156,13 +156,20 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
     return entry
 
 
-def _branches(entry: dict, conds, args) -> None:
+def _branches(entry: dict, conds, args, loops) -> None:
     """The branch arms an entry runs under (``scf.if``, an early return's ``cf.cond_br``): an arm
-    the arguments rule out runs 0 times; arms they cannot decide are named (``condition``), and
-    the totals become ranges over them."""
+    the arguments rule out runs 0 times; an arm on a counter its loop cycles (a flattened
+    persistent loop's epilogue) runs on the iterations the cycle gives; arms the arguments cannot
+    decide are named (``condition``), and the totals become ranges over them."""
     undecided = []
     for c in conds:
         d = c.decide(args)
+        cyc = None if d is not None else _cycle(c, loops, args)
+        if cyc is not None and entry.get("executions") is not None:
+            (count, trips), why = cyc
+            entry["executions"] = entry["executions"] // max(1, trips) * count
+            entry.setdefault("cycles", []).append(why)
+            continue
         if d is False:
             entry["executions"] = 0
             entry["not_run"] = f"{c.text()} is false here"
@@ -212,7 +219,9 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     for (loc, fam, name, _, state), grp in groups.items():
         lp = nest(grp[0])
         names = {s.name for s in led.by_site.get(loc, [])}
-        entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(led.by_site.get(loc, [])))
+        at = led.by_site.get(loc, [])
+        same_nest = [x for x in at if lp is not None and x.loops == tuple(lp)]  # the op among those at loc
+        entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(same_nest or at))
         g = Group(loc, fam, name, state, grp, lp, names, entry)
         next(rule for rule in RULES if rule(g, led))
     claim_moved(led, {site_of(o.ins.loc) for o in ops})
@@ -224,6 +233,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         if e.get("wavefronts") is not None and e.get("executions") is not None:
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]
             e["total_instructions"] = e["instructions"] * e["executions"]
+    sums = totals(led.entries)
     return {
         "kernel": kernel.name,
         "threads": kernel.threads,
@@ -231,8 +241,27 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         "entries": led.entries,
         "unattributed": led.unattributed,
         "disagreements": led.disagreements,
-        "totals": totals(led.entries),
+        "totals": sums,
+        "incomplete": incomplete(led.entries, led.unattributed, led.disagreements),
     }
+
+
+def incomplete(entries: list[dict], unattributed: list, disagreements: list) -> list[str]:
+    """Why the kernel's totals are not complete (empty: every shared instruction owned and counted,
+    every execution count and branch decided)."""
+    out = [f"{len(unattributed)} instruction group(s) no TTGIR op owns"] if unattributed else []
+    out += [f"{len(disagreements)} disagreement(s) between the scan and the PTX"] if disagreements else []
+    for e in entries:
+        if not e.get("counted"):
+            continue
+        where = f"{e['location']} {e.get('op', '?')} {e['instr']}"
+        if e.get("wavefronts") is None:
+            out.append(f"{where}: wavefronts unknown ({e.get('reason', '')})")
+        elif e.get("executions") is None:
+            out.append(f"{where}: {e.get('executions_reason', 'executions unknown')}")
+        elif e.get("condition"):
+            out.append(f"{where}: runs if {' and '.join(e['condition'])} ({e.get('condition_why')})")
+    return out
 
 
 def launch_values(kernel: Kernel, arg_names: list[str], args: dict[str, int] | None) -> dict:
@@ -250,6 +279,19 @@ def launch_values(kernel: Kernel, arg_names: list[str], args: dict[str, int] | N
     out["params"] = {kernel.params[i][1]: int(args[n]) for i, n in enumerate(arg_names)
                      if n in args and i < len(kernel.params)}  # fmt: skip
     return out
+
+
+def _cycle(c, loops, args) -> tuple[tuple[int, int], str] | None:
+    """``((iterations the arm runs, the loop's trips), why)`` for a condition on a counter one of
+    ``loops`` carries around a cycle (:func:`~bankproof.verifier.triton.scalars.loop_hits`)."""
+    for lp in loops:
+        trips = lp.trips(args)
+        if trips is None or not lp.carried:
+            continue
+        got = loop_hits(c, lp.carried, trips, args)
+        if got is not None:
+            return (got[0], trips), got[1]
+    return None
 
 
 def _site_conds(sites: list) -> tuple:

@@ -227,7 +227,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
     scan_wf = sum(a["wavefronts"] for a in accesses) * per_warp // max(1, scan_per_warp)
     scan_ideal = sum(a["ideal"] for a in accesses) * per_warp // max(1, scan_per_warp)
     if g.ptx_wf is not None:
-        if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf:
+        if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
                 f"{_where(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
             )
@@ -306,7 +306,7 @@ def claim_moved(led: Ledger, ptx_locs: set) -> None:
         scan_wf = sum(a["wavefronts"] for a in accesses)
         _owned_by_scan(entry, accesses)
         entry["note"] = f"the PTX gives line {_where(g.loc)}; the op is at {_where(key[0])}"
-        if g.ptx_wf is not None and g.ptx_wf[0] != scan_wf:
+        if g.ptx_wf is not None and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
                 f"{_where(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
             )

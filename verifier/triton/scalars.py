@@ -65,7 +65,10 @@ def value(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0) -> in
     if args and name in args:
         return int(args[name])
     if v in defs and depth < 32:
-        op, a, b = defs[v]
+        op, a, b, *rest = defs[v]
+        if op == "select":  # (select, cond, if true, if false)
+            c = value(a, args, defs, depth + 1)
+            return None if c is None else value(b if c & 1 else rest[0], args, defs, depth + 1)
         if op not in INT_OPS:
             return None
         x, y = value(a, args, defs, depth + 1), value(b, args, defs, depth + 1)
@@ -76,7 +79,12 @@ def value(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0) -> in
 def text(v: str, defs: dict, depth: int = 0) -> str:
     """``v`` written as the kernel's expression (``cdiv(K, 64)``, ``(M % 64) == 0``)."""
     if v in defs and depth < 8:
-        op, a, b = defs[v]
+        op, a, b, *rest = defs[v]
+        if op == "addi" and b == "0":  # a launch value: program_id_x
+            return text(a, defs, depth + 1)
+        if op == "select":
+            c, x, y = (text(t, defs, depth + 1) for t in (a, b, rest[0]))
+            return f"({c} ? {x} : {y})"
         if op == "load":
             return f"load({text(a, defs, depth + 1)})"
         if op in _CALLS:
@@ -94,19 +102,21 @@ def unknown_why(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0)
     """Why ``v`` is not decided: the first value it rests on that nothing gives."""
     if value(v, args, defs) is not None:
         return None
+    name = v.lstrip("%")
+    if name.startswith(("program_id_", "num_programs_")):
+        return f"{name} is not given (--arg {name}=N)"
     if v in defs and depth < 32:
-        op, a, b = defs[v]
+        op, a, b, *rest = defs[v]
+        if op == "arg":
+            return f"argument {a} is not given (--arg {a}=N)"
         if op == "load":
             return f"{text(v, defs)} is loaded from memory at run time"
-        for x in (a, b):
+        for x in (a, b, *rest):
             why = unknown_why(x, args, defs, depth + 1)
             if why:
                 return why
         return f"{text(v, defs)} is not an integer bankproof evaluates"
-    name = v.lstrip("%")
-    if name.startswith(("program_id_", "num_programs_")):
-        return f"{name} is not given (--arg {name}=N)"
-    return f"argument {name} is not given (--arg {name}=N)"
+    return f"{name} is a run-time value (carried around a loop or computed from tensors)"
 
 
 @dataclass(frozen=True)
@@ -129,3 +139,36 @@ class Cond:
 
     def why(self, args: dict[str, int] | None) -> str | None:
         return unknown_why(self.name, args, self.defs)
+
+
+LOOP_STEPS = 1 << 16  # the most iterations a loop's carried scalars are followed for
+
+
+def loop_hits(cond: Cond, carried: dict, trips: int, args: dict[str, int] | None) -> tuple[int, str] | None:
+    """How many of a loop's ``trips`` iterations ``cond``'s arm runs in, following the scalars the
+    loop carries (``carried``: SSA name -> (initial value, value yielded)) iteration by iteration:
+    a flattened persistent loop's counter ``k = (k == B ? 0 : k + 1)`` and the epilogue's test of it
+    (or of a copy delayed by an iteration) run once per tile. None when the condition rests on
+    anything else not known, or the loop is longer than :data:`LOOP_STEPS`.
+
+    >>> d = {"%b": ("subi", "%kt", "1"), "%e": ("cmpi_eq", "%k", "%b"), "%n": ("addi", "%k", "1"),
+    ...      "%x": ("select", "%e", "0", "%n"), "%c": ("cmpi_eq", "%x", "%b"), "%kt": ("arg", "kt", "")}
+    >>> loop_hits(Cond("%c", True, d), {"%k": ("-1", "%x")}, 12, {"kt": 4})[0]
+    3
+    """
+    if trips > LOOP_STEPS or not carried:
+        return None
+    env = dict(args or {})
+    cur = {n: value(init, env, cond.defs) for n, (init, _) in carried.items()}
+    hits = 0
+    for _ in range(trips):
+        env.update({n.lstrip("%"): v for n, v in cur.items() if v is not None})
+        for n, v in cur.items():
+            if v is None:
+                env.pop(n.lstrip("%"), None)
+        d = cond.decide(env)
+        if d is None:
+            return None
+        hits += d
+        cur = {n: value(y, env, cond.defs) if y else None for n, (_, y) in carried.items()}
+    return hits, f"{cond.text()} on {hits} of {trips} iterations (the loop's carried values followed)"

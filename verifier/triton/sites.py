@@ -31,6 +31,10 @@ _CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d{1,19})\s*:\
 _CMPI = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.cmpi\s+(\w+),\s*(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
 _LOAD = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.load\s+(%[\w$.#-]+)[^:]*:\s*!tt\.ptr<i\d+>")
 _IF = re.compile(r"scf\.if\s+(%[\w$.#-]+)")
+_ITER_ARG = re.compile(r"(%[\w$.#-]+)\s*=\s*(%?[\w$.#-]+)")
+_V = r"(%[\w$.#-]+)"
+_UNARY = re.compile(rf"^\s*{_V}\s*=\s*arith\.(?:extui|extsi|trunci|index_cast|index_castui)\s+{_V}\s")
+_SELECT = re.compile(rf"^\s*{_V}\s*=\s*arith\.select\s+{_V},\s*{_V},\s*{_V}\s*:\s*i\d+\s")
 _COND_BR = re.compile(r"^\s*cf\.cond_br\s+(%[\w$.#-]+),\s*(\^\w+)(?:\([^)]*\))?,\s*(\^\w+)")
 _PARTITION = re.compile(r"partition(\d{1,9})\s*\(.*?\)\s*num_warps\((\d{1,9})\)")
 
@@ -49,6 +53,7 @@ class Loop:
     upper: str
     step: str
     defs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # scalar arith
+    carried: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # name: (init, yield)
 
     def trips(self, args: dict[str, int] | None = None) -> int | None:
         vals = [value(v, args, self.defs) for v in (self.lower, self.upper, self.step)]
@@ -152,6 +157,8 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
     block: tuple[Cond, ...] = ()  # the function-level block's arm (after an early return's branch)
     for no, line in enumerate(lines, 1):
         s = line.strip()
+        if s.startswith("scf.yield") and stack and stack[-1][0] == "loop":  # the loop's carried values
+            _yields(stack[-1][1], s)
         if len(stack) == 2:  # the function body: its blocks and branches
             block = _function_block(s, arm_of, block, scalar)
         if not s or s.startswith(("#", "^", "//")):
@@ -159,6 +166,7 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
         _scalar_def(line, consts, scalar)
         if s.startswith("tt.func"):
             args = re.findall(r"%([\w$.-]+):", s.split("(", 1)[1]) if "(" in s else []
+            scalar.update({f"%{a}": ("arg", a, "") for a in args})
         if s.startswith("}"):
             kind, was, opened = stack.pop() if stack else ("", None, None)
             if s.rstrip().endswith("{") and kind == "if" and "else" in s:  # scf.if's else region
@@ -201,19 +209,31 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
             sites.append(Site(no, m.group(2), chain[-1] if chain else None, loops,
                               parts[-1] if parts else None, s[:200], chain, conds))  # fmt: skip
         if s.rstrip().endswith("{"):
-            f = _FOR.search(s)
-            i = _IF.search(s)
-            if i and not f:
-                stack.append(("if", Cond(i.group(1), True, scalar), len(sites) - 1 if added else None))
-            elif f:
-                lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
-                stack.append(("loop", Loop(no, lo, hi, st, scalar), len(sites) - 1 if added else None))
-            else:
-                p = _PARTITION.search(s)
-                kind = "partition" if p else "block"
-                part = (int(p.group(1)), int(p.group(2))) if p else None
-                stack.append((kind, part, len(sites) - 1 if added else None))
+            stack.append((*_region(s, no, consts, scalar), len(sites) - 1 if added else None))
     return sites, consts, args
+
+
+def _region(s: str, no: int, consts: dict[str, int], scalar: dict) -> tuple[str, object]:
+    """The region a line ending in ``{`` opens: an ``scf.for`` (its bounds and carried values), an
+    ``scf.if``'s then arm, a warp-specialize partition, or another block."""
+    f, i = _FOR.search(s), _IF.search(s)
+    if i and not f:
+        return "if", Cond(i.group(1), True, scalar)
+    if f:
+        lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
+        loop = Loop(no, lo, hi, st, scalar)
+        for name, init in _ITER_ARG.findall(s.split("iter_args(", 1)[1] if "iter_args(" in s else ""):
+            loop.carried[name] = (str(consts.get(init, init)), None)
+        return "loop", loop
+    p = _PARTITION.search(s)
+    return ("partition", (int(p.group(1)), int(p.group(2)))) if p else ("block", None)
+
+
+def _yields(loop: Loop, s: str) -> None:
+    """An ``scf.yield`` closing ``loop``'s body: each carried value's next value."""
+    vals = re.findall(r"%[\w$.#-]+", s.split(":", 1)[0][len("scf.yield") :])
+    for (name, (init, _)), v in zip(list(loop.carried.items()), vals, strict=False):
+        loop.carried[name] = (init, v)
 
 
 def _scalar_def(line: str, consts: dict[str, int], scalar: dict) -> None:
@@ -236,6 +256,12 @@ def _scalar_def(line: str, consts: dict[str, int], scalar: dict) -> None:
     ld = _LOAD.match(line)
     if ld:
         scalar[ld.group(1)] = ("load", ld.group(2), "")
+    u = _UNARY.match(line)
+    if u:  # a width change: the same integer (an i1 widened stays 0 or 1)
+        scalar[u.group(1)] = ("addi", u.group(2), "0")
+    sel = _SELECT.match(line)
+    if sel:
+        scalar[sel.group(1)] = ("select", sel.group(2), *(str(consts.get(x, x)) for x in sel.group(3, 4)))
 
 
 def _function_block(s: str, arm_of: dict[str, Cond], block: tuple[Cond, ...], scalar: dict) -> tuple:
