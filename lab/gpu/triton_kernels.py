@@ -72,7 +72,7 @@ def compare(measured: dict[str, int | None], totals: dict[str, dict]) -> dict[st
 
 
 def run(plan_path: str, launched_path: str | None = None) -> None:
-    """Launch every kernel of the plan once (one CTA), skipping those that ask for more shared
+    """Launch every kernel of the plan once (one CTA, or its ``grid``), skipping those that ask for more shared
     memory than the device allows a block; ``launched_path`` lists the names launched, in order."""
     import cupy as cp
     import numpy as np
@@ -91,12 +91,13 @@ def run(plan_path: str, launched_path: str | None = None) -> None:
             fn.max_dynamic_shared_size_bytes = kp["shared"]
         args = []
         for p in kp["params"]:
-            if "buffer" in p:
-                args.append(cp.zeros(max(p["buffer"], 256) // 4, dtype=cp.int32) if p["buffer"] else np.uint64(0))
+            if "buffer" in p:  # zeroed, or filled with one int32 value ("fill")
+                buf = cp.full(max(p["buffer"], 256) // 4, p.get("fill", 0), dtype=cp.int32) if p["buffer"] else None
+                args.append(buf if buf is not None else np.uint64(0))
             else:
                 width = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64}
                 args.append(width.get(p["type"], np.int32)(p["value"]))
-        fn((1, 1, 1), (kp["threads"], 1, 1), tuple(args), shared_mem=kp["shared"])
+        fn(tuple(kp.get("grid", (1, 1, 1))), (kp["threads"], 1, 1), tuple(args), shared_mem=kp["shared"])
         cp.cuda.Device().synchronize()
         launched.append(kp["name"])
         print(f"ran {kp['name']}", flush=True)
@@ -114,6 +115,8 @@ def collect(plan_path: str, csv_path: str, out_path: str, launched_path: str | N
         csv.DictReader(line for line in Path(csv_path).read_text().splitlines() if line.startswith('"'))
     )
     rows = [r for r in rows if r.get("ID", "").isdigit()]
+    kernels = {k["kernel"] for k in plan["kernels"]}
+    rows = [r for r in rows if r.get("Kernel Name", next(iter(kernels), "")) in kernels]  # not CuPy's fills
     if len(rows) != len(plan["kernels"]):
         print(f"warning: {len(rows)} profiled launches for {len(plan['kernels'])} kernels", file=sys.stderr)
     runs = []

@@ -91,11 +91,17 @@ def text(v: str, defs: dict, depth: int = 0) -> str:
             return f"{_CALLS[op]}({text(a, defs, depth + 1)}, {text(b, defs, depth + 1)})"
         if op in _TEXT:
             x, y = text(a, defs, depth + 1), text(b, defs, depth + 1)
-            x = f"({x})" if a in defs and defs[a][0] in _TEXT else x
-            y = f"({y})" if b in defs and defs[b][0] in _TEXT else y
+            x = f"({x})" if _compound(a, defs) else x
+            y = f"({y})" if _compound(b, defs) else y
             return f"{x} {_TEXT[op]} {y}"
     return v.lstrip("%").replace("_i32", "").replace("_i64", "") if v.startswith("%c") and v[2:3].isdigit() \
         else v.lstrip("%")
+
+
+def _compound(v: str, defs: dict) -> bool:
+    """Whether ``v`` prints as an infix expression (then it is parenthesized inside another)."""
+    d = defs.get(v)
+    return bool(d) and d[0] in _TEXT and not (d[0] == "addi" and d[2] == "0")
 
 
 def unknown_why(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0) -> str | None:

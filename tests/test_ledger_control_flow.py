@@ -1,0 +1,119 @@
+"""The ledger's control flow, one kernel per kind (``tests/data/control_flow``, compiled by Triton
+3.9.0 for sm90 by ``lab/control_flow.py``): branch arms and early returns decided from the
+arguments and program ids given, or named with the total a range; a flattened persistent loop's
+epilogue once per tile; ``min``-bounded and loaded loop bounds. The kernels ran on an H200 with
+grids and arguments that take each way (``gpu_checks/results/h200-2026-11-26-control-flow.json``):
+the sum of the per-CTA ledgers equals Nsight Compute wherever the ledger calls itself complete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bankproof.gpu_checks.results import RESULTS
+from bankproof.verifier.triton import ledger
+from bankproof.verifier.triton.scan import scan_text
+
+from lab.gpu.control_flow_plan import RUNS, ctas
+from lab.gpu.triton_kernels import compare
+
+DATA = Path(__file__).resolve().parent / "data" / "control_flow"
+
+
+def led(kernel: str, args: dict[str, int]) -> dict:
+    ttgir, ptx = ((DATA / f"{kernel}.{x}").read_text() for x in ("ttgir", "ptx"))
+    return ledger.build(scan_text(ttgir), ttgir, ptx, args)
+
+
+def flat(totals: dict) -> dict[str, tuple]:
+    return {cls: (t["wavefronts"], t["instructions"]) for cls, t in totals.items()}
+
+
+def test_runtime_branch_with_both_arms_is_a_range_until_its_argument_is_given():
+    """``if M % BM == 0`` picks one of two reductions: with M unknown each arm is counted once
+    and named, the totals a range (never a number); M = 128 and M = 100 each run one arm."""
+    r = led("both_arms", {})
+    assert r["totals"]["st"]["wavefronts"] is None
+    assert r["totals"]["st"]["range"] == {"wavefronts": [48, 48], "instructions": [12, 12]}
+    assert r["totals"]["st"]["depends_on"] == ["(M % 64) == 0"]
+    arms = sorted(e["condition"] for e in r["entries"] if e.get("condition"))
+    assert arms == [["(M % 64) == 0"]] * 2 + [["not ((M % 64) == 0)"]] * 2
+    for m, run, off in ((128, "kernels.py:14:13", "kernels.py:16:13"), (100, "kernels.py:16:13", "kernels.py:14:13")):
+        got = led("both_arms", {"M": m})
+        execs = {e["location"]: e["executions"] for e in got["entries"]}
+        assert (execs[run], execs[off]) == (1, 0), m
+        assert flat(got["totals"])["st"] == (48, 12)
+        assert got["incomplete"] == ["1 instruction group(s) no TTGIR op owns"]  # LLVM's merged tail load
+
+
+def test_decided_branch_on_program_ids():
+    assert flat(led("decided_branch", {"program_id_x": 2, "program_id_y": 1})["totals"]) == {
+        "ld": (32, 8), "ldsm": (4, 4), "st": (48, 12)}  # fmt: skip
+    assert flat(led("decided_branch", {"program_id_x": 0, "program_id_y": 1})["totals"]) == {
+        "ld": (0, 0), "ldsm": (0, 0), "st": (0, 0)}  # fmt: skip
+    r = led("decided_branch", {})
+    assert r["totals"]["ld"]["range"]["wavefronts"] == [0, 32]
+    assert "program_id_x is not given (--arg program_id_x=N)" in r["incomplete"][0]
+
+
+def test_early_return():
+    """``if pid == 0: return``: program 0 moves nothing (it once counted the whole kernel)."""
+    assert flat(led("early_return", {"program_id_x": 0})["totals"])["ld"] == (0, 0)
+    assert flat(led("early_return", {"program_id_x": 3})["totals"])["ld"] == (32, 8)
+    assert led("early_return", {})["totals"]["st"]["depends_on"] == ["program_id_x == 0"]
+
+
+def test_flattened_persistent_epilogue_runs_once_per_tile():
+    r = led("flat_persistent", {"k_tiles": 4, "n_tiles": 3})
+    assert flat(r["totals"]) == {"ld": (156, 60), "st": (240, 96)} and r["incomplete"] == []
+    assert {e["executions"] for e in r["entries"]} == {3}  # 12 iterations, 3 tiles
+    assert all("on 3 of 12 iterations" in e["cycles"][0] for e in r["entries"])
+    unknown = led("flat_persistent", {"k_tiles": 4})  # trips unknown: the total says so
+    assert unknown["totals"]["st"]["wavefronts"] is None and unknown["incomplete"]
+
+
+@pytest.mark.parametrize("k, iterations", [(100, 2), (1000, 4), (64, 1)])
+def test_min_bounded_loop(k, iterations):
+    """``range(0, min(K, 4 * BM), BM)``: cdiv(min(K, 256), 64) iterations."""
+    r = led("min_loop", {"K": k})
+    reduce_ld = next(e for e in r["entries"] if e["instr"] == "ld128")
+    assert reduce_ld["executions"] == iterations and r["incomplete"] == []
+
+
+def test_loop_bound_loaded_from_memory_says_so():
+    r = led("loaded_loop", {})
+    e = next(e for e in r["entries"] if e["instr"] == "ld128")
+    assert e["executions"] is None
+    assert e["executions_reason"] == "per iteration: load(n_ptr) is loaded from memory at run time"
+    assert r["totals"]["ld"]["wavefronts"] is None
+
+
+RECORD = json.loads((RESULTS / "h200-2026-11-26-control-flow.json").read_text())
+
+
+def _summed(source: str, grid, args: dict[str, int]) -> dict:
+    out: dict[str, dict] = {}
+    for cta in ctas(tuple(grid)):
+        for cls, t in led(source, {**args, **cta})["totals"].items():
+            c = out.setdefault(cls, {"wavefronts": 0, "instructions": 0})
+            for key in ("wavefronts", "instructions"):
+                c[key] = None if c[key] is None or t[key] is None else c[key] + t[key]
+    return out
+
+
+@pytest.mark.parametrize("run", RECORD["runs"], ids=lambda r: r["name"])
+def test_the_h200_record_equals_the_summed_per_cta_ledgers(run):
+    name, source, grid, args, _ = next(r for r in RUNS if r[0] == run["name"])
+    diffs = compare(run["measured"], _summed(source, grid, args))
+    if source == "both_arms":  # the one load LLVM merged below both arms, unowned: the ledger says so
+        assert diffs == {"ld_wavefronts": (20, 36), "ld_instructions": (4, 8)}
+    elif source == "loaded_loop":  # n = 192 was in memory: 3 iterations of the per-iteration counts
+        assert diffs == {"ld_wavefronts": (None, 100), "st_wavefronts": (None, 112),
+                         "ld_instructions": (None, 24), "st_instructions": (None, 28)}  # fmt: skip
+        es = led(source, {})["entries"]
+        loop = {e["instr"]: e["wavefronts"] for e in es if e["executions"] is None}  # per iteration
+        once = {e["instr"]: e["wavefronts"] for e in es if e["executions"] == 1}  # the convert after it
+        assert 3 * loop["ld128"] + once["ldsm.x1"] == 100 and 3 * loop["st128"] + once["st128"] == 112
+    else:
+        assert diffs == {}, diffs
