@@ -163,3 +163,29 @@ def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, 
 def test_a_target_with_thousands_of_digits_is_refused_not_crashed_on():
     rep = scan_text(SAMPLE.read_text().replace('"cuda:90"', '"cuda:' + "9" * 5000 + '"'))
     assert all("ttg.target has no model here" in a["error"] for b in rep["buffers"] for a in b["accesses"])
+
+
+@pytest.mark.parametrize("per_thread, instr, instructions", [("[1, 8]", "st128", 16), ("[1, 4]", "st64", 32),
+                                                           ("[1, 2]", "st32", 64)])  # fmt: skip
+def test_cp_async_width_is_what_the_layout_lets_triton_copy(per_thread, instr, instructions):
+    """Triton 3.9.0 copies max(contiguity attribute, min(alignment, the pointer layout's contiguous
+    elements per thread along order[0])) elements per cp.async, vectorized as far as the register
+    and shared layouts allow: a pointer layout with 2 halfs per thread along the contiguous dim
+    issues 4-byte copies (4x the 16-byte instructions), not the 16 bytes the op's hint allows."""
+    text = (Path(__file__).resolve().parent / "data" / "matmul_pipelined_sm80.ttgir").read_text()
+    old = "#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    text = text.replace(old, old.replace("[1, 8]", per_thread))
+    rep = scan_text(text, "m.ttgir")
+    a = next(x for b in rep["buffers"] for x in b["accesses"] if x["op"] == "ttg.async_copy_global_to_local")
+    assert (a["instr"], a["instructions"]) == (instr, instructions)
+
+
+def test_copy_elements_reads_the_run_and_the_hint():
+    from bankproof.models.layout import LinearLayout
+    from bankproof.verifier.triton.accesses import copy_elements
+
+    run1 = LinearLayout.from_bases({"register": [[1, 0], [0, 2]], "lane": []}, {"dim0": 2, "dim1": 4})
+    assert copy_elements("", "#ttg.blocked<{order = [1, 0]}>", run1, 32) == (1, 1)  # 4-byte copies only
+    assert copy_elements("{contiguity = 4 : i32}", "#ttg.blocked<{order = [1, 0]}>", run1, 32) == (4, 4)
+    run4 = LinearLayout.from_bases({"register": [[0, 1], [0, 2]], "lane": []}, {"dim0": 1, "dim1": 4})
+    assert copy_elements("", "#ttg.blocked<{order = [1, 0]}>", run4, 32) == (1, 4)  # alignment decides

@@ -48,6 +48,7 @@ def to_text(result: ScanResult) -> str:
                     else f"not analysed: {a['error']}"
                 )
                 mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.get("hardware") == "assumed" else ""
+                mark += f" [width: {a['width_assumed']}]" if a.get("width_assumed") else ""
                 lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}{mark}")
             w = b.get("better_writer")
             if w and "layout" in w:

@@ -9,6 +9,7 @@ on the module's target.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -81,7 +82,8 @@ def resolved(mod: Module, enc: str) -> str:
 
 
 def instr_candidates(
-    acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None, t: Target | None = None
+    acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None, t: Target | None = None,
+    dist: LinearLayout | None = None,
 ) -> list[str]:
     """The instructions Triton 3.9.0 may lower an access with, in the order it prefers them; the
     first one the layout pair can deliver is counted (and checked against Triton's PTX).
@@ -91,6 +93,8 @@ def instr_candidates(
     matrix instructions (``t.matrix``) uses the widest legal vector."""
     if t is not None and not t.matrix:
         return ["auto"]
+    if acc.op.name == "ttg.async_copy_global_to_local" and dist is not None:  # cp.async's width
+        return [f"vector{copy_elements(acc.op.text, enc or acc.tensor.encoding, dist, bits)[1] * bits}"]
     enc = enc or acc.tensor.encoding
     if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith("#ttg.nvidia_mma"):
         return ["stsm.x4", "stsm.x4.trans", "auto"]
@@ -100,6 +104,43 @@ def instr_candidates(
         first, second = ("ldsm.x4.trans", "ldsm.x4") if "opIdx = 1" in enc else ("ldsm.x4", "ldsm.x4.trans")
         return [first, second, "auto"]
     return ["auto"]
+
+
+def copy_contiguity(text: str) -> int:
+    """The elements one ``cp.async`` may copy at most: the ``contiguity`` Triton's axis analysis
+    wrote on the ``async_copy_global_to_local`` (1, the attribute's default, when absent). Triton
+    3.9.0 copies min(contiguity, what the register and shared layouts vectorize) elements.
+
+    >>> copy_contiguity("async_copy_global_to_local %a, %b {contiguity = 8 : i32}"), copy_contiguity("")
+    (8, 1)
+    """
+    m = re.search(r"\bcontiguity\s*=\s*(\d{1,4})", text)
+    return max(1, int(m.group(1))) if m else 1
+
+
+def copy_elements(op_text: str, enc: str, dist: LinearLayout, bits: int) -> tuple[int, int]:
+    """The elements one ``cp.async`` of Triton 3.9.0 copies, as ``(least, most)``: its lowering takes
+    ``max(contiguity attribute, min(alignment, contiguous elements per thread along order[0],
+    128 bits))``; the layout gives the per-thread run (the leading register bases along ``order[0]``),
+    the op its ``contiguity``; the pointers' alignment (axis analysis) is not in the TTGIR, so the
+    most assumes it allows the run.
+
+    >>> lay = LinearLayout.from_bases({"register": [[0, 1], [0, 2]], "lane": []}, {"dim0": 1, "dim1": 4})
+    >>> copy_elements("{contiguity = 2 : i32}", "#ttg.blocked<{order = [1, 0]}>", lay, 16)
+    (2, 4)
+    """
+    m = re.search(r"order\s*=\s*\[\s*(\d+)", enc)
+    regs = dist.in_bases("register")
+    rank = len(dist.out_dim_names)
+    first = int(m.group(1)) if m else next((d for d in range(rank) if regs and regs[0][d]), rank - 1)
+    run = 1
+    for b in regs:
+        if list(b) != [run if d == first else 0 for d in range(rank)]:
+            break
+        run *= 2
+    most = max(1, min(run, 128 // bits))
+    least = min(copy_contiguity(op_text), 128 // bits)
+    return least, max(least, most)
 
 
 def count_access(

@@ -26,6 +26,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
 from bankproof.verifier.triton.accesses import (
     buffer_accesses,
+    copy_elements,
     count_access,
     instr_candidates,
     layouts_of,
@@ -66,12 +67,14 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                         memory,
                         bits,
                         a.kind,
-                        instr_candidates(a, bits, sm, resolved(mod, a.tensor.encoding), t),
+                        instr_candidates(a, bits, sm, resolved(mod, a.tensor.encoding), t, dist),
                         t,
                     )
                 )
                 if "error" in row:
                     raise InputError("ttgir", "access", row.pop("error"))
+                if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
+                    _copy_width(row, a, resolved(mod, a.tensor.encoding), dist, bits)
                 # what the count rests on: the target's own status (provenance refines a measured one)
                 status = provenance(a.op.name, row["instr"]) if t.status == "measured" else t.status
                 row.setdefault("hardware", status)
@@ -172,3 +175,15 @@ def scan_unchecked(report: dict) -> list[str]:
 
 def scan_text(text: str, path: str = "<ttgir>") -> dict:
     return scan_module(read_ttgir(text), path)
+
+
+def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
+    """Say so when a cp.async's width rests on the pointers' alignment, which the TTGIR does not
+    carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread."""
+    least, most = copy_elements(a.op.text, enc, dist, bits)
+    width = int("".join(c for c in row["instr"] if c.isdigit()) or 0)
+    if least * bits < width:
+        row["width_assumed"] = (
+            f"{width // 8}-byte copies assume the pointers are {width // 8}-byte aligned (not in the TTGIR; "
+            f"Triton copies {least * bits // 8} to {most * bits // 8} bytes here): give --ptx to check"
+        )
