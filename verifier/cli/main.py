@@ -29,6 +29,7 @@ RUNNERS = {
        for c in ("layout", "wavefronts", "verify", "synth", "explain", "convert", "gpu", "show", "serve")},
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
+    "profile": ("bankproof.verifier.cli.triton", "profile"),
 }  # fmt: skip
 
 

@@ -213,6 +213,23 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
     scan.set_defaults(run="scan")
+    prof = tsub.add_parser(
+        "profile",
+        help="explain a measured Nsight Compute profile of a kernel line by line with the ledger",
+        description="Join Nsight Compute's source page of one launch (ncu -i REP --page source --csv "
+        "--print-source cuda,sass, profiled with --section SourceCounters) with the whole-kernel ledger of "
+        "the same compile: per source line, shared instructions executed, measured and predicted "
+        "wavefronts (the ledger's per execution times the executions measured), the ideal, and what "
+        "makes any excess. Exit 4 when a modelled line's prediction differs from the measurement.",
+    )
+    prof.add_argument("ttgir", metavar="FILE.ttgir")
+    prof.add_argument("--ptx", required=True, metavar="FILE.ptx", help="the same compile's PTX")
+    prof.add_argument("--ncu", required=True, metavar="EXPORT.csv", help="the launch's source-page CSV")
+    prof.add_argument("--arg", action="append", default=[], metavar="NAME=INT",
+                      help="a kernel argument's value, as the launch had it (program_id_x, ...)")  # fmt: skip
+    prof.add_argument("--ctas", type=int, default=1, help="CTAs the launch ran (default 1)")
+    prof.add_argument("--json", action="store_true", help="machine-readable report")
+    prof.set_defaults(run="profile")
     cor = tsub.add_parser(
         "corpus",
         help="compile the built-in kernel corpus with Triton (CPU), scan it, compare with a baseline",

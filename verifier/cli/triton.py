@@ -131,3 +131,27 @@ class Progress:
             end = "\n" if done == total else ""
             self.err.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {self.what}{end}")
         self.err.flush()
+
+
+def profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``bankproof triton profile``: the ledger of the compile given, joined with the launch's
+    Nsight Compute source page, line by line."""
+    from bankproof.verifier.triton import ledger
+    from bankproof.verifier.triton import profile as prof
+    from bankproof.verifier.triton.scan import scan_text
+
+    if args.ctas < 1 or args.ctas > 1 << 31:
+        raise InputError("triton profile", "--ctas", "must be a positive number of CTAs", args.ctas)
+    ttgir, ptx = _read_ttgir(args.ttgir), _read_ttgir(args.ptx)
+    export = read_text(args.ncu, TEXT_BYTES, "triton profile", "--ncu")
+    rows = prof.read_export(export)
+    try:
+        led = ledger.build(scan_text(ttgir, args.ttgir), ttgir, ptx, _kernel_args(args.arg) or None)
+    except ValueError as e:
+        raise InputError("triton profile", "--ptx", str(e)) from None
+    result = prof.explain(led, rows, args.ctas)
+    if args.json:
+        out.write(json.dumps({"schema": 1, "kernel": led["kernel"], "lines": result}, indent=1) + "\n")
+    else:
+        out.write(prof.to_text(result, led["kernel"]))
+    return EXIT["disagree"] if any(r.get("modelled") and not r["agrees"] for r in result) else 0

@@ -222,6 +222,10 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         at = led.by_site.get(loc, [])
         same_nest = [x for x in at if lp is not None and x.loops == tuple(lp)]  # the op among those at loc
         entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(same_nest or at))
+        here = f"{loc[0]}:{loc[1]}"  # SASS names an op's innermost location; the chain holds them all
+        entry["chain"] = sorted({f"{c[0]}:{c[1]}" for x in at for c in x.chain} | {here})
+        inner = {f"{x.chain[0][0]}:{x.chain[0][1]}" if x.chain else here for x in at}
+        entry["sass_lines"] = sorted(inner or {here})
         g = Group(loc, fam, name, state, grp, lp, names, entry)
         next(rule for rule in RULES if rule(g, led))
     claim_moved(led, {site_of(o.ins.loc) for o in ops})

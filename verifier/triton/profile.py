@@ -1,0 +1,204 @@
+"""A measured profile explained line by line: Nsight Compute's source page of one kernel launch
+(``ncu -i REP --page source --csv --print-source cuda,sass``: each source line of the kernel and
+the SASS instructions under it, with ``Instructions Executed`` and the ``SourceCounters``
+section's ``L1 Wavefronts Shared`` and ``... Ideal``) joined with the whole-kernel ledger by source
+location. SASS carries the innermost location of an inlined call (``standard.py:314`` for a
+``tl.sum``); a ledger entry owns every location of its ops' call chains, so each measured line goes
+to the entries whose chains hold it.
+
+Per line: the shared instructions executed and their measured wavefronts; the ledger's wavefronts
+per execution times the executions measured (executed instructions over the entry's instructions
+per execution), which replaces a static trip count; the ideal; and where the measured count is
+above the ideal, the entry's op and instruction. Lines no entry owns are named as such.
+
+>>> rows = read_export('"File Path","/x/k.py"\\n"Line No","Source","Address","Source",'
+...     '"Instructions Executed","L1 Wavefronts Shared","L1 Wavefronts Shared Ideal"\\n'
+...     '"7","x = 1","-","-","0","0","0"\\n"","","0x10","  STS [R1], R2","4","16","4"')
+>>> rows[0].file, rows[0].line, rows[0].executed, rows[0].wavefronts
+('k.py', 7, 4, 16)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from bankproof.models.errors import InputError
+
+WHERE = "triton profile"
+SHARED = ("LDS", "STS", "LDSM", "STSM", "LDGSTS", "ATOMS", "HGMMA")
+
+
+@dataclass(frozen=True)
+class SassRow:
+    """One SASS instruction of the export with the source line it is attributed to."""
+
+    file: str
+    line: int
+    sass: str
+    executed: int
+    wavefronts: int
+    ideal: int
+
+
+def _int(v: str) -> int:
+    v = (v or "").replace(",", "").strip()
+    return int(float(v)) if v and v not in ("-", "n/a") else 0
+
+
+def read_export(text: str) -> list[SassRow]:
+    """The export's SASS rows that touch shared memory (an LDS/STS/LDSM/STSM/LDGSTS/ATOMS opcode or
+    any shared wavefront), each with its source line; refused, naming the ncu flag, when the
+    export has no source lines or no shared-wavefront counters."""
+    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    if not any(r and r[0] == "Line No" for r in rows):
+        raise InputError(
+            WHERE, "export",
+            "has no source lines: export the source page with --print-source cuda,sass (ncu -i REP "
+            "--page source --csv --print-source cuda,sass) of a kernel compiled with line info",
+        )  # fmt: skip
+    counters = ("L1 Wavefronts Shared", "L1 Conflicts Shared N-Way", "L2 Theoretical Sectors Global")
+    if not any(r and r[0] == "Line No" and any(c in r for c in counters) for r in rows):
+        raise InputError(
+            WHERE, "export", "has no source counters (L1 Wavefronts Shared): profile with --section "
+            "SourceCounters",
+        )  # fmt: skip
+    out: list[SassRow] = []
+    file, line, header = "", 0, None
+    for r in rows:
+        if not r:
+            continue
+        if r[0] == "File Path":
+            file = r[1].rsplit("/", 1)[-1] if len(r) > 1 else ""
+            continue
+        if r[0] == "Line No":  # each file's block has its own columns
+            header = r[2:]
+            continue
+        if header is None or r[0] == "Function Name":
+            continue
+        if r[0]:
+            line = _int(r[0])
+            continue
+        d = dict(zip(header, r[2:], strict=False))
+        sass = d.get("Source", "").strip()
+        op = sass.split()[0].lstrip("@!P0123456789T").split(".")[0] if sass else ""
+        if sass.startswith("@"):
+            op = sass.split()[1].split(".")[0]
+        wf = _int(d["L1 Wavefronts Shared"]) if "L1 Wavefronts Shared" in d else -1  # -1: not in this block
+        if op in SHARED or wf > 0 or op == "HGMMA":
+            out.append(SassRow(file, line, sass, _int(d.get("Instructions Executed")), wf,
+                               _int(d.get("L1 Wavefronts Shared Ideal"))))  # fmt: skip
+    return out
+
+
+CLASS = {"LDS": "ld", "STS": "st", "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "ldgsts", "ATOMS": "atom",
+         "HGMMA": "gmma"}  # fmt: skip
+NOT_MODELLED = {"gmma": "wgmma's shared operand reads (op_gmma) are not modelled yet",
+                "atom": "shared atomics at data-dependent addresses have no static count"}  # fmt: skip
+
+
+def sass_class(sass: str) -> str:
+    """The ledger's op class of a SASS instruction (``LDS.128`` -> ``ld``, ``LDSM.16.M88`` -> ``ldsm``)."""
+    words = sass.split()
+    op = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else "")
+    return CLASS.get(op.split(".")[0], "other")
+
+
+def _entry_class(e: dict) -> str:
+    from bankproof.verifier.triton.ledger import op_class
+
+    c = op_class(e)
+    return "ldgsts" if c.startswith("ldgsts") else c
+
+
+def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
+    """Per measured source line and instruction class: executed and wavefronts measured, the
+    entries that own it, and their wavefronts at the executions measured (the per-instruction cost
+    of the entries times the instructions executed; ``ctas`` CTAs ran)."""
+    lines: dict[tuple[str, int, str], list[SassRow]] = {}
+    for r in rows:
+        lines.setdefault((r.file, r.line, sass_class(r.sass)), []).append(r)
+    counted = [e for e in ledger["entries"] if e.get("family") in ("lsu", "ldgsts") and e.get("counted")]
+    out = []
+    for (file, line, cls), rs in sorted(lines.items()):
+        here = f"{file}:{line}"
+        owners = [e for e in counted if here in e.get("sass_lines", [])]  # SASS names the innermost
+        owners = owners or [e for e in counted if here in e.get("chain", [])]
+        owners = [e for e in owners if _entry_class(e) == cls and e.get("instructions")]
+        executed = sum(r.executed for r in rs)
+        measured = None if any(r.wavefronts < 0 for r in rs) else sum(r.wavefronts for r in rs)
+        row = {"location": here, "class": cls, "executed": executed, "measured_wavefronts": measured,
+               "measured_ideal": sum(r.ideal for r in rs)}  # fmt: skip
+        why = (NOT_MODELLED.get(cls) if not owners else None) or (
+            None if owners else f"no ledger entry owns {cls} instructions at this line")
+        if measured is None:
+            why = "the export has no shared wavefronts for this line (no L1 Wavefronts Shared column)"
+        if why:
+            row.update(modelled=False, reason=why)
+            out.append(row)
+            continue
+        if any(str(e.get("source", "")).startswith("rule") for e in owners):
+            why = "counted by a rule measured per kernel (a tensor-map fill's SASS loads and stores)"
+            row.update(modelled=False, reason=f"{why}, not placed per line")
+            out.append(row)
+            continue
+        per_instr = {e["wavefronts"] / e["instructions"] for e in owners if e.get("wavefronts") is not None}
+        row["modelled"] = True
+        row["entries"] = [f"{e['location']} {e.get('op', '?')} {e['instr']}" for e in owners]
+        if len(per_instr) != 1:
+            row.update(modelled=False, reason="its entries cost differently per instruction (not split)")
+            out.append(row)
+            continue
+        cost = per_instr.pop()
+        ideal = sum(e["ideal"] for e in owners) / sum(e["instructions"] for e in owners)
+        row.update(predicted_wavefronts=cost * executed, ideal=ideal * executed,
+                   executions_measured=executed / sum(e["instructions"] for e in owners))  # fmt: skip
+        static = [e.get("total_instructions") for e in owners]
+        row["executed_static"] = None if None in static else sum(static) * ctas
+        row["agrees"] = abs(row["predicted_wavefronts"] - measured) < 1e-6
+        if measured > row["measured_ideal"]:
+            row["excess"] = {"wavefronts": measured - row["measured_ideal"],
+                             "by": [f"{e.get('op', '?')} {e['instr']}" for e in owners]}  # fmt: skip
+        out.append(row)
+    return out
+
+
+def to_text(result: list[dict], kernel: str) -> str:
+    """One line per measured source line."""
+    out = [f"{kernel}: {len(result)} source lines with shared-memory instructions"]
+    for r in result:
+        head = (f"  {r['location']:<22} {r['class']:<6} {r['executed']:>8} executed  "
+                f"{r['measured_wavefronts']:>8} measured")
+        if not r["modelled"]:
+            out.append(f"{head}  (not modelled: {r['reason']})")
+            continue
+        tag = "=" if r["agrees"] else "DIFFERS"
+        out.append(f"{head}  {r['predicted_wavefronts']:>8.0f} predicted {tag}  ideal {r['ideal']:.0f}  "
+                   f"[{'; '.join(r['entries'])}]")  # fmt: skip
+        if "excess" in r:
+            by = ", ".join(r["excess"]["by"])
+            out.append(f"      excess {r['excess']['wavefronts']} over the ideal: {by}")
+    return "\n".join(out) + "\n"
+
+
+def reduce_export(text: str) -> str:
+    """An export cut to what :func:`read_export` reads (the file blocks, source lines and shared
+    SASS rows; the columns Line No, Source, Address, Source, Instructions Executed and the shared
+    wavefronts): the form recorded exports are committed in."""
+    keep = ["Instructions Executed", "L1 Wavefronts Shared", "L1 Wavefronts Shared Ideal",
+            "L1 Conflicts Shared N-Way"]
+    out, cols = [], None
+    for r in csv.reader(line for line in text.splitlines() if line.startswith('"')):
+        if not r:
+            continue
+        if r[0] in ("File Path", "Function Name", "Kernel Name"):
+            out.append(r[:2])
+        elif r[0] == "Line No":
+            cols = [i for i, h in enumerate(r) if i < 4 or h in keep]
+            out.append([r[i] for i in cols])
+        elif cols is not None and (r[0] or sass_class(r[3].strip() if len(r) > 3 else "") != "other"):
+            out.append([r[i] if i < len(r) else "" for i in cols])
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(out)
+    return buf.getvalue()
