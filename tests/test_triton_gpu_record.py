@@ -65,6 +65,17 @@ def test_flattened_persistent_epilogues_count_once_per_tile(replay):
         assert diffs[name] == {}, name
 
 
+def test_wgmma_operand_reads_equal_op_gmma_on_every_wgmma_kernel(replay):
+    """op_gmma: each warpgroup wgmma reads its shared operands' bytes / 128 wavefronts (B, and A
+    when it comes from shared memory): the ledger equals Nsight Compute's op_gmma on all 33 wgmma
+    kernels of the record (compare() holds gmma_wavefronts with the other counters)."""
+    record, diffs = replay
+    wgmma = [r["name"] for r in record["runs"]
+             if r["measured"].get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum")]  # fmt: skip
+    assert len(wgmma) == 33
+    assert all("gmma_wavefronts" not in diffs[n] for n in wgmma)
+
+
 def test_cp_async_differences_are_only_the_copies(replay):
     """Where only the cp.async rule is missing, every other counter (ld, st, ldsm, stsm wavefronts
     and instructions, cp.async instructions) is exact."""

@@ -63,6 +63,7 @@ def compare(measured: dict[str, int | None], totals: dict[str, dict]) -> dict[st
             add(led("ldgsts", "instructions"), led("ldgsts_bypass", "instructions")),
             measured.get("sm__sass_inst_executed_op_ldgsts.sum"),
         ),
+        "gmma_wavefronts": (led("gmma", "wavefronts"), measured.get(_w("gmma"))),
         "ldgsts_ca_wavefronts": (led("ldgsts", "wavefronts"), measured.get(_g("_cache_access"))),
         "ldgsts_cg_wavefronts": (led("ldgsts_bypass", "wavefronts"), measured.get(_g("_cache_bypass"))),
     }

@@ -238,6 +238,12 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]
             e["total_instructions"] = e["instructions"] * e["executions"]
     sums = totals(led.entries)
+    gmma = [e for e in led.entries if e.get("gmma_wavefronts") is not None]
+    if gmma:  # wgmma's shared operand reads (op_gmma), from each instruction's shape and operands
+        known = all(e.get("executions") is not None for e in gmma)
+        wf = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) if known else None
+        ins = sum(e["instructions"] * e["executions"] for e in gmma) if known else None
+        sums["gmma"] = {"wavefronts": wf, "instructions": ins, "note": gmma[0]["gmma_note"]}
     return {
         "kernel": kernel.name,
         "threads": kernel.threads,

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -96,6 +97,29 @@ def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
 
 
 
+
+
+GMMA_NOTE = ("op_gmma: each warpgroup wgmma reads its shared operands' bytes / 128 wavefronts (A only when "
+             "from shared memory): measured so, ideal = measured, on NVMMA-swizzled operands "
+             "(gpu_checks/results/h200-2026-11-26-profile-exports.json); other layouts assumed conflict-free")
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "f8f6f4": 8, "b1": 1}
+
+
+def wgmma_bytes(opcode: str, operands: list[str]) -> int:
+    """Shared bytes one ``wgmma.mma_async`` reads: B (N x K), and A (M x K) when its operand is a
+    descriptor rather than registers.
+
+    >>> wgmma_bytes("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ["{%r1}", "%rd1", "%rd2"])
+    4096
+    >>> wgmma_bytes("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ["{%r1}", "{%r2}", "%rd2"])
+    2048
+    """
+    parts = opcode.split(".")
+    shape = next((p for p in parts if re.fullmatch(r"m\d+n\d+k\d+", p)), "m64n8k16")
+    m, n, k = (int(x) for x in re.findall(r"\d+", shape))
+    a_bits, b_bits = (_BITS.get(p, 16) for p in parts[-2:])
+    a_regs = len(operands) > 1 and operands[1].lstrip().startswith("{")
+    return n * k * b_bits // 8 + (0 if a_regs else m * k * a_bits // 8)
 
 
 # Measured (gpu_checks/results/h100-2026-11-23-triton-kernels.json, 9 kernels, 3-4 descriptors
@@ -179,6 +203,10 @@ def engine_rule(g: Group, led: Ledger) -> bool:
         )
         return True
     entry.update({"op": owners[0], "kind": g.family, "counted": False, "reason": NOT_COUNTED[g.family]})
+    if g.name == "wgmma":
+        gmma = sum(_warps(o, led.warps) * wgmma_bytes(o.ins.opcode, o.ins.operands) for o in g.ops)
+        entry["gmma_wavefronts"] = None if gmma is None else gmma // (128 * 4)
+        entry["gmma_note"] = GMMA_NOTE
     led.entries.append(entry)
     if g.name == "tensormap.replace":
         led.entries.extend(_tensormap_rule(entry, entry["instructions"] // max(1, g.per_warp)))

@@ -94,7 +94,7 @@ def read_export(text: str) -> list[SassRow]:
 
 CLASS = {"LDS": "ld", "STS": "st", "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "ldgsts", "ATOMS": "atom",
          "HGMMA": "gmma"}  # fmt: skip
-NOT_MODELLED = {"gmma": "wgmma's shared operand reads (op_gmma) are not modelled yet",
+NOT_MODELLED = {"gmma": "no wgmma of the ledger owns this line's operand reads (op_gmma)",
                 "atom": "shared atomics at data-dependent addresses have no static count"}  # fmt: skip
 
 
@@ -108,6 +108,8 @@ def sass_class(sass: str) -> str:
 def _entry_class(e: dict) -> str:
     from bankproof.verifier.triton.ledger import op_class
 
+    if e.get("gmma_wavefronts") is not None:
+        return "gmma"
     c = op_class(e)
     return "ldgsts" if c.startswith("ldgsts") else c
 
@@ -120,6 +122,8 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
     for r in rows:
         lines.setdefault((r.file, r.line, sass_class(r.sass)), []).append(r)
     counted = [e for e in ledger["entries"] if e.get("family") in ("lsu", "ldgsts") and e.get("counted")]
+    counted += [{**e, "wavefronts": e["gmma_wavefronts"], "ideal": e["gmma_wavefronts"]}
+                for e in ledger["entries"] if e.get("gmma_wavefronts") is not None]  # op_gmma: ideal assumed
     out = []
     for (file, line, cls), rs in sorted(lines.items()):
         here = f"{file}:{line}"
