@@ -5,7 +5,7 @@ arguments a value that runs every loop fully; the scratch pointers Triton append
 the sizes its metadata asks for), dynamic shared memory, threads, and the ledger's totals for
 those argument values.
 
-Usage: ``python -m lab.gpu.gpu_plan DIR [ARCH]``.
+Usage: ``python -m lab.gpu.gpu_plan DIR [ARCH [KERNELS.py]]``.
 
 >>> launch_args({"M": "i32", "K": "i32", "BM": "constexpr"}, {"BM": 64, "BK": 32})
 {'M': 64, 'K': 128}
@@ -39,8 +39,9 @@ def launch_args(signature: dict[str, str], constexprs: dict[str, int]) -> dict[s
     return out
 
 
-def prepare(out_dir: str, arch: str = "sm90") -> None:
-    """Compile the built-in corpus for ``arch`` and write the cubins and ``plan.json``."""
+def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -> None:
+    """Compile the built-in corpus (or ``kernels_file``'s ``CONFIGS``) for ``arch`` and write the
+    cubins and ``plan.json``."""
     import triton
     from bankproof.models.target import ARCHS
     from bankproof.verifier.triton import corpus, ledger
@@ -50,12 +51,13 @@ def prepare(out_dir: str, arch: str = "sm90") -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
-    for config in corpus.builtin_configs():
+    configs = corpus.builtin_configs() if kernels_file is None else corpus._load_file(kernels_file).CONFIGS
+    for config in configs:
         if arch not in config.get("archs", ARCHS):
             continue
         sig = config["signature"]
         try:
-            k = corpus.compile_config(config, arch)
+            k = corpus.compile_config(config, arch, kernels_file)
         except Exception as e:  # noqa: BLE001 - reported, not fatal
             print(f"skip {config['name']}: {type(e).__name__}", file=sys.stderr)
             continue
@@ -94,4 +96,4 @@ def prepare(out_dir: str, arch: str = "sm90") -> None:
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: python -m lab.gpu.gpu_plan DIR [ARCH]")
-    prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90")
+    prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90", sys.argv[3] if len(sys.argv) > 3 else None)

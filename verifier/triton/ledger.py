@@ -237,6 +237,8 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         if e.get("wavefronts") is not None and e.get("executions") is not None:
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]
             e["total_instructions"] = e["instructions"] * e["executions"]
+            if e.get("wavefronts_max", 0) > e["wavefronts"]:
+                e["total_wavefronts_max"] = e["wavefronts_max"] * e["executions"]
     sums = totals(led.entries)
     gmma = [e for e in led.entries if e.get("gmma_wavefronts") is not None]
     if gmma:  # wgmma's shared operand reads (op_gmma), from each instruction's shape and operands
@@ -271,6 +273,8 @@ def incomplete(entries: list[dict], unattributed: list, disagreements: list) -> 
             out.append(f"{where}: {e.get('executions_reason', 'executions unknown')}")
         elif e.get("condition"):
             out.append(f"{where}: runs if {' and '.join(e['condition'])} ({e.get('condition_why')})")
+        elif e.get("wavefronts_max", 0) > e["wavefronts"]:
+            out.append(f"{where}: {e['wavefronts']} to {e['wavefronts_max']} wavefronts ({e['lines_note']})")
     return out
 
 
@@ -337,12 +341,18 @@ def totals(entries: list[dict]) -> dict:
         c: dict = {"wavefronts": None, "instructions": None}
         if cond:
             c["depends_on"] = sorted({e["depends_on"][0] for e in cond})
+        lines = [e for e in es if "total_wavefronts_max" in e]
+        if lines:
+            c.setdefault("depends_on", []).append("global row strides (cp.async rows under a 128-byte line)")
         if known:
             plain = [e for e in es if not e.get("condition_key")]
             w, i = sum(e["total_wavefronts"] for e in plain), sum(e["total_instructions"] for e in plain)
-            if cond:
-                lo, hi = _arms(cond)
-                c["range"] = {"wavefronts": [w + lo[0], w + hi[0]], "instructions": [i + lo[1], i + hi[1]]}
+            w_hi = w + sum(e["total_wavefronts_max"] - e["total_wavefronts"] for e in lines if e in plain)
+            if cond or lines:
+                lo, hi = _arms(cond) if cond else ((0, 0), (0, 0))
+                c["range"] = {"wavefronts": [w + lo[0], w_hi + hi[0]], "instructions": [i + lo[1], i + hi[1]]}
+                if not cond:  # only the lines are open: the instructions are decided
+                    c["instructions"] = i
             else:
                 c.update(wavefronts=w, instructions=i)
         out[cls] = c

@@ -254,6 +254,10 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         entry["kind"] = "buffer+scratch"
     scan_wf = sum(a["wavefronts"] for a in accesses) * per_warp // max(1, scan_per_warp)
     scan_ideal = sum(a["ideal"] for a in accesses) * per_warp // max(1, scan_per_warp)
+    if any("wavefronts_max" in a for a in accesses):  # cp.async rows shorter than a line: an upper bound
+        most = sum(a.get("wavefronts_max", a["wavefronts"]) for a in accesses)
+        entry["wavefronts_max"] = most * per_warp // max(1, scan_per_warp)
+        entry["lines_note"] = next(a["lines_note"] for a in accesses if "lines_note" in a)
     if g.ptx_wf is not None:
         if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(

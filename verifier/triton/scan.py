@@ -182,8 +182,48 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
     carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread."""
     least, most = copy_elements(a.op.text, enc, dist, bits)
     width = int("".join(c for c in row["instr"] if c.isdigit()) or 0)
+    lines = copy_lines(dist, enc, width // max(1, bits), bits)
+    per = row["wavefronts"] / max(1, row["instructions"])
+    if lines > per:  # a warp's copy reads more 128-byte lines than its store has wavefronts
+        row["wavefronts_max"] = lines * row["instructions"]
+        row["lines_note"] = (
+            f"each warp copy reads {lines} global lines where its rows are not adjacent, for {per:g} store "
+            "wavefronts; cp.async then costs more than its store (.ca: the larger of the two, measured in "
+            "gpu_checks/results/h100-2026-11-22-cp-async.json; .cg: above its store, not measured alone)"
+        )
     if least * bits < width:
         row["width_assumed"] = (
             f"{width // 8}-byte copies assume the pointers are {width // 8}-byte aligned (not in the TTGIR; "
             f"Triton copies {least * bits // 8} to {most * bits // 8} bytes here): give --ptx to check"
         )
+
+
+def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
+    """The 128-byte global lines one warp's copy of ``vec`` elements per lane reads at least, when
+    its rows (coordinates off the contiguous dim ``order[0]``) are not adjacent in global memory:
+    per distinct row, its span's lines.
+
+    >>> from bankproof.models.layout import LinearLayout
+    >>> a = LinearLayout.from_bases({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]},
+    ...                             {"dim0": 8, "dim1": 8})
+    >>> copy_lines(a, "#ttg.blocked<{order = [1, 0]}>", 8, 16)  # 8 rows of 4 x 16 bytes
+    8
+    """
+    import re
+
+    m = re.search(r"order\s*=\s*\[\s*(\d+)", enc)
+    rank = len(dist.out_dim_names)
+    first = int(m.group(1)) if m else rank - 1
+    lanes = [tuple(b) for b in dist.in_bases("lane")]
+    coords = set()
+    for lane in range(1 << len(lanes)):
+        c = [0] * rank
+        for k, b in enumerate(lanes):
+            if lane >> k & 1:
+                c = [x ^ y for x, y in zip(c, b)]
+        coords.add(tuple(c))
+    rows: dict[tuple, set[int]] = {}
+    for c in coords:
+        rows.setdefault(tuple(x for d, x in enumerate(c) if d != first), set()).add(c[first])
+    span = max(len(v) for v in rows.values()) * vec * bits // 8
+    return len(rows) * max(1, -(-span // 128))
