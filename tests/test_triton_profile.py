@@ -99,3 +99,14 @@ def test_exports_without_line_info_or_counters_are_refused():
         read_export('"Kernel Name","k",\n"Address","Source","Instructions Executed"\n"0x0","  LDS R1, [R2]","4"\n')
     with pytest.raises(InputError, match="--section SourceCounters"):
         read_export('"File Path","/k.py"\n"Line No","Source","Address","Source","Instructions Executed"\n')
+
+
+def test_every_warpgroup_mma_opcode_is_op_gmma():
+    """SASS spells wgmma per operand type: HGMMA (f16/bf16/tf32), QGMMA (fp8), IGMMA (int8); each
+    reads shared operands counted under op_gmma (an fp8 TMA matmul's QGMMA lines were once 'other')."""
+    from bankproof.verifier.triton.profile import sass_class
+
+    for sass in ("HGMMA.64x64x16.F32 R24, gdesc[UR8], R24", "QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24",
+                 "IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24", "@P0 QGMMA.64x64x32.F32.E5M2.E5M2 R2, gdesc[UR4], R2"):
+        assert sass_class(sass) == "gmma", sass
+    assert sass_class("LDSM.16.MT88.4 R4, [R2]") == "ldsm" and sass_class("STS.128 [R1], R4") == "st"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from bankproof.models.errors import InputError
 
 WHERE = "triton profile"
-SHARED = ("LDS", "STS", "LDSM", "STSM", "LDGSTS", "ATOMS", "HGMMA")
+SHARED = ("LDS", "STS", "LDSM", "STSM", "LDGSTS", "ATOMS", "HGMMA", "QGMMA", "IGMMA", "BGMMA")
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,16 @@ def read_export(text: str) -> list[SassRow]:
         if sass.startswith("@"):
             op = sass.split()[1].split(".")[0]
         wf = _int(d["L1 Wavefronts Shared"]) if "L1 Wavefronts Shared" in d else -1  # -1: not in this block
-        if op in SHARED or wf > 0 or op == "HGMMA":
+        if op in SHARED or wf > 0:
             out.append(SassRow(file, line, sass, _int(d.get("Instructions Executed")), wf,
                                _int(d.get("L1 Wavefronts Shared Ideal"))))  # fmt: skip
     return out
 
 
+# the ledger's class of a SASS opcode; warpgroup MMAs by operand type: HGMMA f16/bf16/tf32, QGMMA fp8,
+# IGMMA int8, BGMMA b1
 CLASS = {"LDS": "ld", "STS": "st", "LDSM": "ldsm", "STSM": "stsm", "LDGSTS": "ldgsts", "ATOMS": "atom",
-         "HGMMA": "gmma"}  # fmt: skip
+         "HGMMA": "gmma", "QGMMA": "gmma", "IGMMA": "gmma", "BGMMA": "gmma"}  # fmt: skip
 NOT_MODELLED = {"gmma": "no wgmma of the ledger owns this line's operand reads (op_gmma)",
                 "atom": "shared atomics at data-dependent addresses have no static count"}  # fmt: skip
 
