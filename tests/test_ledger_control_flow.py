@@ -117,3 +117,13 @@ def test_the_h200_record_equals_the_summed_per_cta_ledgers(run):
         assert 3 * loop["ld128"] + once["ldsm.x1"] == 100 and 3 * loop["st128"] + once["st128"] == 112
     else:
         assert diffs == {}, diffs
+
+
+def test_a_ranged_copy_under_an_undecided_branch_tops_the_range_at_its_most():
+    """A cp.async entry both under an undecided arm and with open global lines: the range's top is
+    its most (lines), not its store count (once the arm's store count capped the top: 64)."""
+    e = {"counted": True, "family": "ldgsts", "instr": "cp16", "cache": ["cg"], "total_wavefronts": 64,
+         "total_instructions": 16, "total_wavefronts_max": 128, "condition_key": [["%c", True]],
+         "condition": ["c"], "depends_on": ["c"]}  # fmt: skip
+    t = ledger.totals([e])["ldgsts_bypass"]
+    assert t["range"] == {"wavefronts": [0, 128], "instructions": [0, 16]} and t["wavefronts"] is None

@@ -4,19 +4,10 @@
 # examples again as cp.async.ca (whose wavefronts a counter sees); then the cp.async timing
 # patterns. Usage: lab/gpu/device_cute_examples.sh OUTDIR
 set -uo pipefail
-source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}
+"$(dirname "$0")/device_cute_layouts.sh" "$OUT"
+source "$(dirname "$0")/device_env.sh"
 export PYTHONUNBUFFERED=1
-mkdir -p /tmp/ca
-for f in examples/cute_*.toml; do
-  grep -q CACHEGLOBAL "$f" && sed 's/SM80_CP_ASYNC_CACHEGLOBAL/SM80_CP_ASYNC_CACHEALWAYS/' "$f" > "/tmp/ca/ca_$(basename "$f")"
-done
-METRICS="$(python3 -m bankproof.gpu_checks.layout_runs metrics)"
-python3 -m bankproof.verifier.api.gpu plan /tmp/cplan.json examples/cute_*.toml /tmp/ca/*.toml
-ncu --csv --page raw --cache-control none --clock-control none --metrics "$METRICS" \
-    python3 -m bankproof.gpu_checks.layout_runs run /tmp/cplan.json /tmp/cout.npz > /tmp/cncu.csv 2> "$OUT/ncu.err"
-echo "ncu rc=$?"
-python3 -m bankproof.gpu_checks.layout_runs collect /tmp/cplan.json /tmp/cout.npz /tmp/cncu.csv "$OUT/cute-examples.json"
 M=lab.gpu.cp_async_phases
 python3 -m $M patterns "$OUT/patterns.json"
 python3 -m $M time "$OUT/patterns.json" "$OUT/cp-async-phase-times.json" | grep -v random

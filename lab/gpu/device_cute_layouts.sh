@@ -2,7 +2,7 @@
 # Run on the device machine from the repo root: every CuTe example (examples/cute_*.toml) as a
 # whole layout run, every element checked and the wavefronts counted by Nsight Compute, the
 # cp.async.cg examples again as cp.async.ca (whose wavefronts a counter sees). The layout half of
-# device_cute_examples.sh, without its timing patterns. Usage: lab/gpu/device_cute_layouts.sh OUTDIR
+# device_cute_examples.sh (which runs this, then its timing patterns). Usage: lab/gpu/device_cute_layouts.sh OUTDIR
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}

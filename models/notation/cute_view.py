@@ -49,21 +49,9 @@ class View:
         """``layout`` (onto the view's coordinates) re-aimed at the tile's coordinates ``names``."""
         bases = {}
         for d in layout.in_dim_names:
-            bases[d] = [list(self._image(tuple(b))) for b in layout.in_bases(d)]
+            # read_view admits only bit permutations: a coordinate's index is the XOR of its bits' indices
+            bases[d] = [list(self.tile_coord(tuple(b))) for b in layout.in_bases(d)]
         return LinearLayout.from_bases(bases, dict(zip(names, self.tile_shape)))
-
-    def _image(self, coord: tuple[int, ...]) -> tuple[int, ...]:
-        acc = [0] * len(self.tile_shape)
-        for axis, v in enumerate(coord):
-            bit = 0
-            while v >> bit:
-                if v >> bit & 1:
-                    unit = [0] * len(coord)
-                    unit[axis] = 1 << bit
-                    for k, t in enumerate(self.tile_coord(tuple(unit))):
-                        acc[k] ^= t
-                bit += 1
-        return tuple(acc)
 
 
 def read_view(text: object, tile_shape: list[int]) -> View:

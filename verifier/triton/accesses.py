@@ -129,10 +129,9 @@ def copy_elements(op_text: str, enc: str, dist: LinearLayout, bits: int) -> tupl
     >>> copy_elements("{contiguity = 2 : i32}", "#ttg.blocked<{order = [1, 0]}>", lay, 16)
     (2, 4)
     """
-    m = re.search(r"order\s*=\s*\[\s*(\d+)", enc)
     regs = dist.in_bases("register")
     rank = len(dist.out_dim_names)
-    first = int(m.group(1)) if m else next((d for d in range(rank) if regs and regs[0][d]), rank - 1)
+    first = copy_order0(enc, dist)
     run = 1
     for b in regs:
         if list(b) != [run if d == first else 0 for d in range(rank)]:
@@ -141,6 +140,44 @@ def copy_elements(op_text: str, enc: str, dist: LinearLayout, bits: int) -> tupl
     most = max(1, min(run, 128 // bits))
     least = min(copy_contiguity(op_text), 128 // bits)
     return least, max(least, most)
+
+
+def copy_order0(enc: str, dist: LinearLayout) -> int:
+    """The pointer layout's contiguous dim, ``order[0]``: the encoding's ``order``, else the dim of
+    its first register basis, else the last dim."""
+    m = re.search(r"order\s*=\s*\[\s*(\d+)", enc)
+    if m:
+        return int(m.group(1))
+    regs = dist.in_bases("register")
+    rank = len(dist.out_dim_names)
+    return next((d for d in range(rank) if regs and regs[0][d]), rank - 1)
+
+
+def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
+    """The 128-byte global lines one warp's copy of ``vec`` elements per lane reads at least, when
+    its rows (coordinates off the contiguous dim ``order[0]``) are not adjacent in global memory:
+    per distinct row, its span's lines.
+
+    >>> a = LinearLayout.from_bases({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]},
+    ...                             {"dim0": 8, "dim1": 8})
+    >>> copy_lines(a, "#ttg.blocked<{order = [1, 0]}>", 8, 16)  # 8 rows of 4 x 16 bytes
+    8
+    """
+    rank = len(dist.out_dim_names)
+    first = copy_order0(enc, dist)
+    lanes = [tuple(b) for b in dist.in_bases("lane")]
+    coords = set()
+    for lane in range(1 << len(lanes)):
+        c = [0] * rank
+        for k, b in enumerate(lanes):
+            if lane >> k & 1:
+                c = [x ^ y for x, y in zip(c, b)]
+        coords.add(tuple(c))
+    rows: dict[tuple, set[int]] = {}
+    for c in coords:
+        rows.setdefault(tuple(x for d, x in enumerate(c) if d != first), set()).add(c[first])
+    span = max(len(v) for v in rows.values()) * vec * bits // 8
+    return len(rows) * max(1, -(-span // 128))
 
 
 def count_access(

@@ -329,7 +329,8 @@ def totals(entries: list[dict]) -> dict:
     ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown.
     Where entries run under branch arms the arguments do not decide, the class's counts are
     ``None`` too, ``range`` gives ``{"wavefronts": [lo, hi], "instructions": [lo, hi]}`` over the
-    arms (one arm of each branch runs) and ``depends_on`` names the conditions."""
+    arms (one arm of each branch runs) and ``depends_on`` names the conditions. A cp.async whose
+    rows are under a 128-byte line opens the wavefronts the same way (store count to lines)."""
     by_class: dict[str, list[dict]] = defaultdict(list)
     for e in entries:
         if e.get("counted"):
@@ -362,14 +363,14 @@ def totals(entries: list[dict]) -> dict:
 def _arms(cond: list[dict]) -> tuple[tuple[int, int], tuple[int, int]]:
     """The least and most (wavefronts, instructions) entries under undecided branches add: per
     branch (its first undecided condition), the cheaper arm's entries that depend on it alone, and
-    the dearer arm's entries, all of them."""
+    the dearer arm's entries, all of them (at their most where a cp.async's lines are open)."""
     sums: dict[str, dict[bool, list[int]]] = {}
     for e in cond:
         (name, arm), alone = e["condition_key"][0], len(e["condition_key"]) == 1
         s = sums.setdefault(name, {True: [0, 0, 0, 0], False: [0, 0, 0, 0]})[arm]
         w, i = e["total_wavefronts"], e["total_instructions"]
         s[0], s[1] = s[0] + (w if alone else 0), s[1] + (i if alone else 0)
-        s[2], s[3] = s[2] + w, s[3] + i
+        s[2], s[3] = s[2] + e.get("total_wavefronts_max", w), s[3] + i
     lo = (sum(min(b[True][0], b[False][0]) for b in sums.values()),
           sum(min(b[True][1], b[False][1]) for b in sums.values()))  # fmt: skip
     hi = (sum(max(b[True][2], b[False][2]) for b in sums.values()),

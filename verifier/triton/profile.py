@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from bankproof.models.errors import InputError
 
 WHERE = "triton profile"
-SHARED = ("LDS", "STS", "LDSM", "STSM", "LDGSTS", "ATOMS", "HGMMA", "QGMMA", "IGMMA", "BGMMA")
 
 
 @dataclass(frozen=True)
@@ -82,11 +81,8 @@ def read_export(text: str) -> list[SassRow]:
             continue
         d = dict(zip(header, r[2:], strict=False))
         sass = d.get("Source", "").strip()
-        op = sass.split()[0].lstrip("@!P0123456789T").split(".")[0] if sass else ""
-        if sass.startswith("@"):
-            op = sass.split()[1].split(".")[0]
         wf = _int(d["L1 Wavefronts Shared"]) if "L1 Wavefronts Shared" in d else -1  # -1: not in this block
-        if op in SHARED or wf > 0:
+        if sass_class(sass) != "other" or wf > 0:
             out.append(SassRow(file, line, sass, _int(d.get("Instructions Executed")), wf,
                                _int(d.get("L1 Wavefronts Shared Ideal"))))  # fmt: skip
     return out
@@ -136,8 +132,8 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
         measured = None if any(r.wavefronts < 0 for r in rs) else sum(r.wavefronts for r in rs)
         row = {"location": here, "class": cls, "executed": executed, "measured_wavefronts": measured,
                "measured_ideal": sum(r.ideal for r in rs)}  # fmt: skip
-        why = (NOT_MODELLED.get(cls) if not owners else None) or (
-            None if owners else f"no ledger entry owns {cls} instructions at this line")
+        unowned = f"no ledger entry owns {cls} instructions at this line"
+        why = None if owners else NOT_MODELLED.get(cls, unowned)
         if measured is None:
             why = "the export has no shared wavefronts for this line (no L1 Wavefronts Shared column)"
         if why:
@@ -150,20 +146,19 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
             out.append(row)
             continue
         per_instr = {e["wavefronts"] / e["instructions"] for e in owners if e.get("wavefronts") is not None}
-        row["modelled"] = True
         row["entries"] = [f"{e['location']} {e.get('op', '?')} {e['instr']}" for e in owners]
         if len(per_instr) != 1:
             row.update(modelled=False, reason="its entries cost differently per instruction (not split)")
             out.append(row)
             continue
         cost = per_instr.pop()
-        ideal = sum(e["ideal"] for e in owners) / sum(e["instructions"] for e in owners)
-        row.update(predicted_wavefronts=cost * executed, ideal=ideal * executed,
-                   executions_measured=executed / sum(e["instructions"] for e in owners))  # fmt: skip
+        n_instr = sum(e["instructions"] for e in owners)
+        ideal = sum(e["ideal"] for e in owners) / n_instr
+        row.update(modelled=True, predicted_wavefronts=cost * executed, ideal=ideal * executed,
+                   executions_measured=executed / n_instr)  # fmt: skip
         static = [e.get("total_instructions") for e in owners]
         row["executed_static"] = None if None in static else sum(static) * ctas
         row["agrees"] = abs(row["predicted_wavefronts"] - measured) < 1e-6
-        n_instr = sum(e["instructions"] for e in owners)
         most = sum(e.get("wavefronts_max", e["wavefronts"]) for e in owners) / n_instr
         if most > cost:  # cp.async rows under a 128-byte line: the ledger's count is a range
             row["predicted_range"] = [cost * executed, most * executed]

@@ -168,10 +168,11 @@ def loop_hits(cond: Cond, carried: dict, trips: int, args: dict[str, int] | None
     cur = {n: value(init, env, cond.defs) for n, (init, _) in carried.items()}
     hits = 0
     for _ in range(trips):
-        env.update({n.lstrip("%"): v for n, v in cur.items() if v is not None})
-        for n, v in cur.items():
+        for n, v in cur.items():  # a value not known this iteration must not stay from the last
             if v is None:
                 env.pop(n.lstrip("%"), None)
+            else:
+                env[n.lstrip("%")] = v
         d = cond.decide(env)
         if d is None:
             return None

@@ -27,6 +27,7 @@ from bankproof.models.notation import triton_memory_text
 from bankproof.verifier.triton.accesses import (
     buffer_accesses,
     copy_elements,
+    copy_lines,
     count_access,
     instr_candidates,
     layouts_of,
@@ -197,33 +198,3 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
             f"Triton copies {least * bits // 8} to {most * bits // 8} bytes here): give --ptx to check"
         )
 
-
-def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
-    """The 128-byte global lines one warp's copy of ``vec`` elements per lane reads at least, when
-    its rows (coordinates off the contiguous dim ``order[0]``) are not adjacent in global memory:
-    per distinct row, its span's lines.
-
-    >>> from bankproof.models.layout import LinearLayout
-    >>> a = LinearLayout.from_bases({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]},
-    ...                             {"dim0": 8, "dim1": 8})
-    >>> copy_lines(a, "#ttg.blocked<{order = [1, 0]}>", 8, 16)  # 8 rows of 4 x 16 bytes
-    8
-    """
-    import re
-
-    m = re.search(r"order\s*=\s*\[\s*(\d+)", enc)
-    rank = len(dist.out_dim_names)
-    first = int(m.group(1)) if m else rank - 1
-    lanes = [tuple(b) for b in dist.in_bases("lane")]
-    coords = set()
-    for lane in range(1 << len(lanes)):
-        c = [0] * rank
-        for k, b in enumerate(lanes):
-            if lane >> k & 1:
-                c = [x ^ y for x, y in zip(c, b)]
-        coords.add(tuple(c))
-    rows: dict[tuple, set[int]] = {}
-    for c in coords:
-        rows.setdefault(tuple(x for d, x in enumerate(c) if d != first), set()).add(c[first])
-    span = max(len(v) for v in rows.values()) * vec * bits // 8
-    return len(rows) * max(1, -(-span // 128))
