@@ -5,7 +5,8 @@ arguments a value that runs every loop fully; the scratch pointers Triton append
 the sizes its metadata asks for), dynamic shared memory, threads, and the ledger's totals for
 those argument values.
 
-Usage: ``python -m lab.gpu.gpu_plan DIR [ARCH [KERNELS.py]]``.
+Usage: ``python -m lab.gpu.gpu_plan DIR [ARCH [KERNELS.py ...]]``. A configuration's ``launch``
+overrides argument values; its ``fills`` give an int32 value a pointer's buffer is filled with.
 
 >>> launch_args({"M": "i32", "K": "i32", "BM": "constexpr"}, {"BM": 64, "BK": 32})
 {'M': 64, 'K': 128}
@@ -39,8 +40,8 @@ def launch_args(signature: dict[str, str], constexprs: dict[str, int]) -> dict[s
     return out
 
 
-def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -> None:
-    """Compile the built-in corpus (or ``kernels_file``'s ``CONFIGS``) for ``arch`` and write the
+def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
+    """Compile the built-in corpus (or each kernels file's ``CONFIGS``) for ``arch`` and write the
     cubins and ``plan.json``."""
     import triton
     from bankproof.models.target import ARCHS
@@ -51,8 +52,10 @@ def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
-    configs = corpus.builtin_configs() if kernels_file is None else corpus._load_file(kernels_file).CONFIGS
-    for config in configs:
+    jobs = [(c, None) for c in corpus.builtin_configs()] if not kernels_files else [
+        (c, f) for f in kernels_files for c in corpus._load_file(f).CONFIGS
+    ]
+    for config, kernels_file in jobs:
         if arch not in config.get("archs", ARCHS):
             continue
         sig = config["signature"]
@@ -62,7 +65,8 @@ def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -
             print(f"skip {config['name']}: {type(e).__name__}", file=sys.stderr)
             continue
         ptx, ttgir = k.asm["ptx"], k.asm["ttgir"]
-        args = launch_args(sig, config.get("constexprs", {}))
+        args = {**launch_args(sig, config.get("constexprs", {})), **config.get("launch", {})}
+        fills = config.get("fills", {})
         kernel = parse_kernel(ptx)
         names = [n for n, t in sig.items() if t != "constexpr"]
         params = []
@@ -70,7 +74,7 @@ def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -
             if i < len(names):
                 n = names[i]
                 params.append({"name": n, "type": ptype, "value": args.get(n)} if n in args else
-                              {"name": n, "type": ptype, "buffer": BUFFER_BYTES})  # fmt: skip
+                              {"name": n, "type": ptype, "buffer": BUFFER_BYTES, "fill": fills.get(n, 0)})  # fmt: skip
             else:  # Triton's global and profile scratch pointers
                 scratch = [
                     getattr(k.metadata, "global_scratch_size", 0),
@@ -83,7 +87,7 @@ def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -
         (out / f"{config['name']}.cubin").write_bytes(k.asm["cubin"])
         led = ledger.build(scan_text(ttgir), ttgir, ptx, args)
         plan.append({
-            "name": config["name"], "kernel": kernel.name, "cubin": f"{config['name']}.cubin",
+            "name": config["name"], "file": kernels_file, "kernel": kernel.name, "cubin": f"{config['name']}.cubin",
             "threads": kernel.threads, "shared": int(k.metadata.shared), "params": params, "args": args,
             "ledger_totals": led["totals"], "unattributed": led["unattributed"],
         })  # fmt: skip
@@ -96,4 +100,4 @@ def prepare(out_dir: str, arch: str = "sm90", kernels_file: str | None = None) -
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: python -m lab.gpu.gpu_plan DIR [ARCH]")
-    prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90", sys.argv[3] if len(sys.argv) > 3 else None)
+    prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90", *sys.argv[3:])

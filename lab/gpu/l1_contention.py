@@ -1,0 +1,111 @@
+"""Does global traffic through L1 add to Nsight Compute's shared-memory wavefront counters? One CTA
+(or a full grid) of 8 warps runs ``ITERS`` conflict-free 32-bit shared stores and loads (one
+wavefront per warp instruction each, by construction), interleaved with: nothing; coalesced global
+loads cached in L1 (``ld.global.ca``); the same bypassing L1 (``.cg``); scattered cached loads (one
+128-byte line per lane); global stores; cp.async copies (``.cg``, 16 B) into another buffer. Each
+(mode, grid) is launched ``REPEAT`` times, so ncu's run-to-run spread is measured beside the
+excess over the exact count.
+
+    python -m lab.gpu.l1_contention run
+    ncu --csv --page raw --metrics $(python -m lab.gpu.l1_contention metrics) python -m lab.gpu.l1_contention run > c.csv
+    python -m lab.gpu.l1_contention collect c.csv out.json
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+METRICS = [
+    *(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for op in ("ld", "st", "misc")),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
+    "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts_cache_bypass.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+]  # fmt: skip
+MODES = ["none", "ldg_ca", "ldg_cg", "ldg_ca_scatter", "stg", "cp_async"]
+ITERS, WARPS, REPEAT, GRIDS = 256, 8, 3, (1, 132)
+
+SOURCE = r"""
+extern "C" __global__ void contend_MODE(const float* __restrict__ g, float* out, float* sink) {
+  __shared__ float s_[4 * 256];
+  volatile float* s = s_;
+  __shared__ __align__(16) float c[256 * 4];
+  int t = threadIdx.x;
+  float acc = 0.f;
+  for (int i = 0; i < ITERS; ++i) {
+    s[(i & 3) * 256 + t] = acc;
+    acc += s[((i + 1) & 3) * 256 + t];
+    size_t base = (size_t)blockIdx.x * ITERS * 256 + (size_t)i * 256;
+    BODY
+  }
+  __syncthreads();
+  out[blockIdx.x * 256 + t] = acc + c[t];
+}
+"""
+BODY = {
+    "none": "",
+    "ldg_ca": "acc += __ldca(g + base + t);",
+    "ldg_cg": "acc += __ldcg(g + base + t);",
+    "ldg_ca_scatter": "acc += __ldca(g + ((base + t) * 32) % (1u << 24));",
+    "stg": "sink[base + t] = acc;",
+    "cp_async": (
+        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
+        ' "l"(g + 4 * (base + t)) : "memory"); asm volatile("cp.async.wait_all;" ::: "memory");'
+    ),
+}
+
+
+def source() -> str:
+    return "\n".join(SOURCE.replace("MODE", m).replace("BODY", BODY[m]).replace("ITERS", str(ITERS)) for m in MODES)
+
+
+def exact(mode: str, grid: int) -> dict[str, int]:
+    """The shared wavefronts the model gives: one per warp instruction (conflict-free 32-bit)."""
+    warps = WARPS * grid
+    return {"st": ITERS * warps, "ld": ITERS * warps + warps}
+
+
+def run() -> None:
+    import cupy as cp
+
+    mod = cp.RawModule(code=source(), options=("-arch=sm_90",))
+    words = max(GRIDS) * ITERS * 256 * 4 + 4096
+    g = cp.ones(words, dtype=cp.float32)
+    out = cp.zeros(max(GRIDS) * 256, dtype=cp.float32)
+    sink = cp.zeros(max(GRIDS) * ITERS * 256, dtype=cp.float32)
+    for grid in GRIDS:
+        for mode in MODES:
+            for _ in range(REPEAT):
+                mod.get_function(f"contend_{mode}")((grid,), (WARPS * 32,), (g, out, sink))
+                cp.cuda.Device().synchronize()
+                print("ran", mode, grid, flush=True)
+
+
+def collect(csv_path: str, out_path: str) -> None:
+    rows = [r for r in csv.DictReader(x for x in Path(csv_path).read_text().splitlines() if x.startswith('"'))
+            if r.get("ID", "").isdigit() and r.get("Kernel Name", "").startswith("contend_")]  # fmt: skip
+    order = [(grid, mode) for grid in GRIDS for mode in MODES for _ in range(REPEAT)]
+    runs = []
+    for (grid, mode), r in zip(order, rows, strict=False):
+        vals = {m: r.get(m, "").replace(",", "") for m in METRICS}
+        runs.append({"mode": mode, "grid": grid, "exact": exact(mode, grid),
+                     **{m: int(float(v)) if v not in ("", "n/a", "nan") else None for m, v in vals.items()}})  # fmt: skip
+    Path(out_path).write_text(json.dumps({"kind": "l1_contention", "iters": ITERS, "warps": WARPS, "runs": runs},
+                                         indent=1) + "\n")  # fmt: skip
+    print(f"{len(runs)} launches -> {out_path}")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
+    if cmd == "run":
+        run()
+    elif cmd == "metrics":
+        print(",".join(METRICS))
+    elif cmd == "collect":
+        collect(*sys.argv[2:4])
+    else:
+        sys.exit("usage: python -m lab.gpu.l1_contention run | metrics | collect CSV OUT")
