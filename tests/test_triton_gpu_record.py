@@ -32,6 +32,9 @@ OTHER = {  # differences with no rule yet: named here so that any change shows
     "matmul_mixed_f16xi8_128x128x32", "matmul_mixed_f16xi8_64x64x64", "attention_fwd_128x128_d128_w8",
     "matmul_tma_fp8_128x128x128_w4", "matmul_split_k_fp16_128x128x32_w4",
 }  # fmt: skip
+# 4-byte .ca copies with conflicted stores in a software pipeline: measured up to one prologue's copies
+# above the store (128x64x64), or equal (the others); the ledger gives that range (measured_rules).
+NARROW_CA = {"matmul_fp32_128x128x32_w4_s3", "matmul_fp32_64x128x64_w4_s4", "matmul_fp32_128x64x64_w4_s2"}
 PERSISTENT = ("matmul_tma_persistent_ws_fp16_128x128x64_w4", "matmul_tma_persistent_ws_fp16_128x256x64_w8")
 
 
@@ -75,8 +78,19 @@ def test_at_least_40_kernels_match_the_gpu_exactly(replay, capsys):
     exact = sorted(n for n, d in diffs.items() if not d)
     with capsys.disabled():
         print(f"\nGPU record ({record['runs'][0]['name']}...): {len(exact)} of {len(diffs)} kernels exact")
-    assert len(diffs) >= 60 and len(exact) >= 48
-    assert set(diffs) - set(exact) == CP_ASYNC_LINES | OTHER
+    assert len(diffs) >= 60 and len(exact) >= 46
+    assert set(diffs) - set(exact) == CP_ASYNC_LINES | OTHER | NARROW_CA
+
+
+def test_narrow_ca_copies_in_a_pipeline_give_a_range_that_holds_the_measurement(replay):
+    _, diffs = replay
+    for name in NARROW_CA:
+        assert diffs[name]["ldgsts_ca_wavefronts"][0] is None
+        lo, hi = LEDGERS[name]["totals"]["ldgsts"]["range"]["wavefronts"]
+        measured = diffs[name]["ldgsts_ca_wavefronts"][1]
+        prologue = sum(e["total_wavefronts"] for e in LEDGERS[name]["entries"] if "wavefronts_max" in e)
+        assert lo <= measured <= hi and hi - lo == prologue > 0, (name, lo, measured, hi)
+        assert "prologue" in " ".join(LEDGERS[name]["incomplete"])
 
 
 def test_flattened_persistent_epilogues_count_once_per_tile(replay):

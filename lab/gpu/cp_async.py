@@ -1,7 +1,7 @@
 """Measure ``cp.async`` (LDGSTS) writes into shared memory, to test the assumption that they cost
 what a shared store of the same width costs (the Triton scan counts them so).
 
-    python -m lab.gpu.cp_async plan PLAN.json [--per-kind N]
+    python -m lab.gpu.cp_async plan PLAN.json [--per-kind N] [--zfill]
     ncu --csv --page raw --metrics $(python -m lab.gpu.cp_async metrics) \\
         python -m lab.gpu.cp_async run PLAN.json > NCU.csv
     python -m lab.gpu.cp_async collect PLAN.json NCU.csv RESULTS.json
@@ -34,18 +34,22 @@ KINDS = {  # probe name -> (cache mode, bytes per lane, the store whose patterns
     "cp16": ("ca", 16, "st128"),
     "cp16cg": ("cg", 16, "st128"),
 }
+# The same copies with a source size of 0 (``cp.async ..., N, 0``: shared bytes zero-filled, no
+# global read), as Triton issues for masked-off and pipelined-past-the-end copies.
+ZFILL_KINDS = {f"{name}z": kind for name, kind in KINDS.items()}
 
 
 def kernel_source() -> str:
     """One probe kernel per kind."""
     parts = [_HEADER]
-    for name, (mode, width, _) in KINDS.items():
+    for name, (mode, width, _) in {**KINDS, **ZFILL_KINDS}.items():
+        size = ", 0" if name.endswith("z") else ""
         parts.append(
             f'extern "C" __global__ void k_{name}(const int* __restrict__ offs, unsigned mask, '
             "const unsigned char* __restrict__ src, unsigned gstride, unsigned* __restrict__ out) {\n"
             "  PROLOGUE\n  unsigned long long g;\n"
             '  asm volatile("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(src + gstride * lane));\n'
-            f'  if (on) asm volatile("cp.async.{mode}.shared.global [%0], [%1], {width};" '
+            f'  if (on) asm volatile("cp.async.{mode}.shared.global [%0], [%1], {width}{size};" '
             ':: "r"(addr), "l"(g) : "memory");\n'
             '  asm volatile("cp.async.wait_all;" ::: "memory");\n'
             "  out[lane] = r0;\n}\n"
@@ -53,13 +57,13 @@ def kernel_source() -> str:
     return "\n".join(parts)
 
 
-def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 16)) -> list[dict]:
+def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 16), zfill: bool = False) -> list[dict]:
     """Store patterns of each width, one list per probe kind and global stride (bytes between
     consecutive lanes' global sources; 0 = the copy width, a coalesced warp), in launch order."""
     rng = random.Random(seed)
     out = []
     for stride in strides:
-        for name, (_, width, store) in KINDS.items():
+        for name, (_, width, store) in (ZFILL_KINDS if zfill else KINDS).items():
             for family, offs, mask in _lane_patterns(instruction(store), rng, per_kind)[:per_kind]:
                 out.append({"id": len(out), "probe": name, "instr": store, "family": family,
                             "global_stride": stride or width, "byte_offsets": offs, "mask": mask})  # fmt: skip
@@ -79,7 +83,7 @@ def run(plan_path: str) -> None:
     mod = cp.RawModule(code=kernel_source(), options=(f"-arch=sm_{arch}",))
     src = cp.arange(16 * 32 * 8, dtype=cp.uint8)
     out = cp.empty(32, dtype=cp.uint32)
-    kernels = {name: mod.get_function(f"k_{name}") for name in KINDS}
+    kernels = {name: mod.get_function(f"k_{name}") for name in {**KINDS, **ZFILL_KINDS}}
     for p in patterns:
         offs = cp.asarray(np.asarray(p["byte_offsets"], dtype=np.int32))
         args = (offs, np.uint32(p["mask"]), src, np.uint32(p["global_stride"]), out)
@@ -100,7 +104,7 @@ def main(argv: list[str]) -> None:
     if cmd == "plan":
         n = int(argv[argv.index("--per-kind") + 1]) if "--per-kind" in argv else 100
         with open(argv[1], "w") as fh:
-            json.dump(plan(per_kind=n), fh)
+            json.dump(plan(per_kind=n, zfill="--zfill" in argv), fh)
     elif cmd == "metrics":
         print(",".join(LDGSTS_METRICS))
     elif cmd == "run":

@@ -26,14 +26,18 @@ METRICS = [
     "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts_cache_bypass.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
 ]  # fmt: skip
-MODES = ["none", "ldg_ca", "ldg_cg", "ldg_ca_scatter", "stg", "cp_async"]
+MODES = ["none", "ldg_ca", "ldg_cg", "ldg_ca_scatter", "stg", "cp_async", "cp_async_nowait", "bulk"]
 ITERS, WARPS, REPEAT, GRIDS = 256, 8, 3, (1, 132)
 
 SOURCE = r"""
 extern "C" __global__ void contend_MODE(const float* __restrict__ g, float* out, float* sink) {
   __shared__ float s_[4 * 256];
   volatile float* s = s_;
-  __shared__ __align__(16) float c[256 * 4];
+  __shared__ __align__(128) float c[256 * 4];
+  __shared__ __align__(8) unsigned long long mbar;
+  unsigned bar = (unsigned)__cvta_generic_to_shared(&mbar);
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar));
+  __syncthreads();
   int t = threadIdx.x;
   float acc = 0.f;
   for (int i = 0; i < ITERS; ++i) {
@@ -56,6 +60,18 @@ BODY = {
         'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
         ' "l"(g + 4 * (base + t)) : "memory"); asm volatile("cp.async.wait_all;" ::: "memory");'
     ),
+    "cp_async_nowait": (
+        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
+        ' "l"(g + 4 * (base + t)) : "memory"); if ((i & 7) == 7) asm volatile("cp.async.wait_all;" ::: "memory");'
+    ),
+    # one thread: a 4 KiB bulk copy (the TMA engine, no tensor map) per iteration, waited on by that thread
+    "bulk": r"""if (t == 0) {
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;" :: "r"(bar) : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 4096, [%2];"
+                   :: "r"((unsigned)__cvta_generic_to_shared(c)), "l"(g + 4 * base), "r"(bar) : "memory");
+      asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra W; }"
+                   :: "r"(bar), "r"(i & 1) : "memory");
+    }""",
 }
 
 

@@ -57,6 +57,7 @@ from bankproof.verifier.triton.ledger_rules import (
     claim_moved,
 )
 from bankproof.verifier.triton.lowering import access_instr
+from bankproof.verifier.triton.measured_rules import bound_narrow_ca
 from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
 from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
@@ -233,6 +234,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         led.disagreements.append(
             f"{_where(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
         )
+    bound_narrow_ca(led.entries)
     for e in led.entries:
         if e.get("wavefronts") is not None and e.get("executions") is not None:
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]
@@ -355,7 +357,8 @@ def totals(entries: list[dict]) -> dict:
                 if not cond:  # only the lines are open: the instructions are decided
                     c["instructions"] = i
             else:
-                c.update(wavefronts=w, instructions=i)
+                ideal = sum(e.get("ideal", 0) * e["executions"] for e in es)
+                c.update(wavefronts=w, instructions=i, ideal=ideal)
         out[cls] = c
     return out
 
