@@ -17,7 +17,7 @@ from bankproof.gpu_checks.results import RESULTS
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 RECORD = json.loads((RESULTS / "h200-2026-11-26-real-kernels.json").read_text())
-CLASS = {"ldgsts_cg_wavefronts": "ldgsts_bypass", "ldgsts_ca_wavefronts": "ldgsts"}
+CLASS = {"ldgsts_cg_wavefronts": "ldgsts_bypass", "ldgsts_ca_wavefronts": "ldgsts", "gmma_wavefronts": "gmma"}
 ST, CONF_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 # Incomplete because a lowering is not owned or the scan and the PTX disagree: numbers they give
 # may be off, and the kernel says so (named here so that a change either way shows).
@@ -155,3 +155,15 @@ def test_every_modelled_line_of_a_complete_kernel_reproduces_its_measurement(led
     # instructions SASS attributes across two source lines (the kernel's gmma total is equal)
     assert off - UNOWNED == {"lib_attn_fwd_causal_fp16_128x64_d64"}
     assert (modelled, agree) == (337, 323)
+
+
+def test_wgmma_under_an_undecided_early_exit_is_a_range(ledgers):
+    """Bug fixed: the fused MoE kernel returns at once when its block starts past a padded token
+    count loaded from memory; the op_gmma total was the full 512 regardless (every other class
+    was a range). Now [0, 512] with the condition named, and the H200's 512 lies in it."""
+    led = ledgers["lib_fused_moe_fp16_64x64x64_top2"]
+    g = led["totals"]["gmma"]
+    assert g["wavefronts"] is None and g["range"] == {"wavefronts": [0, 512]}
+    assert g["depends_on"] == ["(program_id_x * 64) >= load(n_post_pad_ptr)"]
+    run = next(r for r in RECORD["runs"] if r["name"] == "lib_fused_moe_fp16_64x64x64_top2")
+    assert run["measured"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"] == 512

@@ -248,6 +248,11 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         wf = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) if known else None
         ins = sum(e["instructions"] * e["executions"] for e in gmma) if known else None
         sums["gmma"] = {"wavefronts": wf, "instructions": ins, "note": gmma[0]["gmma_note"]}
+        cond = [e for e in gmma if e.get("condition_key")]
+        if cond and wf is not None:  # under a branch the arguments do not decide: a range, never a number
+            lo = wf - sum(e["gmma_wavefronts"] * e["executions"] for e in cond)
+            sums["gmma"].update(wavefronts=None, instructions=None, range={"wavefronts": [lo, wf]},
+                                depends_on=sorted({e["depends_on"][0] for e in cond}))  # fmt: skip
     return {
         "kernel": kernel.name,
         "threads": kernel.threads,
