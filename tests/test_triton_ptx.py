@@ -231,7 +231,7 @@ def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):
     assert "ledger: corpus_kernels.py:21:5 ttg.convert_layout (scratch) st128 x64 x1: 256" in out
     assert main(["triton", "scan", *PAIR, "--json"]) == 0
     led = __import__("json").loads(capsys.readouterr().out)["reports"][0]["ledger"]
-    assert led["totals"]["st"] == {"wavefronts": 256, "instructions": 64}
+    assert led["totals"]["st"] == {"wavefronts": 256, "instructions": 64, "ideal": 256}
     assert led["totals"]["ldsm"] == {"wavefronts": None, "instructions": None}  # K unknown: per iteration
 
 
