@@ -59,9 +59,18 @@ def parse_ncu_csv(text: str) -> list[dict]:
     return out
 
 
+def counters(row: dict, metrics: list[str]) -> dict[str, float | int | None]:
+    """One ncu row's values of ``metrics`` (``None`` where ncu gave none).
+
+    >>> counters({"a": "1,024", "b": "n/a"}, ["a", "b", "c"])
+    {'a': 1024, 'b': None, 'c': None}
+    """
+    return {m: _number(row.get(m, "")) for m in metrics}
+
+
 def _number(v: str) -> float | int | None:
     v = v.replace(",", "").strip()
-    if v in ("", "n/a"):
+    if v in ("", "n/a", "nan"):
         return None
     f = float(v)
     return int(f) if f.is_integer() else f

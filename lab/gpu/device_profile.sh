@@ -12,7 +12,8 @@ ncu --section SourceCounters --import-source yes --cache-control none --clock-co
     > "/tmp/$NAME-run.log" 2>&1
 echo "ncu rc=$?"
 python3 - "$PLAN" "$OUT" "$NAME" <<'PY'
-import csv, json, subprocess, sys
+import json, subprocess, sys
+from bankproof.gpu_checks.measure import parse_ncu_csv
 plan_path, out, name = sys.argv[1:4]
 plan = json.load(open(plan_path))
 by_kernel = {}
@@ -20,7 +21,7 @@ for k in plan["kernels"]:
     by_kernel.setdefault(k["kernel"], []).append(k)
 raw = subprocess.run(["ncu", "-i", f"/tmp/{name}.ncu-rep", "--csv", "--page", "raw", "--metrics", "launch__grid_size"],
                      capture_output=True, text=True).stdout
-rows = [r for r in csv.DictReader(l for l in raw.splitlines() if l.startswith('"')) if r.get("ID", "").isdigit()]
+rows = parse_ncu_csv(raw)
 seen = {}
 exports = []
 for r in rows:

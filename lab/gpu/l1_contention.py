@@ -13,10 +13,11 @@ excess over the exact count.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
+
+from bankproof.gpu_checks.measure import counters, parse_ncu_csv
 
 METRICS = [
     *(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for op in ("ld", "st", "misc")),
@@ -50,20 +51,19 @@ extern "C" __global__ void contend_MODE(const float* __restrict__ g, float* out,
   out[blockIdx.x * 256 + t] = acc + c[t];
 }
 """
+CP_ASYNC = (  # one 16-byte .cg copy per lane into c
+    'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
+    ' "l"(g + 4 * (base + t)) : "memory");'
+)
+WAIT_ALL = 'asm volatile("cp.async.wait_all;" ::: "memory");'
 BODY = {
     "none": "",
     "ldg_ca": "acc += __ldca(g + base + t);",
     "ldg_cg": "acc += __ldcg(g + base + t);",
     "ldg_ca_scatter": "acc += __ldca(g + ((base + t) * 32) % (1u << 24));",
     "stg": "sink[base + t] = acc;",
-    "cp_async": (
-        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
-        ' "l"(g + 4 * (base + t)) : "memory"); asm volatile("cp.async.wait_all;" ::: "memory");'
-    ),
-    "cp_async_nowait": (
-        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(c + 4 * t)),'
-        ' "l"(g + 4 * (base + t)) : "memory"); if ((i & 7) == 7) asm volatile("cp.async.wait_all;" ::: "memory");'
-    ),
+    "cp_async": f'{CP_ASYNC} {WAIT_ALL}',
+    "cp_async_nowait": f"{CP_ASYNC} if ((i & 7) == 7) {WAIT_ALL}",  # waits every 8th copy
     # one thread: a 4 KiB bulk copy (the TMA engine, no tensor map) per iteration, waited on by that thread
     "bulk": r"""if (t == 0) {
       asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 4096;" :: "r"(bar) : "memory");
@@ -102,14 +102,10 @@ def run() -> None:
 
 
 def collect(csv_path: str, out_path: str) -> None:
-    rows = [r for r in csv.DictReader(x for x in Path(csv_path).read_text().splitlines() if x.startswith('"'))
-            if r.get("ID", "").isdigit() and r.get("Kernel Name", "").startswith("contend_")]  # fmt: skip
+    rows = [r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("contend_")]
     order = [(grid, mode) for grid in GRIDS for mode in MODES for _ in range(REPEAT)]
-    runs = []
-    for (grid, mode), r in zip(order, rows, strict=False):
-        vals = {m: r.get(m, "").replace(",", "") for m in METRICS}
-        runs.append({"mode": mode, "grid": grid, "exact": exact(mode, grid),
-                     **{m: int(float(v)) if v not in ("", "n/a", "nan") else None for m, v in vals.items()}})  # fmt: skip
+    runs = [{"mode": mode, "grid": grid, "exact": exact(mode, grid), **counters(r, METRICS)}
+            for (grid, mode), r in zip(order, rows, strict=False)]  # fmt: skip
     Path(out_path).write_text(json.dumps({"kind": "l1_contention", "iters": ITERS, "warps": WARPS, "runs": runs},
                                          indent=1) + "\n")  # fmt: skip
     print(f"{len(runs)} launches -> {out_path}")

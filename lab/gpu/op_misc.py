@@ -11,10 +11,11 @@ each costs.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
+
+from bankproof.gpu_checks.measure import counters, parse_ncu_csv
 
 METRICS = [f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for op in ("misc", "ld", "st", "atom")] + [
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smsp__inst_executed.sum"]  # fmt: skip
@@ -67,13 +68,8 @@ def run() -> None:
 
 
 def collect(csv_path: str, out_path: str) -> None:
-    rows = [r for r in csv.DictReader(x for x in Path(csv_path).read_text().splitlines() if x.startswith('"'))
-            if r.get("ID", "").isdigit() and r.get("Kernel Name", "").startswith("probe_")]  # fmt: skip
-    runs = []
-    for r in rows:
-        vals = {m: r.get(m, "").replace(",", "") for m in METRICS}
-        runs.append({"kernel": r["Kernel Name"], **{m: int(float(v)) if v not in ("", "n/a", "nan") else None
-                                                     for m, v in vals.items()}})  # fmt: skip
+    rows = [r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("probe_")]
+    runs = [{"kernel": r["Kernel Name"], **counters(r, METRICS)} for r in rows]
     Path(out_path).write_text(json.dumps({"kind": "op_misc_probes", "warps": 4, "runs": runs}, indent=1) + "\n")
     print(f"{len(runs)} probes -> {out_path}")
 

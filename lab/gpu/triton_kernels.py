@@ -12,12 +12,12 @@ Triton), count with Nsight Compute, and compare with the ledger.
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
 
 from bankproof.gpu_checks import metrics
+from bankproof.gpu_checks.measure import counters, parse_ncu_csv
 from bankproof.verifier.triton.measured_rules import st_agrees
 
 METRICS = [
@@ -127,22 +127,15 @@ def collect(plan_path: str, csv_path: str, out_path: str, launched_path: str | N
     if launched_path:
         names = set(json.loads(Path(launched_path).read_text()))
         plan["kernels"] = [k for k in plan["kernels"] if k["name"] in names]
-    rows = list(
-        csv.DictReader(line for line in Path(csv_path).read_text().splitlines() if line.startswith('"'))
-    )
-    rows = [r for r in rows if r.get("ID", "").isdigit()]
+    rows = parse_ncu_csv(Path(csv_path).read_text())
     kernels = {k["kernel"] for k in plan["kernels"]}
     rows = [r for r in rows if r.get("Kernel Name", next(iter(kernels), "")) in kernels]  # not CuPy's fills
     if len(rows) != len(plan["kernels"]):
         print(f"warning: {len(rows)} profiled launches for {len(plan['kernels'])} kernels", file=sys.stderr)
     runs = []
     for kp, row in zip(plan["kernels"], rows, strict=False):
-        measured = {}
-        for m in METRICS:
-            v = row.get(m, "").replace(",", "")
-            measured[m] = int(float(v)) if v not in ("", "n/a") else None
         runs.append({"name": kp["name"], "kernel": kp["kernel"], "args": kp["args"], "threads": kp["threads"],
-                     "shared": kp["shared"], "measured": measured, "ledger_totals": kp["ledger_totals"]})  # fmt: skip
+                     "shared": kp["shared"], "measured": counters(row, METRICS), "ledger_totals": kp["ledger_totals"]})  # fmt: skip
     Path(out_path).write_text(
         json.dumps({"arch": plan["arch"], "triton": plan["triton"], "runs": runs}, indent=1)
     )
