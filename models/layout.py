@@ -316,6 +316,29 @@ class LinearLayout(LayoutAlgebra):
         """Indices of ``in_dim``'s bits that map to 0 (broadcast: those inputs share data)."""
         return [i for i, b in enumerate(self.in_bases(in_dim)) if not any(b)]
 
+    def free_masks(self) -> dict[str, int]:
+        """Per in-dim, the bits whose image the earlier bits (register, lane, warp, block order)
+        already span: the inputs that hold copies of others' elements. Triton's
+        ``getFreeVariableMasks``; its lowering predicates off lanes and warps with such a bit set
+        and skips such registers when it copies or stores (one writer per element).
+
+        >>> L = LinearLayout.from_bases({"register": [[1]], "lane": [[0], [2], [1]]}, {"dim0": 4})
+        >>> L.free_masks()
+        {'register': 0, 'lane': 5}
+        """
+        basis: list[int] = []
+        out = {}
+        for dim, bs in self.bases:
+            mask = 0
+            for i, b in enumerate(bs):
+                col = self.pack_dim0_lowest(b)
+                if f2.in_span(col, basis):
+                    mask |= 1 << i
+                else:
+                    basis = f2.extend(basis, col)
+            out[dim] = mask
+        return out
+
     def contiguous_registers(self, out_dim: str | None = None) -> int:
         """Largest 2^k such that register bits 0..k-1 map to 1, 2, ..., 2^(k-1) along ``out_dim``
         (default: the last out dim, the fastest one in row-major order) and 0 elsewhere (§5.1).

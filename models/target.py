@@ -258,10 +258,9 @@ def clear_caches() -> None:
     _build.cache_clear()
 
 
-def count(arch: str, a: WarpInstructions) -> Count:
-    """The access's cost on ``arch`` (see :class:`Count`)."""
-    t = get(arch)
-    n = len(a.addresses)
+def count(arch: str, a: WarpInstructions, active: np.ndarray | None = None) -> Count:
+    """The access's cost on ``arch`` (see :class:`Count`); ``active``: lanes that issue (all)."""
+    t, n = get(arch), len(a.addresses)
     if t.model == "lane groups":
         r = a.instr
         if r.groups is None:
@@ -269,8 +268,9 @@ def count(arch: str, a: WarpInstructions) -> Count:
             return Count(zero, zero, np.ones(n, dtype=bool), t.status, r.text, r.text)
         counts, ideals = lds.evaluate(r, a.addresses)
         return Count(counts, ideals, np.zeros(n, dtype=bool), t.status, None, r.text)
-    counts, ideals, _ = hardware.evaluate(a.instr, a.addresses)
-    unknown = _unmeasured(t, a.instr, a.addresses, np.ones(a.addresses.shape, dtype=bool))
+    act = np.ones(a.addresses.shape, dtype=bool) if active is None else active
+    counts, ideals, _ = hardware.evaluate(a.instr, a.addresses, act)
+    unknown = _unmeasured(t, a.instr, a.addresses, act)
     return Count(counts, ideals, unknown, status(arch, a.instr), UNMODELED_REASON if unknown.any() else None)
 
 

@@ -21,11 +21,13 @@ CLASS = {"ldgsts_cg_wavefronts": "ldgsts_bypass", "ldgsts_ca_wavefronts": "ldgst
 ST, CONF_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 # Incomplete because a lowering is not owned or the scan and the PTX disagree: numbers they give
 # may be off, and the kernel says so (named here so that a change either way shows).
-UNOWNED = {"lib_attn_bwd_dkdv_fp16_32x128_d64_w8", "lib_matmul_block_fp8_64x128x128", "lib_matmul_w4a16_64x64x64_g64",
-           "lib_matmul_desc_ws_fp16_128x128x64_sub2", "lib_grouped_gemm_fp16_64x64x32",
-           "lib_decode_grouped_bf16_h16_32_d64", "lib_chunk_fwd_h_bf16_k64v64_bt64",
-           "lib_chunk_fwd_h_fp16_k128v64_bt64_w8"}  # fmt: skip
-CONTENDED = {"lib_attn_fwd_fp16_128x64_d128_w8", "lib_attn_bwd_dq_fp16_128x32_d64_w8"}  # complete, st above by ncu's conflicts
+UNOWNED = {"lib_grouped_gemm_fp16_64x64x32"}
+CONTENDED = {"lib_attn_fwd_fp16_128x64_d128_w8", "lib_attn_bwd_dq_fp16_128x32_d64_w8", "lib_attn_bwd_dkdv_fp16_32x128_d64_w8",
+             "lib_chunk_fwd_h_bf16_k64v64_bt64", "lib_chunk_fwd_h_fp16_k128v64_bt64_w8",
+             "lib_matmul_w4a16_64x64x64_g64"}  # complete, st above by ncu's conflicts  # fmt: skip
+# complete; a .cg copy guarded off in whole warps, which ncu's bypass counter misreads (its ncu_range holds)
+GUARDED_CG = {"lib_matmul_w4a16_64x64x64_g64"}
+CG = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts_cache_bypass.sum"
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,7 @@ def test_complete_kernels_equal_ncu_and_the_rest_are_marked(ledgers, capsys):
 
     from lab.gpu.triton_kernels import compare
 
-    complete, ranged, unowned, contended = [], [], set(), set()
+    complete, ranged, unowned, contended, guarded = [], [], set(), set(), set()
     for run in RECORD["runs"]:
         led, m = ledgers[run["name"]], run["measured"]
         diffs = compare(m, led["totals"], async_copies(led))
@@ -64,6 +66,10 @@ def test_complete_kernels_equal_ncu_and_the_rest_are_marked(ledgers, capsys):
             if st != m[ST]:
                 assert async_copies(led) and m[ST] - st == m[CONF_ST] > 0
                 contended.add(run["name"])
+            cg = led["totals"].get("ldgsts_bypass", {})
+            if cg and cg["wavefronts"] != m[CG]:
+                assert cg["ncu_range"][0] <= m[CG] <= cg["ncu_range"][1]
+                guarded.add(run["name"])
             continue
         if any("no TTGIR op owns" in w or "disagreement" in w for w in led["incomplete"]):
             unowned.add(run["name"])
@@ -79,7 +85,7 @@ def test_complete_kernels_equal_ncu_and_the_rest_are_marked(ledgers, capsys):
         print(f"\nreal corpus: {len(complete)} of {len(RECORD['runs'])} complete and equal to ncu "
               f"({len(contended)} under the async-copy st rule); {len(ranged)} marked unknown or a range that "
               f"holds the measurement; {len(unowned)} with unowned lowerings")  # fmt: skip
-    assert (len(complete), len(ranged), unowned, contended) == (51, 14, UNOWNED, CONTENDED)
+    assert (len(complete), len(ranged), unowned, contended, guarded) == (57, 15, UNOWNED, CONTENDED, GUARDED_CG)
 
 
 def test_run_to_run_only_st_moves_and_only_by_its_conflicts():
@@ -142,19 +148,20 @@ def test_zero_fill_copies_cost_their_store():
 def test_every_modelled_line_of_a_complete_kernel_reproduces_its_measurement(ledgers):
     from bankproof.verifier.triton.profile import explain, read_export
 
-    modelled = agree = 0
+    modelled = agree = pooled = 0
     off = set()
     for run in RECORD["runs"]:
         led = ledgers[run["name"]]
         for r in explain(led, read_export(run["source_page"])):
             if r["modelled"]:
                 modelled, agree = modelled + 1, agree + bool(r["agrees"])
+                pooled += "note" in r
                 if not r["agrees"]:
                     off.add(run["name"])
-    # lines off: kernels already marked (unowned lowerings), and one wgmma pair whose HGMMA
-    # instructions SASS attributes across two source lines (the kernel's gmma total is equal)
-    assert off - UNOWNED == {"lib_attn_fwd_causal_fp16_128x64_d64"}
-    assert (modelled, agree) == (337, 323)
+    # lines off: only in kernels marked for unowned lowerings; where SASS places a wgmma's HGMMA
+    # instructions on other lines than the ledger's, those lines are compared pooled
+    assert off <= UNOWNED
+    assert (modelled, agree, pooled) == (353, 353, 15)
 
 
 def test_wgmma_under_an_undecided_early_exit_is_a_range(ledgers):

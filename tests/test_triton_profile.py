@@ -2,8 +2,8 @@
 (``gpu_checks/results/h200-2026-11-26-profile-exports.json``: 16 corpus kernels, 8 control-flow
 runs), joined with the ledger line by line. Every line the ledger models (wgmma operand reads
 included, where SASS puts them on a wgmma's line) reproduces its measured wavefronts from its
-measured executions; lines it does not model (shared atomics, rule-counted tensor-map fills, HGMMA
-that SASS attributes to other lines) are named with the reason."""
+measured executions (HGMMA that SASS attributes to other lines pooled, each instruction once); lines
+it does not model (shared atomics, rule-counted tensor-map fills) are named with the reason."""
 
 from __future__ import annotations
 
@@ -60,15 +60,18 @@ def test_sixteen_corpus_kernels_every_modelled_line_agrees():
 
     configs = {c["name"]: c for c in corpus.builtin_configs()}
     exports = [e for e in RECORD["exports"] if e["origin"] == "corpus"]
-    modelled, kernels, reasons = 0, 0, set()
+    modelled, kernels, reasons, pooled = 0, 0, set(), 0
     for e in exports:
         ttgir, ptx = corpus.compile_kernel(configs[e["name"]], "sm90")
         lines = _lines(e, ttgir, ptx, {**e["args"], **ledger.ONE_CTA})
         n = _check(lines)
         modelled, kernels = modelled + n, kernels + (n > 0)
         reasons |= {r["reason"].split(" (")[0].split(",")[0] for r in lines if not r["modelled"]}
-    assert (len(exports), kernels, modelled) == (16, 15, 52)
-    assert "no wgmma of the ledger owns this line's operand reads" in " ".join(reasons)
+        pooled += sum("note" in r for r in lines)
+    assert (len(exports), kernels, modelled, pooled) == (16, 15, 56, 4)
+    # HGMMA that SASS places on other lines (an inlined helper's, listed under each line of its
+    # chain) are compared pooled, each instruction once; nothing is left unowned for that reason
+    assert "no wgmma of the ledger owns this line's operand reads" not in " ".join(reasons)
 
 
 def _export_text(name: str) -> str:

@@ -75,12 +75,6 @@ def collect(csv_path: str, out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
-    if cmd == "run":
-        run()
-    elif cmd == "metrics":
-        print(",".join(METRICS))
-    elif cmd == "collect":
-        collect(*sys.argv[2:4])
-    else:
-        sys.exit("usage: python -m lab.gpu.op_misc run | metrics | collect CSV OUT")
+    from lab.gpu.probe_cli import main
+
+    main("lab.gpu.op_misc", sys.argv[1:], run, METRICS, collect)

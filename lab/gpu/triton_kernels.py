@@ -76,6 +76,10 @@ def compare(
     }
     for cls in ("ld", "st", "ldsm", "stsm"):
         pairs[f"{cls}_instructions"] = (led(cls, "instructions"), measured.get(metrics.INSTRUCTIONS[cls]))
+    cg_range = totals.get("ldgsts_bypass", {}).get("ncu_range")  # measured_rules.GUARDED_CG_NOTE
+    cg_meas = pairs["ldgsts_cg_wavefronts"][1]
+    if cg_range and cg_meas is not None and cg_range[0] <= cg_meas <= cg_range[1]:
+        del pairs["ldgsts_cg_wavefronts"]
     st_pred, st_meas = pairs["st_wavefronts"]
     if st_pred is not None and st_meas is not None and st_pred != st_meas:
         ideal = add(totals.get("st", {}).get("ideal", 0), totals.get("stsm", {}).get("ideal", 0))

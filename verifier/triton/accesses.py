@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
 from bankproof.models import target
+from bankproof.models.access import access_layout
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout
@@ -96,8 +98,8 @@ def instr_candidates(
     if acc.op.name == "ttg.async_copy_global_to_local" and dist is not None:  # cp.async's width
         return [f"vector{copy_elements(acc.op.text, enc or acc.tensor.encoding, dist, bits)[1] * bits}"]
     enc = enc or acc.tensor.encoding
-    if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith("#ttg.nvidia_mma"):
-        return ["stsm.x4", "stsm.x4.trans", "auto"]
+    if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith(("#ttg.nvidia_mma", "#ttg.linear")):
+        return ["stsm.x4", "stsm.x4.trans", "stsm.x2", "stsm.x2.trans", "auto"]  # a warp tile of 16 x 8: x2
     if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
         if bits != 16:
             return ["ldsm.x4", "auto"]
@@ -181,15 +183,18 @@ def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
 
 
 def count_access(
-    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str | Target = "sm90"
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str | Target = "sm90",
+    copy: bool = False,
 ) -> dict:
-    """The first deliverable instruction's exact counts on the target (a fresh dict each call)."""
-    return dict(count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch)))
+    """The first deliverable instruction's exact counts on the target (a fresh dict each call);
+    ``copy``: a ``cp.async``, which only the lanes of :func:`copy_issuers` issue."""
+    return dict(count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch), copy))
 
 
 @lru_cache(maxsize=1024)
 def count_cached(
-    dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...], t: Target | None = None
+    dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...], t: Target | None = None,
+    copy: bool = False,
 ) -> dict:
     """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
     t = t or target.get("sm90")
@@ -200,8 +205,13 @@ def count_cached(
         except (InputError, ValueError) as e:
             last = e
             continue
-        c = target.count(t, a)
+        active = copy_issuers(dist, memory, a) if copy else None
+        c = target.count(t, a, active)
         row = {"instr": a.instr.short, "instructions": len(c.counts)}
+        if active is not None and not active.all():
+            row["live_instructions"] = int(active.any(axis=1).sum())
+            row["redundant"] = REDUNDANT_NOTE
+            row["unguarded_wavefronts"] = int(target.count(t, a).counts.sum())  # every lane on
         if c.rule is not None:  # lane groups: the rule the count rests on
             row.update({"hardware": c.status, "rule": c.rule})
             if not c.known:
@@ -209,6 +219,30 @@ def count_cached(
         return {**row, "wavefronts": int(c.counts.sum()), "ideal": int(c.ideals.sum()),
                 "max_per_instruction": int(c.counts.max()) if len(c.counts) else 0}  # fmt: skip
     raise last if last else InputError("ttgir", "access", "has no instruction")
+
+
+REDUNDANT_NOTE = ("Triton predicates off the lanes and warps that hold copies of others' elements "
+                  "(free variables of the layout): they issue no wavefronts, and ncu's ldgsts "
+                  "instructions count only warps with a lane on")
+
+
+def copy_issuers(dist: LinearLayout, memory, a) -> np.ndarray:
+    """Per warp instruction of a ``cp.async``, the lanes Triton 3.9.0 lets copy: those whose lane,
+    warp and block carry none of the layout's free bits (:meth:`LinearLayout.free_masks`; its
+    PTX guards the copy with ``(warp & mask) == 0``).
+
+    >>> mem = LinearLayout.identity1d(32, "offset", "dim0")
+    >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [16]],
+    ...                                "warp": [[0], [0]]}, {"dim0": 32})
+    >>> a = target.build("sm90", lay, mem, 32, "store", "cp4.ca")
+    >>> copy_issuers(lay, mem, a).any(axis=1).tolist()
+    [True, False, False, False]
+    """
+    free = access_layout(dist, memory).free_masks()
+    lanes = np.arange(32) & free.get("lane", 0)
+    rows = a.warp & free.get("warp", 0) | a.block & free.get("block", 0)
+    rows |= a.register & free.get("register", 0)
+    return (rows[:, None] == 0) & (lanes[None, :] == 0)
 
 
 def provenance(op: str, instr: str) -> str:

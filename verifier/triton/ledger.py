@@ -57,7 +57,7 @@ from bankproof.verifier.triton.ledger_rules import (
     claim_moved,
 )
 from bankproof.verifier.triton.lowering import access_instr
-from bankproof.verifier.triton.measured_rules import bound_narrow_ca
+from bankproof.verifier.triton.measured_rules import bound_narrow_ca, guarded_cg_range
 from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
 from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
@@ -138,6 +138,9 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
     # whose control flow reaches it
     entry["instructions_per_warp"] = len(grp)
     entry["instructions"] = sum(_warps(o, warps) for o in grp)
+    reached = sum(int(o.reach.any(axis=1).sum()) if o.reach is not None else warps for o in grp)
+    if reached > entry["instructions"]:  # warps the guard turns wholly off: ptxas predicates or branches
+        entry["instructions_reached"] = reached
     if lp is None:
         entry["loops"], entry["executions"] = None, None
         entry["executions_reason"] = "the PTX's loops do not match the TTGIR's scf.for nest"
@@ -229,7 +232,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
         entry["sass_lines"] = sorted(inner or {here})
         g = Group(loc, fam, name, state, grp, lp, names, entry)
         next(rule for rule in RULES if rule(g, led))
-    claim_moved(led, {site_of(o.ins.loc) for o in ops})
+    claim_moved(led, {site_of(o.ins.loc) for o in ops if o.family == "lsu"})  # a wgmma there is not its own
     for (loc, name, _), accesses in led.scan.items():  # counted by the scan, absent from the PTX
         led.disagreements.append(
             f"{_where(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
@@ -364,6 +367,7 @@ def totals(entries: list[dict]) -> dict:
             else:
                 ideal = sum(e.get("ideal", 0) * e["executions"] for e in es)
                 c.update(wavefronts=w, instructions=i, ideal=ideal)
+                c.update(guarded_cg_range(es, w))
         out[cls] = c
     return out
 

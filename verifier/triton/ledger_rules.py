@@ -65,7 +65,7 @@ def _where(site: tuple[str, int, int] | None) -> str:
 
 
 def _warps(o: SharedOp, warps: int) -> int:
-    if o.active is not None and o.offsets is not None:
+    if o.active is not None:  # warps with a lane on (ncu counts no instruction of the others)
         return int(o.active.any(axis=1).sum())
     return int(o.reach.any(axis=1).sum()) if o.reach is not None else warps
 
@@ -269,6 +269,11 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         if entry["kind"] != "buffer":
             entry["wavefronts"] = None
             entry["reason"] = "a conversion shares the line and the PTX addresses are not known"
+    guarded = [a for a in accesses if "unguarded_wavefronts" in a]
+    if guarded and entry.get("cache") == ["cg"] and entry.get("wavefronts") is not None:
+        live = sum(a["wavefronts"] for a in guarded) * per_warp // max(1, scan_per_warp)
+        every = sum(a["unguarded_wavefronts"] for a in guarded) * per_warp // max(1, scan_per_warp)
+        entry["ncu_reads"] = [entry["wavefronts"] - live, entry["wavefronts"] - live + every]
     entry.setdefault("counted", entry.get("wavefronts") is not None)
     led.entries.append(entry)
     return True

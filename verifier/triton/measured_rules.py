@@ -15,6 +15,12 @@ the record that backs it.
   stores beside cp.async or bulk copies; none beside global loads, cached or not, or global stores).
   A measured st total agrees when its excess over the prediction equals ncu's st conflicts less
   the predicted ones.
+- :data:`GUARDED_CG_NOTE`: a ``.cg`` copy under a guard that turns whole warps off (Triton's guard
+  for a layout whose warps repeat elements): ncu's instrumented bypass counter reads such an
+  instruction as 0 when ptxas guards it ``@P`` and as if every executing warp copied when ``@!P``
+  (``h200-2026-11-26-dead-warps.json``; ``.ca`` copies count only the lanes on, so the model's
+  count, the warps' live lanes only, is checked there). The ledger's count stays; the total
+  carries ``ncu_range``, what that counter may read, and the comparison accepts it there.
 
 >>> st_agrees(533, 5, predicted=528, predicted_ideal=528, async_copies=True)
 True
@@ -27,6 +33,10 @@ from __future__ import annotations
 NARROW_CA_NOTE = (
     "a conflicted 4/8-byte cp.async.ca in a software pipeline: whole kernels measured up to one "
     "prologue's copies above the store count (cause not identified)"
+)
+GUARDED_CG_NOTE = (
+    "guarded .cg copies: ncu's bypass counter reads a copy guarded @P as 0 and one guarded @!P as if "
+    "every executing warp copied (h200-2026-11-26-dead-warps.json); ncu_range is what it may read"
 )
 ASYNC_ST_NOTE = (
     "shared stores beside asynchronous copies: the excess equals ncu's op_st bank conflicts "
@@ -64,3 +74,18 @@ def st_agrees(measured: int, measured_conflicts: int | None, predicted: int, pre
     if not async_copies or measured_conflicts is None:
         return False
     return measured - predicted == measured_conflicts - (predicted - predicted_ideal)
+
+
+def guarded_cg_range(entries: list[dict], total: int) -> dict:
+    """``ncu_range`` (and its note) for an op class whose wavefronts are ``total``, where guarded
+    ``.cg`` copies (entries with ``ncu_reads``) make ncu's counter read otherwise; ``{}`` if none.
+
+    >>> guarded_cg_range([{"ncu_reads": [0, 8], "wavefronts": 2, "executions": 3}], 100)["ncu_range"]
+    [94, 118]
+    """
+    guarded = [e for e in entries if "ncu_reads" in e]
+    if not guarded:
+        return {}
+    lo, hi = (total + sum((e["ncu_reads"][k] - e["wavefronts"]) * e["executions"] for e in guarded)
+              for k in (0, 1))  # fmt: skip
+    return {"ncu_range": [lo, hi], "ncu_note": GUARDED_CG_NOTE}

@@ -25,6 +25,7 @@ import io
 from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.triton.measured_rules import GUARDED_CG_NOTE
 
 WHERE = "triton profile"
 
@@ -39,6 +40,7 @@ class SassRow:
     executed: int
     wavefronts: int
     ideal: int
+    address: str = ""  # the cuda view lists an inlined instruction under each line of its chain
 
 
 def _int(v: str) -> int:
@@ -84,7 +86,7 @@ def read_export(text: str) -> list[SassRow]:
         wf = _int(d["L1 Wavefronts Shared"]) if "L1 Wavefronts Shared" in d else -1  # -1: not in this block
         if sass_class(sass) != "other" or wf > 0:
             out.append(SassRow(file, line, sass, _int(d.get("Instructions Executed")), wf,
-                               _int(d.get("L1 Wavefronts Shared Ideal"))))  # fmt: skip
+                               _int(d.get("L1 Wavefronts Shared Ideal")), d.get("Address", "")))  # fmt: skip
     return out
 
 
@@ -118,6 +120,8 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
     of the entries times the instructions executed; ``ctas`` CTAs ran)."""
     lines: dict[tuple[str, int, str], list[SassRow]] = {}
     for r in rows:
+        if r.sass.split()[:1] == ["@!PT"]:  # never issued (ptxas pads LDGSTS with @!PT LDS RZ, [RZ])
+            continue
         lines.setdefault((r.file, r.line, sass_class(r.sass)), []).append(r)
     counted = [e for e in ledger["entries"] if e.get("family") in ("lsu", "ldgsts") and e.get("counted")]
     counted += [{**e, "wavefronts": e["gmma_wavefronts"], "ideal": e["gmma_wavefronts"]}
@@ -145,6 +149,10 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
             row.update(modelled=False, reason=f"{why}, not placed per line")
             out.append(row)
             continue
+        if any("ncu_reads" in e for e in owners):
+            row.update(modelled=False, reason=GUARDED_CG_NOTE)
+            out.append(row)
+            continue
         per_instr = {e["wavefronts"] / e["instructions"] for e in owners if e.get("wavefronts") is not None}
         row["entries"] = [f"{e['location']} {e.get('op', '?')} {e['instr']}" for e in owners]
         if len(per_instr) != 1:
@@ -160,14 +168,47 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
         row["executed_static"] = None if None in static else sum(static) * ctas
         row["agrees"] = abs(row["predicted_wavefronts"] - measured) < 1e-6
         most = sum(e.get("wavefronts_max", e["wavefronts"]) for e in owners) / n_instr
-        if most > cost:  # cp.async rows under a 128-byte line: the ledger's count is a range
-            row["predicted_range"] = [cost * executed, most * executed]
-            row["agrees"] = cost * executed - 1e-6 <= measured <= most * executed + 1e-6
+        reached = sum(e.get("instructions_reached", e["instructions"]) for e in owners)
+        least = cost * n_instr / reached  # warps a guard turns off may execute the line, issuing nothing
+        if most > cost or least < cost:  # cp.async rows under a 128-byte line: the count is a range
+            row["predicted_range"] = [least * executed, most * executed]
+            row["agrees"] = least * executed - 1e-6 <= measured <= most * executed + 1e-6
         if measured > row["measured_ideal"]:
             row["excess"] = {"wavefronts": measured - row["measured_ideal"],
                              "by": [f"{e.get('op', '?')} {e['instr']}" for e in owners]}  # fmt: skip
         out.append(row)
-    return out
+    return _pool_gmma(out, counted, ctas, lines)
+
+
+def _pool_gmma(out: list[dict], counted: list[dict], ctas: int, lines: dict) -> list[dict]:
+    """SASS may place one wgmma's HGMMA instructions on several source lines (the operands' and
+    the dot's): gmma lines that are unowned or off are compared as one row, against the kernel's
+    wgmma total (static executions) less what the lines that agree account for."""
+    odd = [r for r in out if r["class"] == "gmma" and not r.get("agrees")
+           and r["measured_wavefronts"] is not None]  # fmt: skip
+    gmma = [e for e in counted if e.get("gmma_wavefronts") is not None]
+    if not odd or any(e.get("executions") is None or e.get("condition_key") for e in gmma):
+        return out
+    total = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) * ctas
+    rest = total - sum(r["predicted_wavefronts"] for r in out if r["class"] == "gmma" and r.get("agrees"))
+    sass = {}  # each instruction once (an inlined one is listed under every line of its chain)
+    for r in odd:
+        file, line = r["location"].rsplit(":", 1)
+        sass.update({(x.address or id(x)): x for x in lines[(file, int(line), "gmma")]})
+    for r in out:  # and not those a line that agrees already accounts for
+        if r["class"] == "gmma" and r.get("agrees"):
+            file, line = r["location"].rsplit(":", 1)
+            for x in lines[(file, int(line), "gmma")]:
+                sass.pop(x.address or id(x), None)
+    measured = sum(x.wavefronts for x in sass.values())
+    row = {"location": ", ".join(r["location"] for r in odd), "class": "gmma",
+           "executed": sum(x.executed for x in sass.values()), "measured_wavefronts": measured,
+           "measured_ideal": sum(x.ideal for x in sass.values()), "modelled": True,
+           "predicted_wavefronts": rest, "ideal": rest, "entries": ["the kernel's other wgmma reads"],
+           "note": "SASS places these HGMMA instructions on other source lines than the ledger's: "
+                   "compared pooled, against the wgmma total less the lines that agree",
+           "agrees": rest == measured}  # fmt: skip
+    return [r for r in out if r not in odd] + [row]
 
 
 def to_text(result: list[dict], kernel: str) -> str:

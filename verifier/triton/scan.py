@@ -70,6 +70,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                         a.kind,
                         instr_candidates(a, bits, sm, resolved(mod, a.tensor.encoding), t, dist),
                         t,
+                        a.op.name == "ttg.async_copy_global_to_local",
                     )
                 )
                 if "error" in row:
@@ -184,9 +185,10 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
     least, most = copy_elements(a.op.text, enc, dist, bits)
     width = int("".join(c for c in row["instr"] if c.isdigit()) or 0)
     lines = copy_lines(dist, enc, width // max(1, bits), bits)
-    per = row["wavefronts"] / max(1, row["instructions"])
+    issued = row.get("live_instructions", row["instructions"])  # warp copies with a lane on
+    per = row["wavefronts"] / max(1, issued)
     if lines > per:  # a warp's copy reads more 128-byte lines than its store has wavefronts
-        row["wavefronts_max"] = lines * row["instructions"]
+        row["wavefronts_max"] = lines * issued
         row["lines_note"] = (
             f"each warp copy reads {lines} global lines where its rows are not adjacent, for {per:g} store "
             "wavefronts; cp.async then costs more than its store (.ca: the larger of the two, measured in "

@@ -342,6 +342,7 @@ def analyse(k: Kernel) -> tuple[list[SharedOp], list[PtxLoop]]:
                 op.unknown = f"the predicate {ins.guard[1]} depends on run-time values"
             elif addr is None:
                 op.unknown = "the address depends on run-time values (a loop-carried index, a parameter)"
+                op.active = (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)  # who issues
             else:
                 # plain loads only: ptxas keeps an ldmatrix before the exit (measured: all warps run it)
                 need = _exit_guard(k, m, ins) if fam == "lsu" and re.fullmatch(r"ld\d+", name) else None
