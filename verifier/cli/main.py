@@ -27,6 +27,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 RUNNERS = {
     **{c: ("bankproof.verifier.cli.commands", c)
        for c in ("layout", "wavefronts", "verify", "synth", "explain", "convert", "gpu", "show", "serve")},
+    "descriptor": ("bankproof.verifier.cli.engines", "descriptor"),
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
     "profile": ("bankproof.verifier.cli.triton", "profile"),

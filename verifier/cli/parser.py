@@ -175,6 +175,21 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
     srv.set_defaults(run="serve")
 
+    des = sub.add_parser(
+        "descriptor",
+        help="decode a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, the tile it reads",
+        description="Decode a 64-bit shared-memory matrix descriptor (sm90 wgmma, sm100 tcgen05): its "
+        "fields, its swizzle as CuTe's Sw<B,M,S>, the canonical layout and the byte address of every "
+        "element of the operand tile it reads (one 32-byte K step).",
+    )
+    des.add_argument("value", help="the descriptor, 0x... hex or decimal")
+    des.add_argument("--arch", required=True, choices=["sm90", "sm100"], help="sm90 (wgmma), sm100 (tcgen05)")
+    des.add_argument("--major", choices=["K", "MN"], default="K", help="the operand's major-ness (default K)")
+    des.add_argument("--dtype", default="f16", help="element type: f16, bf16, tf32, e4m3, s8 (default f16)")
+    des.add_argument("--rows", type=int, default=64, help="M or N rows of the tile (default 64)")
+    des.add_argument("--json", action="store_true", help="machine-readable output")
+    des.set_defaults(run="descriptor")
+
     tri = sub.add_parser(
         "triton",
         help="check the shared-memory layouts a Triton kernel chose (TTGIR)",

@@ -1,0 +1,125 @@
+"""The 64-bit shared-memory matrix descriptors of ``wgmma`` (sm90) and ``tcgen05.mma`` (sm100):
+decode, encode, and the byte address of every element of the operand tile a descriptor reads.
+
+sm90 (PTX ISA "Matrix Descriptor Format"; CUTLASS ``GmmaDescriptor``): start address, leading and
+stride byte offsets as ``(x & 0x3FFFF) >> 4`` at bits 0-13, 16-29, 32-45; matrix base offset at
+bits 49-51; layout type at bits 62-63 (0 none/interleave, 1 128B, 2 64B, 3 32B). sm100 (PTX ISA
+"Shared memory descriptor" of ``tcgen05``; CUTLASS ``SmemDescriptor``): the same three fields, a
+fixed ``0b001`` at bits 46-48, base offset 49-51, leading-dimension stride mode bit 52, swizzle at
+bits 61-63 (0 none, 1 128B with 32-byte atoms, 2 128B, 4 64B, 6 32B; 3, 5, 7 invalid).
+
+The canonical layouts (CUTLASS ``make_gmma_desc``, in 16-byte units, ``W`` = 1/2/4/8 for
+none/32B/64B/128B): K-major ``((8,m),2):((W,SBO),LBO if W == 1 else 1)``; MN-major with a swizzle
+``((W,m),(8,k)):((1,LBO),(W,SBO))``, without ``((1,m),(8,k)):((.,SBO),(1,LBO))``; the swizzle XOR
+then applies to the address.
+
+>>> d = decode(0x4000004000010040, "sm90")
+>>> d.start, d.lbo, d.sbo, d.swizzle.name
+(1024, 16, 1024, '128B')
+>>> hex(encode(d))
+'0x4000004000010040'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models.engines.tma import MODES, Mode, swizzle
+from bankproof.models.errors import InputError
+
+SM90_SWIZZLE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+SM100_SWIZZLE = {0: "none", 1: "128B_atom32", 2: "128B", 4: "64B", 6: "32B"}
+WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32": 8}  # 16-byte units per swizzled row
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded descriptor: byte values (the 4 low bits the encoding drops are 0)."""
+
+    arch: str
+    start: int
+    lbo: int
+    sbo: int
+    base_offset: int
+    swizzle: Mode
+    lbo_mode: int = 0  # sm100 bit 52: 0 relative offset, 1 absolute address
+
+    def fields(self) -> dict:
+        return {"arch": self.arch, "start_address": self.start, "leading_byte_offset": self.lbo,
+                "stride_byte_offset": self.sbo, "base_offset": self.base_offset, "swizzle": self.swizzle.name,
+                "swizzle_cute": self.swizzle.cute, "lbo_mode": self.lbo_mode}  # fmt: skip
+
+
+def _field(v: int, lo: int, n: int) -> int:
+    return (v >> lo) & ((1 << n) - 1)
+
+
+def decode(value: int, arch: str) -> Descriptor:
+    """The fields of a 64-bit descriptor; invalid codes are refused with the PTX rule."""
+    if not 0 <= value < 1 << 64:
+        raise InputError("descriptor", "value", "must be a 64-bit unsigned integer", value)
+    start, lbo, sbo = (_field(value, lo, 14) << 4 for lo in (0, 16, 32))
+    base = _field(value, 49, 3)
+    if arch == "sm90":
+        return Descriptor(arch, start, lbo, sbo, base, MODES[SM90_SWIZZLE[_field(value, 62, 2)]])
+    if arch != "sm100":
+        raise InputError("descriptor", "arch", "must be sm90 (wgmma) or sm100 (tcgen05)", arch)
+    if _field(value, 46, 3) != 0b001:
+        raise InputError("descriptor", "bits 46-48", "must be the fixed constant 0b001 (PTX: tcgen05 shared "
+                         "memory descriptor)", bin(_field(value, 46, 3)))  # fmt: skip
+    code = _field(value, 61, 3)
+    if code not in SM100_SWIZZLE:
+        why = ("must be 0 (none), 1 (128B with 32-byte atoms), 2 (128B), 4 (64B) or 6 (32B); 3, 5 and 7 "
+               "are invalid (PTX: tcgen05 shared memory descriptor)")
+        raise InputError("descriptor", "swizzle", why, code)
+    return Descriptor(arch, start, lbo, sbo, base, MODES[SM100_SWIZZLE[code]], _field(value, 52, 1))
+
+
+def encode(d: Descriptor) -> int:
+    """The 64-bit value of ``d`` (the inverse of :func:`decode` on valid values)."""
+    offsets = (("start_address", d.start), ("leading_byte_offset", d.lbo), ("stride_byte_offset", d.sbo))
+    for name, v in offsets:
+        if v % 16 or not 0 <= v < 1 << 18:
+            raise InputError("descriptor", name, "must be a multiple of 16 below 2^18", v)
+    if not 0 <= d.base_offset < 8:
+        raise InputError("descriptor", "base_offset", "must be 0 to 7", d.base_offset)
+    out = (d.start >> 4) | (d.lbo >> 4) << 16 | (d.sbo >> 4) << 32 | d.base_offset << 49
+    codes = SM90_SWIZZLE if d.arch == "sm90" else SM100_SWIZZLE
+    code = next((c for c, n in codes.items() if n == d.swizzle.name), None)
+    if code is None:
+        raise InputError("descriptor", "swizzle", f"{d.swizzle.name} has no code on {d.arch}", d.swizzle.name)
+    if d.arch == "sm90":
+        return out | code << 62
+    return out | 1 << 46 | d.lbo_mode << 52 | code << 61
+
+
+def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: int = 32) -> np.ndarray:
+    """Byte address of each element ``(row, col)`` of the ``mn x (k_bytes * 8 / elem_bits)`` tile
+    the descriptor reads (row: M or N, col: K), as an ``(mn, k)`` array: the canonical layout at the
+    descriptor's offsets, then its swizzle on the address (absolute: the phase comes from it).
+
+    >>> d = decode(encode(Descriptor("sm90", 0, 16, 1024, 0, MODES["128B"])), "sm90")
+    >>> read_addresses(d, "K", 16, 8)[1, :3].tolist()  # row 1, first 16-byte chunk flipped to chunk 1
+    [144, 146, 148]
+    """
+    if elem_bits not in (8, 16, 32) or mn % 8 or mn <= 0:
+        why = "needs 8/16/32-bit elements and rows a multiple of 8"
+        raise InputError("descriptor", "tile", why, f"{elem_bits}-bit x {mn} rows")
+    w, t = WIDTH[d.swizzle.name], 128 // elem_bits  # elements per 16-byte unit
+    k = k_bytes * 8 // elem_bits
+    row, col = np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")
+    if major == "K":
+        units = (row % 8) * w + (row // 8) * (d.sbo // 16) + (col // t) * (d.lbo // 16 if w == 1 else 1)
+        within = col % t
+    elif major == "MN":
+        chunk = row // t  # 16-byte unit along MN
+        if w == 1:
+            units = chunk * (d.sbo // 16) + (col % 8) + (col // 8) * (d.lbo // 16)
+        else:
+            units = (chunk % w) + (chunk // w) * (d.lbo // 16) + (col % 8) * w + (col // 8) * (d.sbo // 16)
+        within = row % t
+    else:
+        raise InputError("descriptor", "major", "must be K or MN", major)
+    byte = d.start + units * 16 + within * elem_bits // 8
+    return swizzle(d.swizzle, byte)
