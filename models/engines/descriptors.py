@@ -94,6 +94,19 @@ def encode(d: Descriptor) -> int:
     return out | 1 << 46 | d.lbo_mode << 52 | code << 61
 
 
+def canonical(major: str, swizzle_name: str) -> str:
+    """The canonical layout :func:`read_addresses` reads, in 16-byte units (CUTLASS
+    ``make_gmma_desc``'s comments).
+
+    >>> canonical("K", "128B"), canonical("MN", "none")
+    ('((8,m),2):((8,SBO),1)', '((1,m),(8,k)):((.,SBO),(1,LBO))')
+    """
+    w = WIDTH[swizzle_name]
+    if major == "K":
+        return f"((8,m),2):(({w},SBO),{'LBO' if w == 1 else 1})"
+    return "((1,m),(8,k)):((.,SBO),(1,LBO))" if w == 1 else f"(({w},m),(8,k)):((1,LBO),({w},SBO))"
+
+
 def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: int = 32) -> np.ndarray:
     """Byte address of each element ``(row, col)`` of the ``mn x (k_bytes * 8 / elem_bits)`` tile
     the descriptor reads (row: M or N, col: K), as an ``(mn, k)`` array: the canonical layout at the

@@ -21,45 +21,35 @@ from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models.errors import InputError
+from bankproof.models.notation.cute_values import Swizzle
 
 
 @dataclass(frozen=True)
 class Mode:
-    """A swizzle on byte addresses: ``bits`` address bits from ``base`` XORed with ``bits`` bits from
-    ``base + shift`` (CuTe ``Swizzle<bits, base, shift>``); ``span`` is the swizzled row's bytes."""
+    """A swizzle on byte addresses (CuTe's ``Swizzle<B,M,S>``, :class:`~bankproof.models.notation.
+    cute_values.Swizzle`); ``span`` is the swizzled row's bytes."""
 
     name: str
-    bits: int
-    base: int
-    shift: int
+    sw: Swizzle
     span: int
-    arch: str  # the first architecture with it
 
     @property
     def period(self) -> int:
         """Bytes after which the pattern repeats (1 for no swizzle)."""
-        return 1 << (self.base + self.shift + self.bits) if self.bits else 1
+        return 1 << self.sw.top_bit if self.sw.b else 1
 
     @property
     def cute(self) -> str:
-        return f"Sw<{self.bits},{self.base},{self.shift}>"
-
-    def phase(self, base_address: int) -> int:
-        """The pattern's phase at a base address: which row of the period it starts on (PTX's
-        matrix base offset, ``(addr >> 7) & 7`` for the 128-byte mode)."""
-        if not self.bits:
-            return 0
-        return (base_address >> (self.base + self.shift)) & ((1 << self.bits) - 1)
+        return self.sw.text()
 
 
 MODES = {
-    "none": Mode("none", 0, 4, 3, 16, "sm90"),
-    "32B": Mode("32B", 1, 4, 3, 32, "sm90"),
-    "64B": Mode("64B", 2, 4, 3, 64, "sm90"),
-    "128B": Mode("128B", 3, 4, 3, 128, "sm90"),
-    "128B_atom32": Mode("128B_atom32", 2, 5, 2, 128, "sm100"),
+    "none": Mode("none", Swizzle(0, 4, 3), 16),
+    "32B": Mode("32B", Swizzle(1, 4, 3), 32),
+    "64B": Mode("64B", Swizzle(2, 4, 3), 64),
+    "128B": Mode("128B", Swizzle(3, 4, 3), 128),
+    "128B_atom32": Mode("128B_atom32", Swizzle(2, 5, 2), 128),  # sm100
 }
-TMA_CODES = {0: "none", 1: "32B", 2: "64B", 3: "128B"}  # CUtensorMapSwizzle's order (sm90)
 
 
 def mode(name: str) -> Mode:
@@ -72,16 +62,13 @@ def mode(name: str) -> Mode:
 def swizzle(m: Mode, address: int | np.ndarray) -> int | np.ndarray:
     """The byte address ``m`` maps ``address`` to (an involution: applying it twice gives back
     the address)."""
-    if not m.bits:
-        return address
-    mask = ((1 << m.bits) - 1) << m.base
-    return address ^ ((address >> m.shift) & mask)
+    return m.sw.apply(address)
 
 
 def box_check(m: Mode, inner_bytes: int) -> None:
     """TMA refuses a box whose inner dimension is wider than the swizzle span (PTX/CUDA: "the
     inner dimension of the box must be less than or equal to the swizzle size")."""
-    if m.bits and inner_bytes > m.span:
+    if m.sw.b and inner_bytes > m.span:
         why = (f"exceeds the {m.name} swizzle span ({m.span} bytes): the inner box dimension must be <= the "
                "swizzle size")
         raise InputError("tma", "box inner dimension", why, f"{inner_bytes} bytes")

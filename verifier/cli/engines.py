@@ -15,18 +15,13 @@ import argparse
 import json
 from typing import TextIO
 
-from bankproof.models.engines.descriptors import WIDTH, decode, read_addresses
+from bankproof.models import dtypes
+from bankproof.models.engines.descriptors import canonical, decode, read_addresses
 from bankproof.models.errors import InputError
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
-
-
-def _canonical(major: str, swizzle: str) -> str:
-    """The canonical layout in 16-byte units (CUTLASS make_gmma_desc's comments)."""
-    w = WIDTH[swizzle]
-    if major == "K":
-        return f"((8,m),2):(({w},SBO),{'LBO' if w == 1 else 1})"
-    return "((1,m),(8,k)):((.,SBO),(1,LBO))" if w == 1 else f"(({w},m),(8,k)):((1,LBO),({w},SBO))"
+# the operand types the tile reads (PTX's spellings too), by the project's dtype names
+DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f8e4m3", "e5m2": "f8e5m2",
+          "s8": "i8", "u8": "u8"}  # fmt: skip
 
 
 def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -36,11 +31,11 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError:
         why = "must be a 64-bit integer (0x... hex or decimal)"
         raise InputError("descriptor", "value", why, args.value) from None
-    if args.dtype not in BITS:
-        raise InputError("descriptor", "dtype", f"must be one of {', '.join(BITS)}", args.dtype)
+    if args.dtype not in DTYPES:
+        raise InputError("descriptor", "dtype", f"must be one of {', '.join(DTYPES)}", args.dtype)
     d = decode(value, args.arch)
-    addrs = read_addresses(d, args.major, BITS[args.dtype], args.rows)
-    canon = _canonical(args.major, d.swizzle.name)
+    addrs = read_addresses(d, args.major, dtypes.bits(DTYPES[args.dtype]), args.rows)
+    canon = canonical(args.major, d.swizzle.name)
     tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}
     result = {**d.fields(), "value": f"0x{value:016x}", "major": args.major, "dtype": args.dtype,
               "canonical_16B_units": canon, "tile": tile}  # fmt: skip

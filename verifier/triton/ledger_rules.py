@@ -252,11 +252,13 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
             return True
         entry["op"] += " + " + ", ".join(others)  # a conversion shares the line
         entry["kind"] = "buffer+scratch"
-    scan_wf = sum(a["wavefronts"] for a in accesses) * per_warp // max(1, scan_per_warp)
-    scan_ideal = sum(a["ideal"] for a in accesses) * per_warp // max(1, scan_per_warp)
+    def scaled(key: str, accs: list[dict], default: str | None = None) -> int:
+        """The accesses' count of ``key`` at the PTX's instructions per warp (the scan's may merge)."""
+        return sum(a.get(key, a[default or key]) for a in accs) * per_warp // max(1, scan_per_warp)
+
+    scan_wf, scan_ideal = scaled("wavefronts", accesses), scaled("ideal", accesses)
     if any("wavefronts_max" in a for a in accesses):  # cp.async rows shorter than a line: an upper bound
-        most = sum(a.get("wavefronts_max", a["wavefronts"]) for a in accesses)
-        entry["wavefronts_max"] = most * per_warp // max(1, scan_per_warp)
+        entry["wavefronts_max"] = scaled("wavefronts_max", accesses, "wavefronts")
         entry["lines_note"] = next(a["lines_note"] for a in accesses if "lines_note" in a)
     if g.ptx_wf is not None:
         if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
@@ -271,8 +273,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
             entry["reason"] = "a conversion shares the line and the PTX addresses are not known"
     guarded = [a for a in accesses if "unguarded_wavefronts" in a]
     if guarded and entry.get("cache") == ["cg"] and entry.get("wavefronts") is not None:
-        live = sum(a["wavefronts"] for a in guarded) * per_warp // max(1, scan_per_warp)
-        every = sum(a["unguarded_wavefronts"] for a in guarded) * per_warp // max(1, scan_per_warp)
+        live, every = scaled("wavefronts", guarded), scaled("unguarded_wavefronts", guarded)
         entry["ncu_reads"] = [entry["wavefronts"] - live, entry["wavefronts"] - live + every]
     entry.setdefault("counted", entry.get("wavefronts") is not None)
     led.entries.append(entry)

@@ -191,15 +191,17 @@ def _pool_gmma(out: list[dict], counted: list[dict], ctas: int, lines: dict) -> 
         return out
     total = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) * ctas
     rest = total - sum(r["predicted_wavefronts"] for r in out if r["class"] == "gmma" and r.get("agrees"))
+    def rows_of(r: dict) -> dict:
+        file, line = r["location"].rsplit(":", 1)
+        return {(x.address or id(x)): x for x in lines[(file, int(line), "gmma")]}
+
     sass = {}  # each instruction once (an inlined one is listed under every line of its chain)
     for r in odd:
-        file, line = r["location"].rsplit(":", 1)
-        sass.update({(x.address or id(x)): x for x in lines[(file, int(line), "gmma")]})
+        sass.update(rows_of(r))
     for r in out:  # and not those a line that agrees already accounts for
         if r["class"] == "gmma" and r.get("agrees"):
-            file, line = r["location"].rsplit(":", 1)
-            for x in lines[(file, int(line), "gmma")]:
-                sass.pop(x.address or id(x), None)
+            for key in rows_of(r):
+                sass.pop(key, None)
     measured = sum(x.wavefronts for x in sass.values())
     row = {"location": ", ".join(r["location"] for r in odd), "class": "gmma",
            "executed": sum(x.executed for x in sass.values()), "measured_wavefronts": measured,

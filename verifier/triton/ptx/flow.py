@@ -337,22 +337,18 @@ def analyse(k: Kernel) -> tuple[list[SharedOp], list[PtxLoop]]:
         pred = m.predicate(ins)
         mem = next((o for o in ins.operands if o.lstrip().startswith("[")), None)
         addr = m.address(mem, ins.scope) if mem is not None else None
-        if fam in ("lsu", "ldgsts", "atomic"):
-            if pred is None:
-                op.unknown = f"the predicate {ins.guard[1]} depends on run-time values"
-            elif addr is None:
-                op.unknown = "the address depends on run-time values (a loop-carried index, a parameter)"
-                op.active = (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)  # who issues
-            else:
-                # plain loads only: ptxas keeps an ldmatrix before the exit (measured: all warps run it)
-                need = _exit_guard(k, m, ins) if fam == "lsu" and re.fullmatch(r"ld\d+", name) else None
-                if need is not None:
-                    pred = pred & need
-                    op.extra["exit_before"] = True
-                act = (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)
-                op.offsets = addr[: warps * 32].reshape(warps, 32)
-                op.active = act
-        else:
-            op.active = None if pred is None else (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)
+        if pred is not None and fam in ("lsu", "ldgsts", "atomic") and addr is not None:
+            # plain loads only: ptxas keeps an ldmatrix before the exit (measured: all warps run it)
+            need = _exit_guard(k, m, ins) if fam == "lsu" and re.fullmatch(r"ld\d+", name) else None
+            if need is not None:
+                pred = pred & need
+                op.extra["exit_before"] = True
+            op.offsets = addr[: warps * 32].reshape(warps, 32)
+        # the lanes that issue it (where the guard is known, even if the address is not)
+        op.active = None if pred is None else (masks[ins.index] & pred)[: warps * 32].reshape(warps, 32)
+        if fam in ("lsu", "ldgsts", "atomic") and pred is None:
+            op.unknown = f"the predicate {ins.guard[1]} depends on run-time values"
+        elif fam in ("lsu", "ldgsts", "atomic") and addr is None:
+            op.unknown = "the address depends on run-time values (a loop-carried index, a parameter)"
         out.append(op)
     return out, loops
