@@ -135,4 +135,21 @@ def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: 
     else:
         raise InputError("descriptor", "major", "must be K or MN", major)
     byte = d.start + units * 16 + within * elem_bits // 8
-    return swizzle(d.swizzle, byte)
+    return phase_swizzle(d.swizzle, byte, d.base_offset)
+
+
+def phase_swizzle(m: Mode, address: int | np.ndarray, base_offset: int = 0) -> int | np.ndarray:
+    """The swizzle a descriptor reads with: the mode's XOR on the absolute address, whose row phase
+    (address bits 7 and up) is first lowered by the base-offset field, modulo the mode's rows
+    (measured on an H200, ``gpu_checks/results/h200-2026-11-27-engines.json``: every layout type,
+    8/16/32-bit, K/MN-major, A and B; base offset 0 reads the absolute-address swizzle, a TMA tile's,
+    at any start; a nonzero field shifts the phase, in the 32B mode too).
+
+    >>> [phase_swizzle(MODES["128B"], 128 + 16, b) for b in (0, 1)]
+    [128, 144]
+    """
+    if not base_offset or not m.sw.b:
+        return swizzle(m, address)
+    rows = 1 << m.sw.b
+    phase = ((address >> m.sw.top_bit - m.sw.b) - base_offset) % rows
+    return address ^ (phase << m.sw.m)
