@@ -25,13 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.models.engines.tma import MODES, Mode, swizzle
+from bankproof.models.engines.tma import MODES, NUMPY, Mode, phased
 from bankproof.models.errors import InputError
 
 SM90_SWIZZLE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
 SM100_SWIZZLE = {0: "none", 1: "128B_atom32", 2: "128B", 4: "64B", 6: "32B"}
-WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32": 8}  # 16-byte units per swizzled row
-
 
 @dataclass(frozen=True)
 class Descriptor:
@@ -109,8 +107,8 @@ def canonical(major: str, swizzle_name: str) -> str:
 
 def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: int = 32) -> np.ndarray:
     """Byte address of each element ``(row, col)`` of the ``mn x (k_bytes * 8 / elem_bits)`` tile
-    the descriptor reads (row: M or N, col: K), as an ``(mn, k)`` array: the canonical layout at the
-    descriptor's offsets, then its swizzle on the address (absolute: the phase comes from it).
+    the descriptor reads (row: M or N, col: K), as an ``(mn, k)`` array (:func:`read_address` at
+    the descriptor's own start).
 
     >>> d = decode(encode(Descriptor("sm90", 0, 16, 1024, 0, MODES["128B"])), "sm90")
     >>> read_addresses(d, "K", 16, 8)[1, :3].tolist()  # row 1, first 16-byte chunk flipped to chunk 1
@@ -119,37 +117,30 @@ def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: 
     if elem_bits not in (8, 16, 32) or mn % 8 or mn <= 0:
         why = "needs 8/16/32-bit elements and rows a multiple of 8"
         raise InputError("descriptor", "tile", why, f"{elem_bits}-bit x {mn} rows")
-    w, t = WIDTH[d.swizzle.name], 128 // elem_bits  # elements per 16-byte unit
-    k = k_bytes * 8 // elem_bits
-    row, col = np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")
-    if major == "K":
-        units = (row % 8) * w + (row // 8) * (d.sbo // 16) + (col // t) * (d.lbo // 16 if w == 1 else 1)
-        within = col % t
-    elif major == "MN":
-        chunk = row // t  # 16-byte unit along MN
-        if w == 1:
-            units = chunk * (d.sbo // 16) + (col % 8) + (col // 8) * (d.lbo // 16)
-        else:
-            units = (chunk % w) + (chunk // w) * (d.lbo // 16) + (col % 8) * w + (col // 8) * (d.sbo // 16)
-        within = row % t
-    else:
+    if major not in ("K", "MN"):
         raise InputError("descriptor", "major", "must be K or MN", major)
-    byte = d.start + units * 16 + within * elem_bits // 8
-    return phase_swizzle(d.swizzle, byte, d.base_offset)
+    row, col = np.meshgrid(np.arange(mn), np.arange(k_bytes * 8 // elem_bits), indexing="ij")
+    return read_address(d, major, elem_bits, row, col, d.start)
 
 
-def phase_swizzle(m: Mode, address: int | np.ndarray, base_offset: int = 0) -> int | np.ndarray:
-    """The swizzle a descriptor reads with: the mode's XOR on the absolute address, whose row phase
-    (address bits 7 and up) is first lowered by the base-offset field, modulo the mode's rows
-    (measured on an H200, ``gpu_checks/results/h200-2026-11-27-engines.json``: every layout type,
-    8/16/32-bit, K/MN-major, A and B; base offset 0 reads the absolute-address swizzle, a TMA tile's,
-    at any start; a nonzero field shifts the phase, in the 32B mode too).
+WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32": 8}  # 16-byte units per swizzled row
 
-    >>> [phase_swizzle(MODES["128B"], 128 + 16, b) for b in (0, 1)]
-    [128, 144]
-    """
-    if not base_offset or not m.sw.b:
-        return swizzle(m, address)
-    rows = 1 << m.sw.b
-    phase = ((address >> m.sw.top_bit - m.sw.b) - base_offset) % rows
-    return address ^ (phase << m.sw.m)
+
+def read_address(d: Descriptor, major: str, elem_bits: int, mn, k, start, ops=NUMPY):
+    """Byte address a descriptor reads for element ``(mn, k)`` of one K step (CUTLASS
+    ``make_gmma_desc``'s canonical layouts in 16-byte units, ``W`` units per swizzled row), the
+    swizzle then applied on the absolute address with the base-offset phase rule."""
+    w, t = WIDTH[d.swizzle.name], 128 // elem_bits
+    lt = t.bit_length() - 1
+    if major == "K":
+        units = (mn & 7) * w + ops.shr(mn, 3) * (d.sbo // 16) + ops.shr(k, lt) * (d.lbo // 16 if w == 1 else 1)
+        within = k & (t - 1)
+    else:
+        chunk = ops.shr(mn, lt)  # 16-byte unit along MN
+        if w == 1:
+            units = chunk * (d.sbo // 16) + (k & 7) + ops.shr(k, 3) * (d.lbo // 16)
+        else:
+            lw = w.bit_length() - 1
+            units = (chunk & (w - 1)) + ops.shr(chunk, lw) * (d.lbo // 16) + (k & 7) * w + ops.shr(k, 3) * (d.sbo // 16)
+        within = mn & (t - 1)
+    return phased(d.swizzle, start + units * 16 + within * (elem_bits // 8), d.base_offset, ops)

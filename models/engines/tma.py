@@ -48,15 +48,53 @@ MODES = {
     "32B": Mode("32B", Swizzle(1, 4, 3), 32),
     "64B": Mode("64B", Swizzle(2, 4, 3), 64),
     "128B": Mode("128B", Swizzle(3, 4, 3), 128),
-    "128B_atom32": Mode("128B_atom32", Swizzle(2, 5, 2), 128),  # sm100
+    "128B_atom32": Mode("128B_atom32", Swizzle(2, 5, 2), 128),  # sm100, published, not measured
+    "128B_atom64": Mode("128B_atom64", Swizzle(1, 6, 1), 128),  # sm100 (PTX table), published, not measured
 }
+MEASURED = ("none", "32B", "64B", "128B")  # on an H100 and an H200; the others are read from the PTX ISA
 
 
 def mode(name: str) -> Mode:
-    """A mode by name (``none``, ``32B``, ``64B``, ``128B``, ``128B_atom32``)."""
+    """A mode by name (``none``, ``32B``, ``64B``, ``128B``; Blackwell's ``128B_atom32`` and
+    ``128B_atom64``). TMA's ``128B_ATOM_32B_FLIP_8B`` has prose and no table in the PTX ISA: not
+    modelled."""
     if name not in MODES:
         raise InputError("swizzle", "mode", f"must be one of {', '.join(MODES)}", name)
     return MODES[name]
+
+
+class NumpyOps:
+    """The operations address functions use beyond ``+ * ^ &``, for numpy arrays and ints."""
+
+    @staticmethod
+    def shr(x, n: int):
+        return x >> n
+
+
+NUMPY = NumpyOps()
+
+
+def swizzled(sw: Swizzle, x, ops=NUMPY):
+    """CuTe's ``Swizzle<B,M,S>`` on ``x`` with ``ops``."""
+    y = x & sw.mask
+    return x ^ (ops.shr(y, sw.s) if sw.s >= 0 else y * (1 << -sw.s))
+
+
+def phased(mode: Mode, x, base_offset: int, ops=NUMPY):
+    """The mode's XOR with its row phase (address bits from ``top - B``) lowered by
+    ``base_offset`` modulo the mode's rows: how a wgmma descriptor reads. Measured on an H100 and an
+    H200 (``gpu_checks/results/h100-2026-11-27-engines.json.gz``): every layout type, 8/16/32-bit,
+    K/MN-major, A and B; base offset 0 reads the absolute-address swizzle (a TMA tile's) at any
+    start; a nonzero field shifts the phase by its value (not by the start's), the 32B mode too.
+
+    >>> [int(phased(MODES["128B"], 128 + 16, b)) for b in (0, 1)]
+    [128, 144]
+    """
+    sw = mode.sw
+    if not base_offset or not sw.b:
+        return swizzled(sw, x, ops)
+    phase = (ops.shr(x, sw.top_bit - sw.b) - base_offset) & ((1 << sw.b) - 1)
+    return x ^ (phase * (1 << sw.m))
 
 
 def swizzle(m: Mode, address: int | np.ndarray) -> int | np.ndarray:
