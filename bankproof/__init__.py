@@ -33,6 +33,7 @@ _WHERE = {
     "Access": "bankproof.verifier.api.problem",
     "problem": "bankproof.verifier.api.problem",
     "verify": "bankproof.verifier.api.verify",
+    "agree": "bankproof.verifier.api.agree",
     "synth": "bankproof.verifier.api.synth",
     "explain": "bankproof.verifier.api.explain",
     "convert": "bankproof.verifier.api.convert",
@@ -42,6 +43,7 @@ _WHERE = {
     "scan_ttgir": "bankproof.verifier.api.scan",
     "InputError": "bankproof.models.errors",
     "LinearLayout": "bankproof.models.layout",
+    "AgreeResult": "bankproof.verifier.results",
     "ConvertResult": "bankproof.verifier.results",
     "ExplainResult": "bankproof.verifier.results",
     "LayoutResult": "bankproof.verifier.results",
@@ -54,6 +56,7 @@ _WHERE = {
 
 __all__ = [
     "Access",
+    "AgreeResult",
     "ConvertResult",
     "ExplainResult",
     "InputError",
@@ -64,6 +67,7 @@ __all__ = [
     "SynthResult",
     "VerifyResult",
     "WavefrontsResult",
+    "agree",
     "convert",
     "explain",
     "layout",

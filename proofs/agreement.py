@@ -41,8 +41,9 @@ def _in(v: z3.BitVecRef, lo: int, n: int) -> z3.BoolRef:
 
 
 def prove(writer: Placement, reader: Placement, base: int | None = None, align: int | None = None,
-          timeout_ms: int = 10_000, seed: int = 0) -> Proof:  # fmt: skip
-    """Agreement at ``base``, or at every base aligned to ``align`` (one of them must be given)."""
+          residue: int = 0, timeout_ms: int = 10_000, seed: int = 0) -> Proof:  # fmt: skip
+    """Agreement at ``base``, or at every base ``residue`` past a multiple of ``align`` (one of
+    ``base`` and ``align`` must be given)."""
     if (base is None) == (align is None):
         raise InputError("agree", "base", "give a base or an alignment, not both")
     configure(seed)
@@ -59,7 +60,7 @@ def prove(writer: Placement, reader: Placement, base: int | None = None, align: 
     s.set("timeout", timeout_ms)
     s.add(_in(row, r0, nr), _in(col, c0, nc))
     if align is not None:
-        s.add(b & (align - 1) == 0, z3.ULT(b, SHARED_LIMIT))
+        s.add(b & (align - 1) == residue, z3.ULT(b, SHARED_LIMIT))
     s.add(z3.Or(z3.Not(z3.And(_in(row, w0, wn), _in(col, x0, xn))), wa != ra))
     r = s.check()
     seconds = time.perf_counter() - t0
@@ -68,7 +69,9 @@ def prove(writer: Placement, reader: Placement, base: int | None = None, align: 
     if r == z3.unknown:
         return Proof("unknown", seconds, f"solver: {s.reason_unknown()}")
     m = s.model()
-    got = {k: m.eval(v, model_completion=True).as_long() for k, v in (("row", row), ("col", col), ("base", b))}
+    got = {
+        k: m.eval(v, model_completion=True).as_long() for k, v in (("row", row), ("col", col), ("base", b))
+    }
     return Proof("refuted", seconds, model=got)
 
 

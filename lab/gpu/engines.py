@@ -78,7 +78,9 @@ def _boff() -> list[str]:
         for mode in (1, 2, 3):
             span, code = SPAN[mode], SM90_CODE[mode]
             lbo, sbo = (16, 8 * span) if major == "K" else (16 * span, 8 * span)
-            pairs = [(0, 1), (0, 2), (0, 5), (128, 2), (128, 3), (256, 1), (640, 7)] + [(32, 1)] * (major == "K")
+            pairs = [(0, 1), (0, 2), (0, 5), (128, 2), (128, 3), (256, 1), (640, 7)] + [(32, 1)] * (
+                major == "K"
+            )
             out += [f"gmma {dt} {opnd} {major} {code} {s} {b} {lbo} {sbo}" for s, b in pairs]
     return out
 
@@ -90,7 +92,9 @@ def _mixed() -> list[str]:
             for boff in sorted({0, (base >> 7) & 7}):
                 out += [f"tmagmma {mode} {base} {boff} {k} K" for k in range(max(1, SPAN[mode] // 32))]
                 out += [f"tmagmma {mode} {base} {boff} 0 MN"]
-    out += [f"ldsm {mode} {base} {x}" for mode in (1, 2, 3) for base in (0, 128, 256, 512) for x in ("abs", "rel")]
+    out += [
+        f"ldsm {mode} {base} {x}" for mode in (1, 2, 3) for base in (0, 128, 256, 512) for x in ("abs", "rel")
+    ]
     return out
 
 
@@ -122,7 +126,9 @@ def pack(outdir: str, record: str) -> None:
         csv = d / f"ncu_{name}.csv"
         if csv.exists():
             rows = [r for r in parse_ncu_csv(csv.read_text()) if r.get("Kernel Name", "").startswith("k_")]
-            rec[f"ncu_{name}"] = [{"kernel": r["Kernel Name"].split("(")[0], **counters(r, metrics)} for r in rows]
+            rec[f"ncu_{name}"] = [
+                {"kernel": r["Kernel Name"].split("(")[0], **counters(r, metrics)} for r in rows
+            ]
     for extra in ("sass.txt", "env.txt", "tma_ncu_plan.txt"):
         if (d / extra).exists():
             rec[extra.split(".")[0]] = (d / extra).read_text()

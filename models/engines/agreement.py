@@ -65,20 +65,35 @@ def check(writer: Placement, reader: Placement, base: int) -> Enumerated:
     if n:
         i, j = np.argwhere(bad)[0]
         written = bool(inside[i, j])
-        first = Mismatch(int(rows[i, j]), int(cols[i, j]), int(wa[i, j]) if written else None, int(ra[i, j]), written)
+        first = Mismatch(
+            int(rows[i, j]), int(cols[i, j]), int(wa[i, j]) if written else None, int(ra[i, j]), written
+        )
     return Enumerated(n == 0, int(bad.size), n, first)
 
 
-def smallest_alignment(writer: Placement, reader: Placement) -> int | None:
-    """The smallest power of two ``A`` (at least what both placements need) such that they agree at
-    every base aligned to ``A``; ``None`` when they disagree at every aligned base."""
+def agreeing_bases(writer: Placement, reader: Placement) -> tuple[int, int, tuple[int, ...]]:
+    """``(P, step, residues)``: the bases ``b`` in ``0, step, 2 step, ... < P`` (``step`` the
+    alignment both placements need, at least 16) at which they agree; by the period, agreement at
+    any base is agreement at its residue modulo ``P``."""
     p = period(writer, reader)
-    a = max(16, writer.alignment, reader.alignment)
+    step = max(16, writer.alignment, reader.alignment)
+    return p, step, tuple(b for b in range(0, p, step) if check(writer, reader, b).agree)
+
+
+def alignment(p: int, step: int, offsets: tuple[int, ...]) -> int | None:
+    """The smallest power of two ``A >= step`` whose every multiple below ``p`` is in ``offsets``."""
+    good, a = set(offsets), step
     while a <= p:
-        if all(check(writer, reader, b).agree for b in range(0, p, a)):
+        if all(b in good for b in range(0, p, a)):
             return a
         a *= 2
     return None
 
 
-__all__ = ["Enumerated", "Mismatch", "check", "smallest_alignment"]
+def smallest_alignment(writer: Placement, reader: Placement) -> int | None:
+    """The smallest power of two ``A`` (at least what both placements need) such that they agree at
+    every base aligned to ``A``; ``None`` when base 0 (so every alignment) disagrees."""
+    return alignment(*agreeing_bases(writer, reader))
+
+
+__all__ = ["Enumerated", "Mismatch", "agreeing_bases", "alignment", "check", "smallest_alignment"]

@@ -28,7 +28,9 @@ def tma_tile(mode_name: str, elem_bits: int, major: str, mn: int, k: int) -> Tma
     rows, inner = (mn, k) if major == "K" else (k, mn)
     cols = min(inner, m.span // eb)
     if inner % cols:
-        raise InputError("tile", "contiguous dimension", f"must be a multiple of the span ({m.span} bytes)", inner)
+        raise InputError(
+            "tile", "contiguous dimension", f"must be a multiple of the span ({m.span} bytes)", inner
+        )
     return TmaBox(m, rows, cols, elem_bits, inner // cols)
 
 

@@ -31,6 +31,7 @@ from bankproof.models.errors import InputError
 SM90_SWIZZLE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
 SM100_SWIZZLE = {0: "none", 1: "128B_atom32", 2: "128B", 4: "64B", 6: "32B"}
 
+
 @dataclass(frozen=True)
 class Descriptor:
     """A decoded descriptor: byte values (the 4 low bits the encoding drops are 0)."""
@@ -68,8 +69,10 @@ def decode(value: int, arch: str) -> Descriptor:
                          "memory descriptor)", bin(_field(value, 46, 3)))  # fmt: skip
     code = _field(value, 61, 3)
     if code not in SM100_SWIZZLE:
-        why = ("must be 0 (none), 1 (128B with 32-byte atoms), 2 (128B), 4 (64B) or 6 (32B); 3, 5 and 7 "
-               "are invalid (PTX: tcgen05 shared memory descriptor)")
+        why = (
+            "must be 0 (none), 1 (128B with 32-byte atoms), 2 (128B), 4 (64B) or 6 (32B); 3, 5 and 7 "
+            "are invalid (PTX: tcgen05 shared memory descriptor)"
+        )
         raise InputError("descriptor", "swizzle", why, code)
     return Descriptor(arch, start, lbo, sbo, base, MODES[SM100_SWIZZLE[code]], _field(value, 52, 1))
 
@@ -133,7 +136,9 @@ def read_address(d: Descriptor, major: str, elem_bits: int, mn, k, start, ops=NU
     w, t = WIDTH[d.swizzle.name], 128 // elem_bits
     lt = t.bit_length() - 1
     if major == "K":
-        units = (mn & 7) * w + ops.shr(mn, 3) * (d.sbo // 16) + ops.shr(k, lt) * (d.lbo // 16 if w == 1 else 1)
+        units = (
+            (mn & 7) * w + ops.shr(mn, 3) * (d.sbo // 16) + ops.shr(k, lt) * (d.lbo // 16 if w == 1 else 1)
+        )
         within = k & (t - 1)
     else:
         chunk = ops.shr(mn, lt)  # 16-byte unit along MN
@@ -141,6 +146,11 @@ def read_address(d: Descriptor, major: str, elem_bits: int, mn, k, start, ops=NU
             units = chunk * (d.sbo // 16) + (k & 7) + ops.shr(k, 3) * (d.lbo // 16)
         else:
             lw = w.bit_length() - 1
-            units = (chunk & (w - 1)) + ops.shr(chunk, lw) * (d.lbo // 16) + (k & 7) * w + ops.shr(k, 3) * (d.sbo // 16)
+            units = (
+                (chunk & (w - 1))
+                + ops.shr(chunk, lw) * (d.lbo // 16)
+                + (k & 7) * w
+                + ops.shr(k, 3) * (d.sbo // 16)
+            )
         within = mn & (t - 1)
     return phased(d.swizzle, start + units * 16 + within * (elem_bits // 8), d.base_offset, ops)

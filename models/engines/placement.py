@@ -49,11 +49,14 @@ class TmaBox:
             if not 1 <= v <= 256:
                 raise InputError("tma", f"box {name}", "must be 1 to 256 (boxDim limit)", v)
         if (self.cols * eb) % 16:
-            raise InputError("tma", "box inner dimension", "must be a multiple of 16 bytes", f"{self.cols * eb} bytes")
+            raise InputError(
+                "tma", "box inner dimension", "must be a multiple of 16 bytes", f"{self.cols * eb} bytes"
+            )
         if self.panels != 1 and (self.panels < 1 or self.cols & (self.cols - 1)):
             raise InputError("tma", "panels", "need a power-of-two box width", f"{self.panels} x {self.cols}")
         if self.mode.sw.b and self.cols * eb > self.mode.span:
-            why = f"exceeds the {self.mode.name} swizzle span ({self.mode.span} bytes): it must be <= the swizzle size"
+            span = f"{self.mode.name} swizzle span ({self.mode.span} bytes)"
+            why = f"exceeds the {span}: it must be <= the swizzle size"
             raise InputError("tma", "box inner dimension", why, f"{self.cols * eb} bytes")
 
     @property
@@ -80,7 +83,9 @@ class TmaBox:
             return swizzled(self.mode.sw, base + row * self.pitch + col * eb, ops)
         lc = self.cols.bit_length() - 1
         panel, inner = ops.shr(col, lc), col & (self.cols - 1)
-        return swizzled(self.mode.sw, base + panel * (self.rows * self.pitch) + row * self.pitch + inner * eb, ops)
+        return swizzled(
+            self.mode.sw, base + panel * (self.rows * self.pitch) + row * self.pitch + inner * eb, ops
+        )
 
     def text(self) -> str:
         more = f" x {self.panels} along the inner dimension" if self.panels > 1 else ""
@@ -117,7 +122,8 @@ class DescriptorRead:
         if self.major not in ("K", "MN"):
             raise InputError("descriptor", "major", "must be K or MN", self.major)
         if self.elem_bits not in (8, 16, 32) or self.mn % 8 or not 8 <= self.mn <= 256:
-            raise InputError("descriptor", "tile", "needs 8/16/32-bit elements and 8 to 256 rows, a multiple of 8",
+            why = "needs 8/16/32-bit elements and 8 to 256 rows, a multiple of 8"
+            raise InputError("descriptor", "tile", why,
                              f"{self.elem_bits}-bit x {self.mn} rows")  # fmt: skip
         if not 1 <= self.k_steps <= 64:
             raise InputError("descriptor", "k_steps", "must be 1 to 64", self.k_steps)
@@ -160,7 +166,8 @@ class DescriptorRead:
 
     def text(self) -> str:
         d = self.desc
-        return (f"{d.arch} descriptor {d.swizzle.name} {self.major}-major {self.elem_bits}-bit, {self.mn} rows, "
+        what = f"{d.arch} descriptor {d.swizzle.name} {self.major}-major {self.elem_bits}-bit"
+        return (f"{what}, {self.mn} rows, "
                 f"start base+{d.start}, LBO {d.lbo}, SBO {d.sbo}, base offset {d.base_offset}, "
                 f"{self.k_steps} K step(s) of {self.step} bytes")  # fmt: skip
 
@@ -171,15 +178,17 @@ def check_major(d: Descriptor, major: str, elem_bits: int) -> None:
     and MN-major 8/16-bit operands with any swizzle but that one."""
     if major != "MN":
         if d.swizzle.name == "128B_atom32":
-            raise InputError("descriptor", "swizzle", "128B with 32-byte atoms is for MN-major 32-bit operands "
-                             "only (PTX: tcgen05 shared memory descriptor)", "K-major")  # fmt: skip
+            why = "128B with 32-byte atoms is for MN-major 32-bit operands only (PTX: tcgen05 shared memory descriptor)"
+            raise InputError("descriptor", "swizzle", why, "K-major")
         return
     if d.arch == "sm90" and elem_bits not in SM90_MN_BITS:
-        raise InputError("descriptor", "major", "MN-major needs 16-bit elements on sm90 (PTX: wgmma imm-trans "
-                         "is only valid for .f16/.bf16)", f"MN with {elem_bits}-bit")  # fmt: skip
+        why = "MN-major needs 16-bit elements on sm90 (PTX: wgmma imm-trans is only valid for .f16/.bf16)"
+        raise InputError("descriptor", "major", why, f"MN with {elem_bits}-bit")
     if d.arch == "sm100" and (elem_bits == 32) != (d.swizzle.name == "128B_atom32"):
-        why = ("MN-major 32-bit operands need the 128B swizzle with 32-byte atoms, and MN-major 8/16-bit "
-               "operands any other (PTX: tcgen05 shared memory descriptor)")
+        why = (
+            "MN-major 32-bit operands need the 128B swizzle with 32-byte atoms, and MN-major 8/16-bit "
+            "operands any other (PTX: tcgen05 shared memory descriptor)"
+        )
         raise InputError("descriptor", "swizzle", why, f"{d.swizzle.name} with {elem_bits}-bit MN-major")
 
 
@@ -235,7 +244,9 @@ class LayoutPlacement:
             return self.offsets[row, col]
         bases = self.linear_bases()
         if bases is None:
-            raise InputError("layout", "offsets", "are not linear in the coordinate bits (the Z3 engine needs it)")
+            raise InputError(
+                "layout", "offsets", "are not linear in the coordinate bits (the Z3 engine needs it)"
+            )
         out = 0
         for i, v in enumerate(bases[0]):
             out = out ^ (ops.shr(row, i) & 1) * v
@@ -265,7 +276,13 @@ def period(*places: Placement) -> int:
     bits below its top bit)."""
     top = 10
     for p in places:
-        sw = p.mode.sw if isinstance(p, TmaBox) else p.desc.swizzle.sw if isinstance(p, DescriptorRead) else p.swizzle
+        sw = (
+            p.mode.sw
+            if isinstance(p, TmaBox)
+            else p.desc.swizzle.sw
+            if isinstance(p, DescriptorRead)
+            else p.swizzle
+        )
         if sw is not None:
             top = max(top, sw.top_bit)
     return 1 << top

@@ -107,6 +107,8 @@ def box_check(m: Mode, inner_bytes: int) -> None:
     """TMA refuses a box whose inner dimension is wider than the swizzle span (PTX/CUDA: "the
     inner dimension of the box must be less than or equal to the swizzle size")."""
     if m.sw.b and inner_bytes > m.span:
-        why = (f"exceeds the {m.name} swizzle span ({m.span} bytes): the inner box dimension must be <= the "
-               "swizzle size")
+        why = (
+            f"exceeds the {m.name} swizzle span ({m.span} bytes): the inner box dimension must be <= the "
+            "swizzle size"
+        )
         raise InputError("tma", "box inner dimension", why, f"{inner_bytes} bytes")

@@ -60,6 +60,23 @@ class Swizzle:
         return f"Sw<{self.b},{self.m},{self.s}>"
 
 
+_SWIZZLE_TEXT = re.compile(
+    r"^\s*(?:Sw|S|Swizzle)\s*<\s*(-?\d{1,3})\s*,\s*(-?\d{1,3})\s*,\s*(-?\d{1,3})\s*>\s*$"
+)
+
+
+def parse_swizzle(text: str) -> Swizzle:
+    """``Sw<B,M,S>`` (also ``S<...>``, ``Swizzle<...>``) as a :class:`Swizzle`.
+
+    >>> parse_swizzle("Sw<3,4,3>").text()
+    'Sw<3,4,3>'
+    """
+    m = _SWIZZLE_TEXT.match(text) if isinstance(text, str) else None
+    if not m:
+        raise InputError("cute", "Swizzle", "must look like Sw<B,M,S>", text)
+    return Swizzle(*(int(g) for g in m.groups()))
+
+
 @dataclass(frozen=True)
 class Layout:
     """A plain CuTe layout ``shape:stride`` (congruent nested tuples)."""

@@ -1,5 +1,6 @@
 """``bankproof descriptor``: a wgmma (sm90) or tcgen05 (sm100) shared-memory descriptor, decoded:
-its fields, its swizzle as CuTe writes it, the canonical layout and the tile it reads.
+its fields, its swizzle as CuTe writes it, the canonical layout and the tile it reads. ``bankproof
+agree``: a writer and a reader of a tile agree on its bytes (:mod:`bankproof.verifier.api.agree`).
 
 >>> import io; buf = io.StringIO()
 >>> class A: value, arch, major, dtype, rows, json = "0x4000004000010040", "sm90", "K", "f16", 8, False
@@ -52,3 +53,33 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               "byte address of each row's first element:\n")  # fmt: skip
     out.write("   " + " ".join(str(int(a)) for a in addrs[:, 0]) + "\n")
     return 0
+
+
+AGREE_FIELDS = ("dtype", "arch", "base", "writer", "reader")
+MAX_SPEC = 64 * 1024
+
+
+def agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from bankproof.models.files import read_text
+    from bankproof.verifier.api.agree import agree as run
+    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.render.display import to_text
+
+    text = read_text(args.spec, MAX_SPEC, "spec", "file")
+    try:
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise InputError("spec", "file", f"is not valid TOML ({str(e)[:80]})") from None
+    for key in data:
+        if key not in AGREE_FIELDS:
+            raise InputError("spec", str(key), f"is not a field of an agree spec ({', '.join(AGREE_FIELDS)})")
+    for key in ("dtype", "writer", "reader"):
+        if key not in data:
+            raise InputError("spec", key, "is missing")
+    if not isinstance(data["dtype"], str):
+        raise InputError("spec", "dtype", "must be a string", data["dtype"])
+    base = args.base if args.base is not None else data.get("base", 0)
+    r = run(data["writer"], data["reader"], dtype=data["dtype"], base=base, arch=data.get("arch", "sm90"),
+            timeout=args.timeout, spec=str(args.spec))  # fmt: skip
+    out.write(r.to_json() if args.json else to_text(r) + "\n")
+    return r.exit_code

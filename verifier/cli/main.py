@@ -28,6 +28,7 @@ RUNNERS = {
     **{c: ("bankproof.verifier.cli.commands", c)
        for c in ("layout", "wavefronts", "verify", "synth", "explain", "convert", "gpu", "show", "serve")},
     "descriptor": ("bankproof.verifier.cli.engines", "descriptor"),
+    "agree": ("bankproof.verifier.cli.engines", "agree"),
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
     "profile": ("bankproof.verifier.cli.triton", "profile"),

@@ -190,6 +190,21 @@ def build_parser() -> argparse.ArgumentParser:
     des.add_argument("--json", action="store_true", help="machine-readable output")
     des.set_defaults(run="descriptor")
 
+    agr = sub.add_parser(
+        "agree",
+        help="prove a writer (TMA box, software XOR) and a reader (descriptor, software XOR) agree on bytes",
+        description="Prove that every element a reader reads (a wgmma/tcgen05 descriptor, or ld/ldmatrix "
+        "with a layout and an XOR) is where the writer put it (a TMA box in a swizzle mode, or "
+        "st/stmatrix/cp.async with a layout and an XOR), at the tile's base address; otherwise print the "
+        "first mismatching element, both byte addresses and the smallest base alignment that makes them "
+        "agree. Exit 0 agree, 1 mismatch, 3 unknown, 4 the engines disagree.",
+    )
+    agr.add_argument("spec", help="a spec file (TOML): dtype, arch, base, [writer], [reader]")
+    agr.add_argument("--base", type=int, default=None, help="the tile's shared address (overrides the spec)")
+    agr.add_argument("--timeout", type=float, default=10.0, help="Z3 time limit, seconds (default 10)")
+    agr.add_argument("--json", action="store_true", help="machine-readable output")
+    agr.set_defaults(run="agree")
+
     tri = sub.add_parser(
         "triton",
         help="check the shared-memory layouts a Triton kernel chose (TTGIR)",

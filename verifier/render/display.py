@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from bankproof.verifier import results
+from bankproof.verifier.render import engines as engines_render
 from bankproof.verifier.render import explain as explain_render
 from bankproof.verifier.render import layout as layout_render
 from bankproof.verifier.render import scan as scan_render
@@ -31,6 +32,7 @@ def _wavefronts_text(r: results.WavefrontsResult) -> str:
 
 TEXT = {
     results.SynthResult: text_render.synth_text,
+    results.AgreeResult: engines_render.agree_text,
     results.VerifyResult: text_render.to_text,
     results.ConvertResult: text_render.convert_text,
     results.GpuResult: text_render.gpu_text,

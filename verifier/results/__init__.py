@@ -22,6 +22,7 @@ from bankproof.verifier.results.commands import (
     ShuffleRound,
     WavefrontsResult,
 )
+from bankproof.verifier.results.engines import AgreeResult, Element, EngineAnswer
 from bankproof.verifier.results.verify import (
     AccessResult,
     Certificate,
@@ -38,7 +39,9 @@ from bankproof.verifier.results.verify import (
 )
 
 __all__ = [
-    "EXIT", "AccessResult", "Certificate", "ConversionProof", "ConvertResult", "Counterexample",
+    "EXIT", "AccessResult", "AgreeResult", "Certificate", "ConversionProof", "ConvertResult",
+    "Counterexample",
+    "Element", "EngineAnswer",
     "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
     "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
     "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "VerifyResult", "WavefrontsResult",

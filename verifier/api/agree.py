@@ -1,0 +1,125 @@
+"""``bankproof agree``: prove that a writer (a TMA box, or software with a layout and an XOR) puts
+every element where a reader (a wgmma/tcgen05 descriptor, or software) reads it, at the tile's base
+address; otherwise the first element read from the wrong byte, both addresses, the element read
+instead, and the smallest base alignment at which they agree. Two engines: enumeration of every
+element and a Z3 proof; they must agree (exit 4 if not).
+
+>>> r = agree({"tma": "128B", "box": [8, 64]}, {"layout": "(8,64):(64,1)", "swizzle": "Sw<3,4,3>"},
+...           dtype="f16", base=1024 + 128)
+>>> r.verdict, (r.first_mismatch.row, r.first_mismatch.col), r.smallest_alignment
+('refuted', (0, 0), 1024)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from bankproof.models import dtypes
+from bankproof.models.engines.agreement import agreeing_bases, alignment, check
+from bankproof.models.engines.placement import Placement, TmaBox, period
+from bankproof.models.engines.tma import MEASURED
+from bankproof.models.errors import InputError
+from bankproof.proofs.agreement import prove
+from bankproof.verifier.engine.placements import placement
+from bankproof.verifier.results import AgreeResult, Element, EngineAnswer, Proof
+
+MAX_ELEMENTS = 1 << 20
+SHARED_BYTES = 1 << 18
+
+
+def _reads_element(writer: Placement, address: int, base: int) -> tuple[int, ...] | None:
+    (r0, c0), (nr, nc) = writer.origin, writer.shape
+    rows, cols = np.meshgrid(np.arange(r0, r0 + nr), np.arange(c0, c0 + nc), indexing="ij")
+    hit = np.argwhere(np.asarray(writer.address(rows, cols, base)) == address)
+    return (int(rows[tuple(hit[0])]), int(cols[tuple(hit[0])])) if len(hit) else None
+
+
+def _checks(base: object, arch: object, timeout: object) -> tuple[int, str, float]:
+    if isinstance(base, bool) or not isinstance(base, int) or not 0 <= base < SHARED_BYTES:
+        raise InputError("agree", "base", f"must be a shared byte address from 0 to {SHARED_BYTES - 1}", base)
+    if arch not in ("sm90", "sm100"):
+        raise InputError("agree", "arch", "must be sm90 or sm100", arch)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
+        raise InputError("agree", "timeout", "must be a number of seconds from 0 to 600", timeout)
+    return base, arch, float(timeout)
+
+
+def _notes(w: Placement, r: Placement, base: int) -> tuple[str, ...]:
+    out = []
+    for p in (w, r):
+        m = p.mode if isinstance(p, TmaBox) else getattr(getattr(p, "desc", None), "swizzle", None)
+        if m is not None and m.name not in MEASURED:
+            out.append(f"{m.name}: published (PTX ISA), not measured")
+    p = period(w, r)
+    out.append(f"base {base} is {base % p} bytes past a {p}-byte boundary")
+    return tuple(out)
+
+
+def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: str = "sm90",
+          timeout: float = 10.0, spec: str = "<api>") -> AgreeResult:  # fmt: skip
+    """Agreement of ``writer`` and ``reader`` (spec tables: see :mod:`bankproof.verifier.engine.
+    placements`) for a tile of ``dtype`` at shared address ``base``."""
+    base, arch, timeout = _checks(base, arch, timeout)
+    bits = dtypes.bits(dtype)
+    if bits not in (8, 16, 32, 64):
+        raise InputError("agree", "dtype", "must be 8, 16, 32 or 64 bits wide", dtype)
+    w = placement(writer, "writer", bits, arch, base)
+    r = placement(reader, "reader", bits, arch, base)
+    for name, p in (("writer", w), ("reader", r)):
+        if p.shape[0] * p.shape[1] > MAX_ELEMENTS:
+            raise InputError(
+                name, "tile", f"must have at most {MAX_ELEMENTS} elements", "x".join(map(str, p.shape))
+            )
+        if base % p.alignment:
+            why = f"must be {p.alignment}-byte aligned for this {name}"
+            if isinstance(p, TmaBox):
+                why += " (a TMA destination off 128 bytes faults: measured on an H100)"
+            raise InputError("agree", "base", why, base)
+    en = check(w, r, base)
+    z = prove(w, r, base=base, timeout_ms=int(timeout * 1000))
+    proof = Proof(z.status, "z3", round(z.seconds, 4), z.reason or None)
+    verdict = "proved" if en.agree else "refuted"
+    if z.status != "unknown" and (z.status == "proved") != en.agree:
+        verdict = "disagree"
+    elif z.status == "refuted" and z.model is not None:
+        row, col = z.model["row"], z.model["col"]
+        one = check(w, _one(r, row, col), base)  # the solver's element must mismatch by enumeration too
+        verdict = verdict if not one.agree else "disagree"
+    first = None
+    if en.first is not None:
+        f = en.first
+        first = Element(f.row, f.col, f.writer, f.reader, _reads_element(w, f.reader, base))
+    p, step, offsets = agreeing_bases(w, r)
+    align = alignment(p, step, offsets)
+    notes = _notes(w, r, base)
+    if verdict != "disagree":  # Z3 over every base: the alignment found, and this base's residue class
+        ms = int(timeout * 1000)
+        for a, res, want in (
+            (align, 0, "proved"),
+            (p, base % p, "proved" if base % p in offsets else "refuted"),
+        ):
+            if a is None:
+                continue
+            z_all = prove(w, r, align=a, residue=res, timeout_ms=ms)
+            if z_all.status not in (want, "unknown"):
+                verdict = "disagree"
+            notes += (f"z3, every base {res} past a multiple of {a}: {z_all.status}",)
+    return AgreeResult(1, spec, w.text(), r.text(), base, en.checked, verdict,
+                       EngineAnswer("enumeration", "proved" if en.agree else "refuted", en.mismatches),
+                       proof, first,
+                       align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip
+
+
+class _one:
+    """A reader restricted to one element (to confirm a solver's counterexample)."""
+
+    def __init__(self, reader: Placement, row: int, col: int) -> None:
+        self.reader, self.origin, self.shape = reader, (row, col), (1, 1)
+        self.alignment = reader.alignment
+
+    def address(self, row, col, base, ops=None):
+        return (
+            self.reader.address(row, col, base) if ops is None else self.reader.address(row, col, base, ops)
+        )
+
+
+__all__ = ["agree"]
