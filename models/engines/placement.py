@@ -178,8 +178,8 @@ def check_major(d: Descriptor, major: str, elem_bits: int) -> None:
     and MN-major 8/16-bit operands with any swizzle but that one."""
     if major != "MN":
         if d.swizzle.name == "128B_atom32":
-            why = "128B with 32-byte atoms is for MN-major 32-bit operands only (PTX: tcgen05 shared memory descriptor)"
-            raise InputError("descriptor", "swizzle", why, "K-major")
+            why = "is for MN-major 32-bit operands only (PTX: tcgen05 shared memory descriptor)"
+            raise InputError("descriptor", "swizzle 128B with 32-byte atoms", why, "K-major")
         return
     if d.arch == "sm90" and elem_bits not in SM90_MN_BITS:
         why = "MN-major needs 16-bit elements on sm90 (PTX: wgmma imm-trans is only valid for .f16/.bf16)"
