@@ -54,8 +54,8 @@ def test_every_mode_dtype_major_operand_agrees(capsys):
     with capsys.disabled():
         print(f"\n  agreement: {agreed} (arch, mode, dtype, major, operand, base) combinations agree; "
               f"{len(refused)} refused by PTX rules")  # fmt: skip
-    assert agreed == 222 and len(refused) == 34
-    assert all("PTX" in why for *_, why in refused)
+    assert agreed == 216 and len(refused) == 36
+    assert all("PTX" in why or "CUTLASS" in why for *_, why in refused)
     sm90_mn = {(n, b) for a, n, b, m, _ in refused if a == "sm90" and m == "MN"}
     assert sm90_mn == {(n, b) for n in ARCH_MODES["sm90"] for b in (8, 32)}  # wgmma transposes 16-bit only
 

@@ -16,9 +16,11 @@ between MN panels, SBO between 8-row K groups (swapped without a swizzle); one d
 
 from __future__ import annotations
 
-from bankproof.models.engines.descriptors import Descriptor
+import numpy as np
+from bankproof.models.engines.descriptors import Descriptor, read_address
 from bankproof.models.engines.placement import DescriptorRead, TmaBox
 from bankproof.models.engines.tma import mode as tma_mode
+from bankproof.models.engines.tma import swizzled
 from bankproof.models.errors import InputError
 
 
@@ -57,4 +59,46 @@ def pair(arch: str, mode_name: str, elem_bits: int, major: str, mn: int, k: int,
     return box, [read(p * panel, 16, 8 * m.span, per, p * box.cols) for p in range(box.panels)]
 
 
-__all__ = ["pair", "tma_tile"]
+def derive(offsets: np.ndarray, mode_name: str, major: str, elem_bits: int) -> dict[str, int | None]:
+    """The LBO and SBO (bytes) a descriptor needs to read a tile whose element ``(mn, k)`` sits at
+    ``offsets[mn, k]`` bytes before the swizzle (CUTLASS ``make_gmma_desc`` / ``make_umma_desc``):
+    ``None`` for a field this tile does not use (one core matrix along that direction, or LBO of a
+    swizzled K-major tile). Whether the tile is canonical at all is :func:`reads_tile`'s question.
+
+    >>> off = np.arange(16 * 64).reshape(16, 64) * 2  # 16 rows of 128 bytes, K-major
+    >>> derive(off, "128B", "K", 16)
+    {'lbo': None, 'sbo': 1024}
+    """
+    m, eb = tma_mode(mode_name), elem_bits // 8
+    t = 16 // eb  # elements per 16-byte unit
+    w = m.span // 16 if m.sw.b else 1
+    mn, k = offsets.shape
+
+    def at(i: int, j: int) -> int | None:
+        return int(offsets[i, j] - offsets[0, 0]) if i < mn and j < k else None
+
+    if major == "K":
+        return {"lbo": at(0, t) if w == 1 else None, "sbo": at(8, 0)}
+    if w == 1:
+        return {"lbo": at(0, 8), "sbo": at(t, 0)}
+    return {"lbo": at(w * t, 0), "sbo": at(0, 8)}
+
+
+def reads_tile(d: Descriptor, offsets: np.ndarray, major: str, elem_bits: int, base: int = 0) -> bool:
+    """Whether descriptor ``d`` (start relative to ``base``) reads element ``(mn, k)`` of the tile
+    at ``base + swizzle(offsets[mn, k])`` for every element, one 32-byte K step at a time, each
+    step's start moved to the step's first element as CUTLASS's descriptor iterator moves it. The
+    operand rules (:func:`~bankproof.models.engines.placement.check_major`) are not applied."""
+    mn, k = offsets.shape
+    kk = min(k, 256 // elem_bits)
+    want = np.asarray(swizzled(d.swizzle.sw, base + offsets))
+    rows, cols = np.meshgrid(np.arange(mn), np.arange(kk), indexing="ij")
+    for s in range(max(1, k // kk)):
+        start = base + d.start + int(offsets[0, s * kk] - offsets[0, 0])
+        got = read_address(d, major, elem_bits, rows, cols, start)
+        if not (np.asarray(got) == want[:, s * kk : (s + 1) * kk]).all():
+            return False
+    return True
+
+
+__all__ = ["derive", "pair", "reads_tile", "tma_tile"]

@@ -1,7 +1,8 @@
 """Every notation users bring, behind one entry point.
 
-``parse_layout`` detects the notation (Triton attribute, CuTe swizzle, explicit bases, formula),
-parses it for a shape, and says whether the result is a distributed or a memory layout.
+``parse_layout`` detects the notation (Triton attribute, CuTe swizzle, explicit bases, formula, a TMA
+box ``tma:128B``), parses it for a shape, and says whether the result is a distributed or a memory
+layout.
 
 >>> p = parse_layout("32*m + n", shape=[16, 32])
 >>> p.notation, p.kind, p.layout.out_dims
@@ -14,10 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError, excerpt, is_pow2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import PaddedLayout
+from bankproof.models.memory import PaddedLayout, layout_from_offsets
 from bankproof.models.notation import triton as triton_notation
 from bankproof.models.notation import triton_mfma  # noqa: F401 - registers the mfma, wmma and rotating attribute kinds
 from bankproof.models.notation.bases import bases_text, parse_bases
@@ -26,7 +28,7 @@ from bankproof.models.notation.formula import default_names, formula_text, parse
 from bankproof.models.notation.gluon import gluon_attribute, gluon_shape, is_gluon
 
 MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
-NOTATIONS = ("triton", "cute", "bases", "formula")
+NOTATIONS = ("triton", "cute", "bases", "formula", "tma")
 CUTE_START = (
     r"(?:cute::)?(?:Sw|S|Swizzle|Layout|ComposedLayout)\s*<|(?:cute::)?(?:composition|make_layout|"
     r"make_composed_layout|tile_to_shape)\s*\(|_\d+\s*:|(?:cute::)?(?:GMMA::)?Layout_(?:K|MN)_\w+_Atom\s*<"
@@ -56,6 +58,9 @@ def detect(text: str) -> str:
 
     >>> [detect(t) for t in ("#ttg.blocked<{}>", "Sw<3,2,3> o (8,8):(1,8)", '{"offset": []}', "m + 2*n")]
     ['triton', 'cute', 'bases', 'formula']
+    >>> detect("tma:128B")
+    'tma'
+
     """
     t = text.strip()
     for prefix in NOTATIONS:
@@ -167,6 +172,11 @@ def parse_layout(
                 "x".join(map(excerpt, shape)),
             )
         lay, kind = src.memory_layout(stage), "memory"
+    elif notation == "tma":
+        if shape is None or dtype is None:
+            raise InputError("tma", "shape", "and a dtype are required for a TMA box (e.g. 64x64, f16)")
+        lay, src = tma_layout(t, shape, dtypes.bits(dtype))
+        kind = "memory"
     elif notation == "bases":
         if shape is None:
             raise InputError("layout", "shape", "is required for explicit bases")
@@ -219,3 +229,25 @@ def triton_memory_text(layout: LinearLayout) -> str:
 
 def _offset_only(layout: LinearLayout) -> LinearLayout:
     return LinearLayout((("offset", layout.in_bases("offset")),), layout.out_dims)
+
+
+def tma_layout(mode_name: str, shape: Sequence[int], elem_bits: int) -> tuple[LinearLayout, object]:
+    """The memory layout a TMA load writes a ``rows x cols`` tile in (``tma:MODE``, at a base on the
+    mode's period): boxes one swizzle span wide, side by side along the contiguous (last) dim, each
+    row one span, the mode's XOR on the byte address (measured on an H100 and an H200).
+
+    >>> lay, box = tma_layout("64B", [8, 32], 16)
+    >>> lay.in_bases("offset")[:5], box.cute()
+    (((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)), 'Sw<2,4,3> o smem_ptr[16b] o (8,32):(32,1)')
+    """
+    from bankproof.models.engines.canonical import tma_tile  # the engines import notations
+
+    if len(shape) != 2:
+        got = "x".join(map(str, shape))
+        raise InputError("tma", "shape", "must be 2-D (rows x contiguous elements)", got)
+    box = tma_tile(mode_name.strip(), elem_bits, "K", shape[0], shape[1])
+    if box.pitch * 8 != box.cols * elem_bits:
+        why = f"is narrower than the {box.mode.name} span: TMA starts each row a span apart, leaving gaps"
+        raise InputError("tma", "box", why, f"{shape[1]} x {elem_bits}-bit")
+    rows, cols = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    return layout_from_offsets(box.address(rows, cols, 0) * 8 // elem_bits, "tma"), box

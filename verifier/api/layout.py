@@ -72,10 +72,16 @@ def describe(parsed: ParsedLayout) -> dict:
         report["broadcast"] = {d: lin.zero_bases(d) for d in lin.in_dim_names if lin.zero_bases(d)}
         report["contiguous_registers"] = lin.contiguous_registers()
     elif not isinstance(lay, PaddedLayout):
-        report["notations"] = memory_notations(lin, parsed.names, shared_alignment(parsed.source))
+        align = parsed.source.mode.period if parsed.notation == "tma" else shared_alignment(parsed.source)
+        report["notations"] = memory_notations(lin, parsed.names, max(16, align))
     if parsed.warnings:
         report["warnings"] = tuple(parsed.warnings)
     notes = _cute_round_trip(parsed, report.get("notations") or {})
+    if parsed.notation == "tma":
+        box = parsed.source
+        notes.append(f"CuTe on byte addresses: {box.cute()}; TMA swizzles the absolute shared address, "
+                     f"so this layout holds at a base aligned to {max(16, box.mode.period)} bytes "
+                     "(bankproof agree checks other bases)")  # fmt: skip
     if notes:
         report["notes"] = tuple(notes)
     return report

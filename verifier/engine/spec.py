@@ -117,18 +117,18 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     if mem is None and not require_memory:
         mem = {"offset_bases": None}
     if not isinstance(mem, dict):
-        raise _err("memory", "is missing (a [memory] table with one of triton, cute, offset_bases, formula)")
-    notations = [k for k in ("triton", "cute", "offset_bases", "formula") if k in mem]
-    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "units", "base_align", "stage"}
+        raise _err("memory", "is missing (a [memory] table: triton, cute, offset_bases, formula or tma)")
+    notations = [k for k in ("triton", "cute", "offset_bases", "formula", "tma") if k in mem]
+    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "tma", "units", "base_align", "stage"}
     if extra:
         raise _err(
             f"memory.{sorted(extra)[0]}",
-            "is not a memory field (triton, cute, offset_bases, formula, units, base_align, stage)",
+            "is not a memory field (triton, cute, offset_bases, formula, tma, units, base_align, stage)",
         )
     warnings: tuple[str, ...] = ()
     if len(notations) != 1:
         raise _err(
-            "memory", "must give exactly one of triton, cute, offset_bases, formula", notations or None
+            "memory", "must give exactly one of triton, cute, offset_bases, formula, tma", notations or None
         )
     note = notations[0]
     if note == "offset_bases" and mem[note] is None:
