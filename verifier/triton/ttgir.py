@@ -34,7 +34,7 @@ SHARED_OPS = (
 MAX_TEXT = 64 * 1024 * 1024
 
 _ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
-_OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z_.]+)\b(.*)$")
+_OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z0-9_.]+)\b(.*)$")
 _LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d{1,9}):(\d{1,9})')
 _LOC_REF = re.compile(r"#(loc\d*)\b")
 
@@ -176,8 +176,8 @@ def _trailing_loc(text: str) -> tuple[str, str]:
     return text[:i], text[i + 1 :]
 
 
-def read_ttgir(text: str) -> Module:
-    """Read TTGIR text; ops outside ``SHARED_OPS`` are skipped."""
+def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
+    """Read TTGIR text; ops outside ``ops`` (``SHARED_OPS``) are skipped."""
     if len(text) > MAX_TEXT:
         raise InputError("ttgir", "file", f"is larger than {MAX_TEXT} bytes", len(text))
     if not re.search(r"^\s*module\b", text, re.M):
@@ -201,7 +201,7 @@ def read_ttgir(text: str) -> Module:
             args = line.split("iter_args(", 1)[1]
             mod.block_args.update(re.findall(r"(%[\w$.#-]+) = (%[\w$.#-]+)", args.split(") ->", 1)[0]))
         m = _OP.match(line)
-        if not m or m.group(2) not in SHARED_OPS:
+        if not m or m.group(2) not in ops:
             continue
         body, loc_text = _trailing_loc(line.strip())
         head, _, type_text = body.partition(" : ")

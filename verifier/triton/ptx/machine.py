@@ -94,9 +94,14 @@ class _Machine:
             return np.zeros_like(self.tid)
         if op.startswith("%"):
             return self.vals.get(_reg(op, scope, self.local))
+        if op.startswith("{") and op.endswith("}") and op.count(",") == 1:  # mov.b64 d, {lo, hi}
+            lo, hi = (self.value(p, scope) for p in op[1:-1].split(","))
+            return None if lo is None or hi is None else (lo & 0xFFFFFFFF) | (hi << 32)
         if op not in self.consts:
             try:
                 num = None if op.startswith(("0f", "0d")) else int(op[:-1] if op[-1:] in "Uu" else op, 0)
+                if num is not None and num >= 1 << 63:  # a 64-bit pattern: keep its bits in int64
+                    num -= 1 << 64
             except ValueError:  # 0x7701U above; a label, a vector, a float here
                 num = None
             self.consts[op] = None if num is None else np.full_like(self.tid, num)
@@ -163,7 +168,7 @@ class _Machine:
         return self.k.memo["slice"]
 
     def _find_slice(self) -> set[str]:
-        need: set[str] = set()
+        need: set[str] = set(self.k.memo.get("extra_need", ()))  # registers a caller asks for (descriptors)
         for ins in self.k.body:
             if ins.guard is not None:
                 need.add(_reg(ins.guard[1], ins.scope, self.local))

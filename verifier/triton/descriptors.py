@@ -1,0 +1,175 @@
+"""Triton's MMA descriptors checked against its own shared layouts: every ``wgmma`` (sm90) and
+``tcgen05.mma`` (sm100) operand descriptor in a kernel's PTX, evaluated by the PTX evaluator (with
+``global_smem`` at 0, so the start field is the buffer offset), decoded, and compared with what
+bankproof derives from the operand's ``nvmma_shared`` encoding in the TTGIR: the layout type, the
+LBO/SBO the tile uses (CUTLASS's canonical rules), and that the descriptor reads every element of the
+operand tile where the encoding puts it (one 32-byte K step at a time), which also proves a TMA write
+in that encoding and the descriptor read agree.
+
+>>> wgmma_operands("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", ["{%f1}", "%rd1", "%rd2", "%p1"])
+('f16', [1, 2])
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+from bankproof.models.access import element_offsets
+from bankproof.models.engines.canonical import derive, reads_tile
+from bankproof.models.engines.descriptors import Descriptor, decode
+from bankproof.models.engines.tma import mode, swizzled
+from bankproof.models.errors import InputError
+from bankproof.models.notation.triton import parse_triton
+from bankproof.models.notation.triton_shared import NVMMAShared
+from bankproof.verifier.triton.ptx.machine import _compute, _Machine
+from bankproof.verifier.triton.ptx.parse import parse_kernel
+from bankproof.verifier.triton.ttgir import read_ttgir
+
+SM90_MODES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+_TYPES = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+
+
+def wgmma_operands(opcode: str, operands: list[str]) -> tuple[str, list[int]] | None:
+    """The input type and the operand positions that are descriptors (64-bit registers) of a
+    ``wgmma.mma_async`` or ``tcgen05.mma`` instruction."""
+    if opcode.startswith("wgmma.mma_async"):
+        parts = opcode.split(".")
+        return parts[-1], [i for i in (1, 2) if i < len(operands) and operands[i].strip().startswith("%rd")]
+    if opcode.startswith("tcgen05.mma") and not opcode.startswith("tcgen05.mma.ws"):
+        kind = re.search(r"kind::(\w+)", opcode)
+        return (kind.group(1) if kind else "?"), [i for i in (1, 2) if operands[i].strip().startswith("%rd")]
+    return None
+
+
+@dataclass(frozen=True)
+class DescriptorCheck:
+    """One descriptor operand of one MMA instruction, decoded and compared."""
+
+    line: int
+    operand: str  # "A" or "B"
+    value: int | None  # None: not a constant the evaluator could fold
+    encoding: str
+    expected: dict
+    decoded: dict | None
+    ok: bool | None  # None: not decided (value unknown)
+    why: str = ""
+    first_iteration: bool = False  # the value is the loop's first iteration's (carried values initial)
+
+
+def _operand_tiles(
+    ttgir: str,
+) -> list[tuple[NVMMAShared, tuple[int, ...], NVMMAShared, tuple[int, ...], str]]:
+    mod = read_ttgir(ttgir, MMA_OPS)
+    out = []
+    for op in mod.ops:
+        mem = [t for t in op.types if t.kind == "memdesc" and "nvmma_shared" in mod.expand(t.encoding)]
+        if len(mem) < 2:
+            continue
+        a, b = mem[0], mem[1]
+        pa, pb = parse_triton(mod.expand(a.encoding)), parse_triton(mod.expand(b.encoding))
+        out.append((pa, a.shape[-2:], pb, b.shape[-2:], op.name))
+    return out
+
+
+def _tile(enc: NVMMAShared, shape: tuple[int, ...], operand: str) -> tuple[np.ndarray, str]:
+    """The operand tile as ``(mn, k)`` byte offsets before the swizzle (the encoding's offsets with
+    its XOR, an involution, undone), and its major-ness."""
+    off = element_offsets(enc.to_layout(list(shape))) * (enc.element_bits // 8)
+    off = np.asarray(swizzled(mode(SM90_MODES[enc.swizzle]).sw, off))
+    contiguous_last = not enc.transposed
+    if operand == "A":  # [M, K]
+        return off, "K" if contiguous_last else "MN"
+    return off.T, "MN" if contiguous_last else "K"  # [K, N] -> (N, K)
+
+
+def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
+    """Every MMA descriptor operand of the kernel against the TTGIR's operand encodings."""
+    k = parse_kernel(ptx)
+    sites = []
+    for ins in k.body:
+        got = wgmma_operands(ins.opcode, ins.operands)
+        if got:
+            sites += [(ins, "AB"[pos - 1], ins.operands[pos].strip()) for pos in got[1]]
+    k.memo["extra_need"] = {reg for _, _, reg in sites}
+    m = _Machine(k)
+    m.run()
+    dots = _operand_tiles(ttgir)
+    out = []
+    for ins, operand, reg in sites:
+        v, first = m.value(reg, ins.scope), False
+        if v is None:  # computed in a loop: its first iteration (carried values at their initial ones)
+            v, first = _first_iteration(m, reg, ins.scope, {}), True
+        value = None if v is None or len(set(v.tolist())) != 1 else int(v[0]) % (1 << 64)
+        c = _compare(ins.line, operand, value, dots, arch)
+        out.append(replace(c, first_iteration=first) if first else c)
+    return out
+
+
+def _first_iteration(m: _Machine, op: str, scope: int, seen: dict, depth: int = 0) -> np.ndarray | None:
+    """``op``'s value in the loop's first iteration: a register written in several places takes its
+    first write in program order (the initial value of a carried one); one with no write the
+    evaluator can follow (a load, a parameter) is unknown."""
+    op = op.strip()
+    if op.startswith("{") and op.endswith("}") and op.count(",") == 1:
+        lo, hi = (_first_iteration(m, p, scope, seen, depth + 1) for p in op[1:-1].split(","))
+        return None if lo is None or hi is None else (lo & 0xFFFFFFFF) | (hi << 32)
+    v = m.value(op, scope)
+    if v is not None or not op.startswith("%") or depth > 64:
+        return v
+    if op in seen:
+        return seen[op]
+    seen[op] = None
+    writers = m.k.memo["writers"].get(op, [])
+    if not writers:
+        return None
+    w = writers[0]
+    srcs = [_first_iteration(m, o, w.scope, seen, depth + 1) for o in w.operands[1:]]
+    seen[op] = _compute(w.opcode, srcs, w.operands[1:])
+    return seen[op]
+
+
+def _compare(line: int, operand: str, value: int | None, dots: list, arch: str) -> DescriptorCheck:
+    if not dots:
+        return DescriptorCheck(
+            line, operand, value, "", {}, None, None, "no nvmma_shared MMA operand in the TTGIR"
+        )
+    tries = []
+    for pa, sa, pb, sb, _ in dots:
+        enc, shape = (pa, sa) if operand == "A" else (pb, sb)
+        tile, major = _tile(enc, shape, operand)
+        mode = SM90_MODES[enc.swizzle]
+        expected = {"swizzle": mode, "major": major, **derive(tile, mode, major, enc.element_bits)}
+        tr = str(enc.transposed).lower()
+        text = f"nvmma_shared {enc.swizzle}B transposed={tr} {enc.element_bits}-bit {list(shape)}"
+        if value is None:
+            tries.append(
+                DescriptorCheck(line, operand, None, text, expected, None, None, "descriptor not a constant")
+            )
+            continue
+        try:
+            d = decode(value, arch)
+        except InputError as e:
+            tries.append(DescriptorCheck(line, operand, value, text, expected, None, False, str(e)))
+            continue
+        decoded = {
+            "swizzle": d.swizzle.name,
+            "lbo": d.lbo,
+            "sbo": d.sbo,
+            "base_offset": d.base_offset,
+            "start": d.start,
+        }
+        why = [f"{f} {decoded[f]} != {expected[f]}" for f in ("swizzle", "lbo", "sbo")
+               if expected.get(f) is not None and decoded[f] != expected[f]]  # fmt: skip
+        if not why:
+            rel = Descriptor(arch, 0, d.lbo, d.sbo, d.base_offset, d.swizzle)
+            if not reads_tile(rel, tile, major, enc.element_bits):
+                why.append("does not read the operand tile where the encoding puts it")
+        tries.append(DescriptorCheck(line, operand, value, text, expected, decoded, not why, "; ".join(why)))
+    good = [t for t in tries if t.ok]
+    return good[0] if good else tries[0]
+
+
+__all__ = ["DescriptorCheck", "check", "wgmma_operands"]
