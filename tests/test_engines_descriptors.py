@@ -91,3 +91,22 @@ def test_cli_decodes_and_refuses(capsys):
         assert main(["descriptor", *bad]) == 2, bad
         err = capsys.readouterr().err
         assert err.startswith("bankproof: descriptor") and "Traceback" not in err
+
+
+def test_cli_encodes_fields_and_applies_operand_rules(capsys):
+    """The PTX worked example (MN-major 64B bf16, LBO 32 and SBO 64 in 16-byte units) encodes to
+    0x8000004000200000; an MN-major 8-bit operand on sm90 and an unknown swizzle are refused."""
+    from bankproof.verifier.cli.main import main
+
+    args = ["descriptor", "--arch", "sm90", "--fields", "start=0,lbo=512,sbo=1024,swizzle=64B", "--major", "MN",
+            "--dtype", "bf16"]  # fmt: skip
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("sm90 descriptor 0x8000004000200000")
+    for bad, field in ((["0x8000004000200000", "--arch", "sm90", "--major", "MN", "--dtype", "e4m3"], "MN-major"),
+                       (["--arch", "sm100", "--fields", "swizzle=9"], "swizzle must be one of"),
+                       (["--arch", "sm90", "--fields", "lbo=7"], "multiple of 16"),
+                       (["--arch", "sm90", "--fields", "x"], "NAME=VALUE"),
+                       (["--arch", "sm90"], "give the 64-bit value or --fields")):  # fmt: skip
+        assert main(["descriptor", *bad]) == 2, bad
+        err = capsys.readouterr().err
+        assert field in err and "Traceback" not in err, err

@@ -3,7 +3,8 @@ its fields, its swizzle as CuTe writes it, the canonical layout and the tile it 
 agree``: a writer and a reader of a tile agree on its bytes (:mod:`bankproof.verifier.api.agree`).
 
 >>> import io; buf = io.StringIO()
->>> class A: value, arch, major, dtype, rows, json = "0x4000004000010040", "sm90", "K", "f16", 8, False
+>>> class A: value, fields, arch, major, dtype, rows = "0x4000004000010040", None, "sm90", "K", "f16", 8
+>>> A.json = False
 >>> descriptor(A, buf, buf)
 0
 >>> print(buf.getvalue().splitlines()[1])
@@ -17,7 +18,8 @@ import json
 from typing import TextIO
 
 from bankproof.models import dtypes
-from bankproof.models.engines.descriptors import canonical, decode, read_addresses
+from bankproof.models.engines.descriptors import canonical, decode, encode, read_addresses
+from bankproof.models.engines.placement import check_major
 from bankproof.models.errors import InputError
 
 # the operand types the tile reads (PTX's spellings too), by the project's dtype names
@@ -25,16 +27,42 @@ DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f
           "s8": "i8", "u8": "u8"}  # fmt: skip
 
 
+def _encode_fields(text: str, arch: str) -> int:
+    """``start=0,lbo=16,sbo=1024,swizzle=128B`` -> the 64-bit value (fields checked)."""
+    from bankproof.verifier.engine.placements import placement
+
+    table: dict = {"descriptor": "fields"}
+    for part in text.split(","):
+        key, sep, v = part.partition("=")
+        key, v = key.strip(), v.strip()
+        if not sep or key not in ("start", "lbo", "sbo", "swizzle", "base_offset", "lbo_mode"):
+            raise InputError("descriptor", "fields", "must be NAME=VALUE pairs of start, lbo, sbo, swizzle, "
+                             "base_offset, lbo_mode", part)  # fmt: skip
+        if key != "swizzle":
+            try:
+                v = int(v, 0)
+            except ValueError:
+                raise InputError("descriptor", key, "must be an integer", v) from None
+        table[key] = v
+    return encode(placement(table, "descriptor", 16, arch, 0).desc)
+
+
 def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    text = str(args.value).strip().lower()
-    try:
-        value = int(text, 16) if text.startswith("0x") else int(text)
-    except ValueError:
-        why = "must be a 64-bit integer (0x... hex or decimal)"
-        raise InputError("descriptor", "value", why, args.value) from None
+    if (args.value is None) == (args.fields is None):
+        raise InputError("descriptor", "value", "give the 64-bit value or --fields (one of them)")
+    if args.fields is not None:
+        value = _encode_fields(args.fields, args.arch)
+    else:
+        text = str(args.value).strip().lower()
+        try:
+            value = int(text, 16) if text.startswith("0x") else int(text)
+        except ValueError:
+            why = "must be a 64-bit integer (0x... hex or decimal)"
+            raise InputError("descriptor", "value", why, args.value) from None
     if args.dtype not in DTYPES:
         raise InputError("descriptor", "dtype", f"must be one of {', '.join(DTYPES)}", args.dtype)
     d = decode(value, args.arch)
+    check_major(d, args.major, dtypes.bits(DTYPES[args.dtype]))
     addrs = read_addresses(d, args.major, dtypes.bits(DTYPES[args.dtype]), args.rows)
     canon = canonical(args.major, d.swizzle.name)
     tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}

@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
         "fields, its swizzle as CuTe's Sw<B,M,S>, the canonical layout and the byte address of every "
         "element of the operand tile it reads (one 32-byte K step).",
     )
-    des.add_argument("value", help="the descriptor, 0x... hex or decimal")
+    des.add_argument("value", nargs="?", help="the descriptor, 0x... hex or decimal (or give --fields)")
+    des.add_argument("--fields", help="encode instead: start=0,lbo=16,sbo=1024,swizzle=128B[,base_offset=0]")
     des.add_argument("--arch", required=True, choices=["sm90", "sm100"], help="sm90 (wgmma), sm100 (tcgen05)")
     des.add_argument("--major", choices=["K", "MN"], default="K", help="the operand's major-ness (default K)")
     des.add_argument("--dtype", default="f16", help="element type: f16, bf16, tf32, e4m3, s8 (default f16)")
