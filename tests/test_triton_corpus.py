@@ -188,8 +188,12 @@ def test_the_builtin_corpus_checks_every_access(entries, capsys):
     for e in compiled:
         for x in e["ledger"]["entries"]:
             kinds[x["kind"]] = kinds.get(x["kind"], 0) + len(x["ptx_lines"])
+    desc = [e["descriptors"] for e in compiled if "descriptors" in e]
+    checked = sum(d["checked"] for d in desc)
     with capsys.disabled():
         print(f"\nledger: PTX shared-memory instructions by kind over {len(compiled)} kernels: {kinds}")
+        print(f"MMA descriptors: {checked} in {len(desc)} sm90/sm100 kernels, each equal to its nvmma_shared operand")
+    assert checked >= 1000 and all(d["agree"] == d["checked"] and not d["undecided"] for d in desc)
     assert {"buffer", "scratch", "descriptor", "tma", "mma", "mbarrier", "tensormap", "tmem"} <= set(kinds)
 
 

@@ -192,6 +192,12 @@ def corpus_text(result: CorpusResult, archs: list[str], verbose: bool = False) -
                 )
                 lines.append(f"    {b['buffer']} {b['shared']}: {b['wavefronts']} ({verdict}) [{costs}]")
             lines += ledger_lines(e.get("ledger"), verbose=verbose)
+            d = e.get("descriptors")
+            if d:
+                left = f", {d['undecided']} not constant" if d["undecided"] else ""
+                note = f" ({d['note']})" if "note" in d else ""
+                lines.append(f"    MMA descriptors: {d['agree']} of {d['checked']} equal their nvmma_shared "
+                             f"operand{left}{note}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

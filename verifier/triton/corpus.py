@@ -19,13 +19,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import BASELINE_BYTES, read_text
-from bankproof.verifier.triton import ledger, lowering
+from bankproof.verifier.triton import descriptors, ledger, lowering
 from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.corpus_configs import builtin_configs
 from bankproof.verifier.triton.results import CorpusResult
@@ -124,6 +125,7 @@ def run_corpus(
                 entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
                 note = target.get(arch).not_modeled("ledger")
                 entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
+                _descriptors(entry, ttgir, ptx, arch)
                 out.append(entry)
                 continue
             entry["ptx_counts"] = lowering.ptx_counts(ptx)
@@ -139,8 +141,26 @@ def run_corpus(
             entry["ledger"] = led
             # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
             entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
+            _descriptors(entry, ttgir, ptx, arch)
         out.append(entry)
     return out
+
+
+def _descriptors(entry: dict, ttgir: str, ptx: str, arch: str) -> None:
+    """The MMA descriptors in the PTX against the TTGIR's nvmma_shared operands
+    (:mod:`.descriptors`); a mismatch is a lowering disagreement, an undecided one is counted."""
+    if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
+        return
+    try:
+        checks = descriptors.check(ttgir, ptx, arch)
+    except (InputError, ValueError, KeyError, IndexError) as e:
+        entry["descriptors"] = {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}
+        return
+    bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"
+           for c in checks if c.ok is False]  # fmt: skip
+    entry["descriptors"] = {"checked": len(checks), "agree": sum(c.ok is True for c in checks),
+                            "undecided": sum(c.ok is None for c in checks)}  # fmt: skip
+    entry["lowering"] = entry["lowering"] + bad
 
 
 def flat_accesses(entries: list[dict]) -> dict[str, int]:

@@ -65,12 +65,16 @@ def _operand_tiles(
     mod = read_ttgir(ttgir, MMA_OPS)
     out = []
     for op in mod.ops:
-        mem = [t for t in op.types if t.kind == "memdesc" and "nvmma_shared" in mod.expand(t.encoding)]
+        mem = op.types[:2]  # A, B: either may be in registers or tensor memory instead
         if len(mem) < 2:
             continue
-        a, b = mem[0], mem[1]
-        pa, pb = parse_triton(mod.expand(a.encoding)), parse_triton(mod.expand(b.encoding))
-        out.append((pa, a.shape[-2:], pb, b.shape[-2:], op.name))
+
+        def nvmma(t) -> NVMMAShared | None:
+            text = mod.aliases.get(t.encoding.lstrip("#"), t.encoding)
+            is_nvmma = t.kind == "memdesc" and "nvmma_shared" in text
+            return parse_triton(mod.expand(t.encoding)) if is_nvmma else None
+
+        out.append((nvmma(mem[0]), mem[0].shape[-2:], nvmma(mem[1]), mem[1].shape[-2:], op.name))
     return out
 
 
@@ -102,8 +106,13 @@ def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
         v, first = m.value(reg, ins.scope), False
         if v is None:  # computed in a loop: its first iteration (carried values at their initial ones)
             v, first = _first_iteration(m, reg, ins.scope, {}), True
-        value = None if v is None or len(set(v.tolist())) != 1 else int(v[0]) % (1 << 64)
-        c = _compare(ins.line, operand, value, dots, arch)
+        # one value per warpgroup (each reads its own rows); every one is checked
+        step = 128 if v is not None and v.size >= 128 else 1
+        values = [None] if v is None else sorted({int(x) % (1 << 64) for x in v[::step]})
+        if v is not None and any(len(set(v[g : g + 128].tolist())) != 1 for g in range(0, v.size, 128)):
+            values = [None]  # differs inside a warpgroup: not a descriptor the evaluator understood
+        checks = [_compare(ins.line, operand, value, dots, arch) for value in values]
+        c = next((x for x in checks if x.ok is not True), checks[0])
         out.append(replace(c, first_iteration=first) if first else c)
     return out
 
@@ -139,6 +148,8 @@ def _compare(line: int, operand: str, value: int | None, dots: list, arch: str) 
     tries = []
     for pa, sa, pb, sb, _ in dots:
         enc, shape = (pa, sa) if operand == "A" else (pb, sb)
+        if enc is None:  # that operand is not an nvmma_shared buffer in this op
+            continue
         tile, major = _tile(enc, shape, operand)
         mode = SM90_MODES[enc.swizzle]
         expected = {"swizzle": mode, "major": major, **derive(tile, mode, major, enc.element_bits)}
@@ -169,6 +180,9 @@ def _compare(line: int, operand: str, value: int | None, dots: list, arch: str) 
                 why.append("does not read the operand tile where the encoding puts it")
         tries.append(DescriptorCheck(line, operand, value, text, expected, decoded, not why, "; ".join(why)))
     good = [t for t in tries if t.ok]
+    if not tries:
+        why = f"no nvmma_shared {operand} operand in the TTGIR"
+        return DescriptorCheck(line, operand, value, "", {}, None, None, why)
     return good[0] if good else tries[0]
 
 
