@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: the Hopper engines' bytes (lab/gpu/engines.py).
-# Usage: lab/gpu/device_engines.sh OUTDIR   (writes OUTDIR/engines.json; intermediates in /tmp/eng)
+# Usage: lab/gpu/device_engines.sh OUTDIR [mixed]   (writes OUTDIR/engines.json; intermediates in /tmp/eng;
+# "mixed": only the TMA-tile probes (TMA loads read by wgmma/ldmatrix, TMA stores), no ncu)
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; W=/tmp/eng; mkdir -p $W
@@ -8,6 +9,10 @@ OUT=${1:?outdir}; W=/tmp/eng; mkdir -p $W
 nvcc -gencode arch=compute_90a,code=sm_90a -O2 -o $W/probe lab/gpu/engines_probe.cu -lcuda 2> $W/nvcc.err || { tail -20 $W/nvcc.err; exit 1; }
 cuobjdump -sass $W/probe | grep -E "Function|GMMA|UTMALDG|LDSM" > $W/sass.txt
 for s in tma gmma mixed boff; do python3 -m lab.gpu.engines plan $s > $W/plan_$s.txt; done
+if [ "${2:-}" = mixed ]; then
+  timeout 300 $W/probe < $W/plan_mixed.txt > $W/mixed.jsonl 2>&1; echo "mixed rc=$?"
+  python3 -m lab.gpu.engines pack $W "$OUT/engines.json"; grep -c error $W/mixed.jsonl; exit 0
+fi
 # TMA probes one process each: a refused copy can fault the context.
 while read -r line; do echo "$line" | timeout 60 $W/probe >> $W/tma.jsonl 2>&1 || echo "{\"error\": \"rc $?\", \"line\": \"$line\"}" >> $W/tma.jsonl; done < $W/plan_tma.txt
 for s in gmma mixed boff; do timeout 300 $W/probe < $W/plan_$s.txt > $W/$s.jsonl 2>&1; echo "$s rc=$?"; done

@@ -95,6 +95,9 @@ def _mixed() -> list[str]:
     out += [
         f"ldsm {mode} {base} {x}" for mode in (1, 2, 3) for base in (0, 128, 256, 512) for x in ("abs", "rel")
     ]
+    out += [f"tmastore {eb} {mode} {base} {SPAN[mode] if mode else 64}" for eb in (1, 2, 4) for mode in range(4)
+            for base in (0, 128, 384)]  # fmt: skip
+    out += ["tmastore 2 3 0 64", "tmastore 2 2 128 32"]  # boxes narrower than the span
     return out
 
 

@@ -17,6 +17,9 @@
 //                                         window + BASE, wgmma reads it as operand B (N = 32) with the
 //                                         matching descriptor at K step KSTEP: the global element each
 //                                         (n, k) received.
+//   tmastore EB MODE BASE BOXB            a TMA store (cp.async.bulk.tensor global <- shared) of a 16-row
+//                                         box from window + BASE: which shared byte each global byte of
+//                                         the box came from (the window holds its own byte offsets).
 //   ldsm MODE BASE XOR                    TMA writes a 16-bit 16-row box (MODE) at window + BASE, then
 //                                         ldmatrix.x4 reads rows 0-15, 16-byte chunks 0-1, with the
 //                                         mode's XOR computed from the absolute address (XOR = abs) or
@@ -98,6 +101,21 @@ __global__ void k_tma(const __grid_constant__ CUtensorMap map, int base, uint32_
   int ok = tma_load(&map, w0 + base, bytes, &mbar);
   for (int i = threadIdx.x; i < WIN; i += blockDim.x) out[i] = win[i];
   if (threadIdx.x == 0) { info[0] = w0; info[1] = ok; }
+}
+
+__global__ void k_tmastore(const __grid_constant__ CUtensorMap map, int base, int pass, uint32_t* info) {
+  uint32_t w0;
+  uint8_t* win = window(&w0);
+  for (int i = threadIdx.x; i < WIN; i += blockDim.x) win[i] = (uint8_t)(i >> (8 * pass));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(&map), "r"(0), "r"(0), "r"(w0 + base) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    info[0] = w0;
+  }
 }
 
 // ---- wgmma ---------------------------------------------------------------------------------------
@@ -320,6 +338,37 @@ static void run_tma(int eb, int mode, int base, int boxb, int goff) {
   printf("]}\n");
 }
 
+static void run_tmastore(int eb, int mode, int base, int boxb) {
+  uint8_t* g;
+  uint32_t* info;
+  CK(cudaMalloc(&g, GBYTES));
+  CK(cudaMalloc(&info, 8));
+  CUtensorMap map;
+  CUresult r = make_map(&map, g, eb, boxb, 16, mode);
+  printf("{\"probe\": \"tmastore\", \"eb\": %d, \"mode\": %d, \"base\": %d, \"boxb\": %d, \"encode\": %d",
+         eb, mode, base, boxb, (int)r);
+  if (r != CUDA_SUCCESS) { printf("}\n"); return; }
+  std::vector<uint8_t> got[3];
+  uint32_t w0 = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    CK(cudaMemset(g, pass == 2 ? 0xAB : 0, GBYTES));
+    k_tmastore<<<1, 128, DYN>>>(map, base, pass == 2 ? 0 : pass, info);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) { printf(", \"launch\": \"%s\"}\n", cudaGetErrorString(e)); fflush(stdout); exit(0); }
+    got[pass].resize(GBYTES);
+    CK(cudaMemcpy(got[pass].data(), g, GBYTES, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&w0, info, 4, cudaMemcpyDeviceToHost));
+  }
+  printf(", \"window\": %u, \"read\": [", w0);
+  int first = 1;
+  for (int j = 0; j < GBYTES; ++j) {
+    if (got[2][j] == 0xAB) continue;  // not written by the store (pass 2 fills 0xAB first)
+    printf("%s[%d,%d]", first ? "" : ",", j, got[0][j] | got[1][j] << 8);
+    first = 0;
+  }
+  printf("]}\n");
+}
+
 static void run_gmma(int dt, int opnd, int major, int swz, int start, int boff, int lbo, int sbo) {
   float *out;
   uint32_t* info;
@@ -458,6 +507,9 @@ int main() {
     } else if (!strcmp(kind, "tmagmma")) {
       sscanf(line, "%*s %d %d %d %d %15s", &x[0], &x[1], &x[2], &x[3], c);
       run_tmagmma(x[0], x[1], x[2], x[3], !strcmp(c, "MN"));
+    } else if (!strcmp(kind, "tmastore")) {
+      sscanf(line, "%*s %d %d %d %d", &x[0], &x[1], &x[2], &x[3]);
+      run_tmastore(x[0], x[1], x[2], x[3]);
     } else if (!strcmp(kind, "ldsm")) {
       sscanf(line, "%*s %d %d %15s", &x[0], &x[1], c);
       run_ldsm(x[0], x[1], !strcmp(c, "rel"));
