@@ -142,6 +142,12 @@ def test_base_offset_rule():
     assert no_field.verdict == "refuted" and no_field.smallest_alignment == 1024
 
 
+def test_epilogue_tma_store():
+    r = _example("epilogue_tma_store")
+    assert r.verdict == "refuted" and r.smallest_alignment == 1024
+    assert (r.first_mismatch.row, r.first_mismatch.col) == (0, 0)
+
+
 def test_misaligned_tma_base_refused():
     with pytest.raises(InputError, match="128-byte aligned"):
         agree({"tma": "128B", "box": [8, 64]}, {"tma": "128B", "box": [8, 64]}, dtype="f16", base=64)
