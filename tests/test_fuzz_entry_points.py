@@ -230,3 +230,28 @@ def test_workbench_http(server):
         assert code in (200, 400, 404, 413) and isinstance(answer, dict), (code, body[:300])
         codes[code] += 1
     assert codes[200] > 5 and codes[400] > 50, codes
+
+
+AGREE = sorted((ROOT / "examples" / "engines").glob("*.toml"))
+
+
+def test_agree_specs():
+    """bankproof agree: every engines example mutated as TOML text and as values (wrong types, huge
+    numbers, nesting); each answers or is refused naming the field."""
+    from bankproof.verifier.engine.spec import tomllib
+
+    specs = [tomllib.loads(p.read_text()) for p in AGREE if "access" not in p.read_text()]
+
+    def one(rng):
+        data = mutate_value(rng.choice(specs), rng) if rng.random() < 0.7 else rng.choice(specs)
+        if not isinstance(data, dict):
+            data = {"writer": data}
+
+        def call():
+            return bankproof.agree(data.get("writer"), data.get("reader"), dtype=data.get("dtype", "f16"),
+                                   base=data.get("base", 0), arch=data.get("arch", "sm90"), timeout=2)  # fmt: skip
+
+        return call, data
+
+    seen = _run(count(600), 9, one)
+    assert seen["ok"] > 20 and seen["refused"] > 100, seen
