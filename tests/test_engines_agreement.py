@@ -200,3 +200,11 @@ def test_json(capsys):
     assert out["verdict"] == "refuted" and out["smallest_alignment"] == 512
     assert out["first_mismatch"] == {"row": 0, "col": 0, "writer_address": 288, "reader_address": 256,
                                      "reads_element": [0, 16]}  # fmt: skip
+
+
+def test_sm100_reads_are_labelled_and_absolute_lbo_refused():
+    reader = {"descriptor": "fields", "swizzle": "128B", "lbo": 16, "sbo": 1024, "rows": 64, "k_steps": 4}
+    r = agree({"tma": "128B", "box": [64, 64]}, reader, dtype="f16", base=0, arch="sm100")
+    assert r.verdict == "proved" and any("not measured" in n for n in r.notes)
+    with pytest.raises(InputError, match="lbo_mode"):
+        agree({"tma": "128B", "box": [64, 64]}, {**reader, "lbo_mode": 1}, dtype="f16", arch="sm100")

@@ -62,6 +62,8 @@ def test_codes_follow_each_arch():
             decode(fixed | bad << 61, "sm100")
     with pytest.raises(InputError, match="0b001"):
         decode(2 << 61, "sm100")
+    with pytest.raises(InputError, match="bits 53-60 must be 0"):
+        decode(fixed | 2 << 61 | 1 << 55, "sm100")
 
 
 @pytest.mark.parametrize("span", [32, 64, 128])

@@ -67,6 +67,9 @@ def decode(value: int, arch: str) -> Descriptor:
     if _field(value, 46, 3) != 0b001:
         raise InputError("descriptor", "bits 46-48", "must be the fixed constant 0b001 (PTX: tcgen05 shared "
                          "memory descriptor)", bin(_field(value, 46, 3)))  # fmt: skip
+    if _field(value, 53, 8):
+        why = "must be 0 (PTX: tcgen05 shared memory descriptor, fixed constant)"
+        raise InputError("descriptor", "bits 53-60", why, bin(_field(value, 53, 8)))
     code = _field(value, 61, 3)
     if code not in SM100_SWIZZLE:
         why = (

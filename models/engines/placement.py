@@ -128,6 +128,9 @@ class DescriptorRead:
         if not 1 <= self.k_steps <= 64:
             raise InputError("descriptor", "k_steps", "must be 1 to 64", self.k_steps)
         check_major(self.desc, self.major, self.elem_bits)
+        if self.desc.lbo_mode:
+            why = "1 (LBO as an absolute address, sm_103a) is not modelled: give a relative LBO"
+            raise InputError("descriptor", "lbo_mode", why, self.desc.lbo_mode)
 
     @property
     def k(self) -> int:

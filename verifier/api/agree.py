@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from bankproof.models import dtypes
 from bankproof.models.engines.agreement import agreeing_bases, alignment, check
-from bankproof.models.engines.placement import Placement, TmaBox, period
+from bankproof.models.engines.placement import DescriptorRead, Placement, TmaBox, period
 from bankproof.models.engines.tma import MEASURED
 from bankproof.models.errors import InputError
 from bankproof.proofs.agreement import prove
@@ -49,6 +49,9 @@ def _notes(w: Placement, r: Placement, base: int) -> tuple[str, ...]:
         m = p.mode if isinstance(p, TmaBox) else getattr(getattr(p, "desc", None), "swizzle", None)
         if m is not None and m.name not in MEASURED:
             out.append(f"{m.name}: published (PTX ISA), not measured")
+    if any(isinstance(q, DescriptorRead) and q.desc.arch == "sm100" for q in (w, r)):
+        out.append("tcgen05 descriptor: read as sm90's measured rules say (canonical layouts, absolute XOR, "
+                   "base-offset phase); published for sm100, not measured")  # fmt: skip
     p = period(w, r)
     out.append(f"base {base} is {base % p} bytes past a {p}-byte boundary")
     return tuple(out)
