@@ -208,3 +208,14 @@ def test_sm100_reads_are_labelled_and_absolute_lbo_refused():
     assert r.verdict == "proved" and any("not measured" in n for n in r.notes)
     with pytest.raises(InputError, match="lbo_mode"):
         agree({"tma": "128B", "box": [64, 64]}, {**reader, "lbo_mode": 1}, dtype="f16", arch="sm100")
+
+
+def test_descriptor_from_an_instruction_shape():
+    reader = {"descriptor": "fields", "swizzle": "128B", "lbo": 16, "sbo": 1024, "instruction": "m64n128k16",
+              "operand": "B", "k_steps": 4}  # fmt: skip
+    r = agree({"tma": "128B", "box": [128, 64]}, reader, dtype="f16")
+    assert r.verdict == "proved" and "128 rows" in r.reader and r.elements == 128 * 64
+    for bad, why in (({"instruction": "m64n128k8"}, "k16"), ({"instruction": "x"}, "MMA shape"),
+                     ({"operand": "C"}, "A or B"), ({"rows": 64}, "one or the other")):  # fmt: skip
+        with pytest.raises(InputError, match=why):
+            agree({"tma": "128B", "box": [128, 64]}, {**reader, **bad}, dtype="f16")

@@ -18,6 +18,8 @@ One of three kinds, told apart by the key that names it:
 
 from __future__ import annotations
 
+import re
+
 from bankproof.models.engines.descriptors import Descriptor, decode
 from bankproof.models.engines.placement import DescriptorRead, LayoutPlacement, Placement, TmaBox
 from bankproof.models.engines.tma import MODES, mode
@@ -27,7 +29,7 @@ from bankproof.models.notation.cute_values import parse_swizzle
 
 KINDS = {"tma": ("box", "panels"),
          "descriptor": ("major", "rows", "k_steps", "step_bytes", "k_origin", "swizzle", "lbo", "sbo",
-                        "start",
+                        "start", "instruction", "operand",
                         "base_offset", "lbo_mode"),
          "layout": ("swizzle", "xor", "shape")}  # fmt: skip
 
@@ -82,8 +84,12 @@ def placement(t: object, where: str, elem_bits: int, arch: str, base: int) -> Pl
             raise InputError(where, "tma", f"must be a swizzle mode of {arch}: {', '.join(names)}", name)
         return TmaBox(mode(name), box[0], box[1], elem_bits, _int(t, "panels", where, 1, 1, 64))
     if kind == "descriptor":
+        if "instruction" in t:
+            rows = _instruction_rows(t, where, elem_bits)
+        else:
+            rows = _int(t, "rows", where, 64, 8, 256)
         return DescriptorRead(_descriptor(t, where, arch, base), _str(t, "major", where, "K"), elem_bits,
-                              _int(t, "rows", where, 64, 8, 256), _int(t, "k_steps", where, 1, 1, 64),
+                              rows, _int(t, "k_steps", where, 1, 1, 64),
                               _int(t, "step_bytes", where, 0, 0, 1 << 18),
                               _int(t, "k_origin", where, 0, 0, 4096))  # fmt: skip
     text = _str(t, "layout", where)
@@ -100,6 +106,28 @@ def placement(t: object, where: str, elem_bits: int, arch: str, base: int) -> Pl
     return LayoutPlacement(
         offsets, elem_bits, sw, _str(t, "xor", where, "relative"), f"layout {excerpt(text)}"
     )
+
+
+def _instruction_rows(t: dict, where: str, elem_bits: int) -> int:
+    """The operand's rows from an MMA shape ``mMnNkK`` (``operand`` A: M, B: N), whose K must be one
+    32-byte step of the dtype (wgmma: k16 for 16-bit, k8 for tf32, k32 for 8-bit)."""
+    if "rows" in t:
+        raise InputError(where, "rows", "comes from the instruction shape: give one or the other")
+    m = re.fullmatch(r"m(\d{1,3})n(\d{1,3})k(\d{1,3})", _str(t, "instruction", where).strip())
+    if not m:
+        raise InputError(where, "instruction", "must be an MMA shape like m64n128k16", t["instruction"])
+    mm, nn, kk = (int(g) for g in m.groups())
+    if kk * elem_bits != 256:
+        raise InputError(where, "instruction", f"K must be one 32-byte step of {elem_bits}-bit elements "
+                         f"(k{256 // elem_bits})", t["instruction"])  # fmt: skip
+    operand = _str(t, "operand", where, "B")
+    if operand not in ("A", "B"):
+        raise InputError(where, "operand", "must be A or B", operand)
+    rows = mm if operand == "A" else nn
+    if rows % 8 or not 8 <= rows <= 256:
+        why = f"gives {rows} rows for {operand}: must be 8 to 256, a multiple of 8"
+        raise InputError(where, "instruction", why, t["instruction"])
+    return rows
 
 
 def _descriptor(t: dict, where: str, arch: str, base: int) -> Descriptor:
