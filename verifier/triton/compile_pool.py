@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def _send(stream, obj: object) -> None:
@@ -31,10 +32,37 @@ def _receive(line: bytes) -> object:
     return pickle.loads(base64.b64decode(line))
 
 
+def cache_slot() -> str:
+    """A Triton cache directory this process alone writes to while it lives: slot ``i`` of the
+    cache root (``BANKPROOF_TRITON_CACHE``, else ``~/.cache/bankproof/triton``), held by an
+    exclusive lock on ``slot-i.lock``. Concurrent writers of one Triton cache have mixed one
+    writer's binary with another's metadata (Triton PR #11319); a slot is never shared, and a later
+    worker reuses a free slot's compiled kernels."""
+    import fcntl
+
+    root = Path(os.environ.get("BANKPROOF_TRITON_CACHE") or Path.home() / ".cache" / "bankproof" / "triton")
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(4096):
+        fd = os.open(root / f"slot-{i}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _HELD.append(fd)  # held until the process exits
+        return str(root / f"slot-{i}")
+    raise RuntimeError(f"no free Triton cache slot under {root}")
+
+
+_HELD: list[int] = []
+
+
 def serve(function: Callable) -> None:
-    """Worker loop: each stdin line is a pickled job; each stdout line ``function(job)`` pickled."""
+    """Worker loop: each stdin line is a pickled job; each stdout line ``function(job)`` pickled.
+    The worker compiles into a Triton cache of its own (:func:`cache_slot`)."""
     import signal
 
+    os.environ["TRITON_CACHE_DIR"] = os.environ.get("BANKPROOF_TRITON_SLOT") or cache_slot()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # the parent's CLI blocks it for its watcher
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # whatever the job prints must not corrupt the protocol
@@ -43,12 +71,12 @@ def serve(function: Callable) -> None:
 
 
 class _Worker:
-    def __init__(self, target: str):
+    def __init__(self, target: str, env: dict[str, str] | None = None):
         code = f"from {target.rsplit('.', 1)[0]} import {target.rsplit('.', 1)[1]} as f; " \
                "from bankproof.verifier.triton.compile_pool import serve; serve(f)"  # fmt: skip
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONSAFEPATH": "1"},
+            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONSAFEPATH": "1", **(env or {})},
         )  # fmt: skip
         self.job: int | None = None
         self.started = 0.0
@@ -69,16 +97,21 @@ def run_jobs(
     limit_s: float,
     on_lost: Callable[[object, str], object] = lambda job, why: why,
     progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[int, object], None] | None = None,
 ) -> list:
     """``[function(job) for job in jobs]`` across ``workers`` processes; a job past ``limit_s``
     (or whose worker dies) gives ``on_lost(job, why)``. ``function`` is called in-process when it
     is a callable (tests, tiny runs), or named ``"module.function"`` to run in workers.
-    ``progress(done, total)`` is called as each job ends."""
-    tick = progress or (lambda done, total: None)
+    ``on_result(index, result)`` and then ``progress(done, total)`` are called as each job ends."""
+    progress = progress or (lambda done, total: None)
+    keep = on_result or (lambda index, result: None)
+    tick = progress
+
     if callable(function):
         out = []
-        for j in jobs:
+        for i, j in enumerate(jobs):
             out.append(function(j))
+            keep(i, out[-1])
             tick(len(out), len(jobs))
         return out
     done = 0
@@ -99,6 +132,7 @@ def run_jobs(
     def lose(w: _Worker, why: str) -> None:
         nonlocal done
         results[w.job] = on_lost(jobs[w.job], why)
+        keep(w.job, results[w.job])
         done += 1
         tick(done, len(jobs))
         w.job = None
@@ -121,6 +155,7 @@ def run_jobs(
                     lose(w, "crashed the worker process")
                     continue
                 results[w.job] = _receive(line)
+                keep(w.job, results[w.job])
                 done += 1
                 tick(done, len(jobs))
                 w.job = None

@@ -27,7 +27,6 @@ from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import BASELINE_BYTES, read_text
 from bankproof.verifier.triton import descriptors, ledger, lowering
-from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.corpus_configs import builtin_configs
 from bankproof.verifier.triton.results import CorpusResult
 from bankproof.verifier.triton.scan import scan_text, scan_unchecked
@@ -91,6 +90,40 @@ def access_key(entry: dict, buffer: dict, index: int, access: dict) -> str:
 COMPILE_LIMIT_S = 300.0  # per (configuration, arch): a compile past it is reported, not waited for
 
 
+def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: str | None) -> dict:
+    """One (configuration, arch) result: the scan of its TTGIR, the PTX comparison, the ledger and
+    the MMA descriptors (``error`` when it did not compile)."""
+    entry: dict = {"config": name, "arch": arch}
+    if error or compiled is None:
+        entry["error"] = error
+        return entry
+    ttgir, ptx = compiled
+    entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
+    entry["ttgir"] = ttgir
+    if "ledger" not in target.get(arch).commands:  # the ledger reads PTX only so far
+        entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
+        note = target.get(arch).not_modeled("ledger")
+        entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
+        _descriptors(entry, ttgir, ptx, arch)
+        return entry
+    entry["ptx_counts"] = lowering.ptx_counts(ptx)
+    entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
+    try:
+        led = ledger.build(entry["report"], ttgir, ptx)
+    except (InputError, ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
+        led = {"entries": [], "unattributed": [f"the PTX could not be read: {e}"], "disagreements": []}
+    entry["ledger"] = led
+    # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
+    entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
+    _descriptors(entry, ttgir, ptx, arch)
+    return entry
+
+
+def _job_entry(args: tuple[dict, str, str | None]) -> dict:
+    """Compile and scan one job (in a worker: a local process or a Ray task)."""
+    return make_entry(*_job(args))
+
+
 def run_corpus(
     configs: list[dict],
     archs: list[str],
@@ -98,52 +131,19 @@ def run_corpus(
     workers: int = 0,
     limit_s: float = COMPILE_LIMIT_S,
     progress: Callable[[int, int], None] | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    results_dir: str | None = None,
 ) -> list[dict]:
     """Compile every (configuration, arch) in parallel workers (each compile at most ``limit_s``
-    seconds), scan each TTGIR, and compare the scan's instructions with the PTX Triton emitted
-    (``lowering``: the disagreements)."""
+    seconds) and scan each (:func:`make_entry`), on this machine (``engine="local"``) or as Ray
+    tasks (``"ray"``, on the cluster at ``address``); with ``results_dir``, results already stored
+    there are read instead of computed, and each new one is stored as it arrives."""
+    from bankproof.verifier.triton import dispatch
+
     jobs = [(c, a, kernels_file) for a in archs for c in configs if a in c.get("archs", ALL_ARCHS)]
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    results = run_jobs(
-        jobs,
-        "bankproof.verifier.triton.corpus._job",
-        workers,
-        limit_s,
-        on_lost=lambda job, why: (job[0]["name"], job[1], None, f"compile {why}"),
-        progress=progress,
-    )
-    out = []
-    for name, arch, compiled, error in results:
-        entry = {"config": name, "arch": arch}
-        if error or compiled is None:
-            entry["error"] = error
-        else:
-            ttgir, ptx = compiled
-            entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
-            entry["ttgir"] = ttgir
-            if "ledger" not in target.get(arch).commands:  # the ledger reads PTX only so far
-                entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
-                note = target.get(arch).not_modeled("ledger")
-                entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
-                _descriptors(entry, ttgir, ptx, arch)
-                out.append(entry)
-                continue
-            entry["ptx_counts"] = lowering.ptx_counts(ptx)
-            entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
-            try:
-                led = ledger.build(entry["report"], ttgir, ptx)
-            except (InputError, ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
-                led = {
-                    "entries": [],
-                    "unattributed": [f"the PTX could not be read: {e}"],
-                    "disagreements": [],
-                }
-            entry["ledger"] = led
-            # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
-            entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
-            _descriptors(entry, ttgir, ptx, arch)
-        out.append(entry)
-    return out
+    return dispatch.run(jobs, engine=engine, address=address, workers=workers, limit_s=limit_s,
+                        progress=progress, results_dir=results_dir)  # fmt: skip
 
 
 def _descriptors(entry: dict, ttgir: str, ptx: str, arch: str) -> None:

@@ -1,0 +1,88 @@
+"""Where the corpus's compiles run: worker processes on this machine (``local``, the default) or Ray
+tasks on a cluster (``ray``), and the results directory that makes a run resumable and incremental.
+Both engines compile in worker processes and scan with the same function (:func:`~bankproof.
+verifier.triton.corpus.make_entry`; a Ray task does both, the local engine scans as results come
+back), so their entries are the same; the order of the entries is the jobs', whatever order they
+finish in.
+
+>>> run([], engine="local", address=None, workers=1, limit_s=1.0)
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bankproof.models.errors import InputError
+from bankproof.verifier.triton.compile_pool import run_jobs
+from bankproof.verifier.triton.store import ResultStore, job_key
+
+ENGINES = ("local", "ray")
+FUNCTION = "bankproof.verifier.triton.corpus._job_entry"  # a Ray task compiles and scans
+COMPILE = "bankproof.verifier.triton.corpus._job"  # a local worker compiles
+
+
+def lost(job: tuple, why: str) -> dict:
+    """The entry of a job that did not come back (past its time limit, or its worker died)."""
+    return {"config": job[0]["name"], "arch": job[1], "error": f"compile {why}"}
+
+
+def keys(jobs: list[tuple]) -> list[str]:
+    """The store key of every job (imports Triton and the kernels: Triton's own source hash)."""
+    import triton
+    from bankproof.verifier.triton.corpus import _kernel
+
+    kernel_keys: dict[tuple[str, str | None], str] = {}
+    out = []
+    for config, arch, kernels_file in jobs:
+        where = (config["kernel"], kernels_file)
+        if where not in kernel_keys:
+            try:
+                kernel_keys[where] = _kernel(*where).cache_key
+            except (InputError, AttributeError, SyntaxError, ImportError) as e:
+                kernel_keys[where] = f"unreadable: {type(e).__name__}"
+        out.append(job_key(config, arch, kernel_keys[where], triton.__version__))
+    return out
+
+
+def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, limit_s: float,
+        progress: Callable[[int, int], None] | None = None, results_dir: str | None = None,
+        stats: list | None = None) -> list[dict]:  # fmt: skip
+    """Every job's entry, in job order: read from ``results_dir`` where stored, else computed by
+    ``engine`` (and stored as it arrives). ``progress(done, total)`` counts the computed ones;
+    ``stats`` (a list) receives the Ray workers' per-task facts (cache slot, peak memory)."""
+    if engine not in ENGINES:
+        raise InputError("triton corpus", "--engine", f"must be one of {', '.join(ENGINES)}", engine)
+    entries: list[dict | None] = [None] * len(jobs)
+    store = ResultStore(results_dir) if results_dir else None
+    key_of = keys(jobs) if store and jobs else []
+    if store:
+        for i, k in enumerate(key_of):
+            entries[i] = store.load(k)
+    todo = [i for i, e in enumerate(entries) if e is None]
+
+    def arrived(j: int, entry: dict) -> None:
+        entries[todo[j]] = entry
+        if store:
+            store.save(key_of[todo[j]], entry)
+
+    work = [jobs[i] for i in todo]
+    if engine == "local":  # workers compile; this process scans (as the corpus always has)
+        import os
+
+        from bankproof.verifier.triton.corpus import make_entry
+
+        def compiled(j: int, result: tuple | dict) -> None:
+            arrived(j, result if isinstance(result, dict) else make_entry(*result))
+
+        n = workers or max(1, min(len(work), os.cpu_count() or 1))
+        run_jobs(work, COMPILE, n, limit_s, on_lost=lost, progress=progress, on_result=compiled)
+    else:
+        from bankproof.verifier.triton import ray_engine
+
+        ray_engine.run(work, FUNCTION, address=address, limit_s=limit_s, on_lost=lost, on_result=arrived,
+                       progress=progress, stats=stats)  # fmt: skip
+    return [e if e is not None else lost(jobs[i], "was not run") for i, e in enumerate(entries)]
+
+
+__all__ = ["ENGINES", "run"]
