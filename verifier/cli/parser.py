@@ -291,6 +291,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cor.add_argument("--workers", type=int, default=0, help="compile processes (default: CPU count)")
     cor.add_argument(
+        "--engine", choices=["local", "ray"], default="local",
+        help="where compiles run: worker processes here (default) or Ray tasks (needs bankproof[ray])",
+    )  # fmt: skip
+    cor.add_argument("--address", help="the Ray cluster to join (HOST:6379; default: a local Ray)")
+    cor.add_argument(
+        "--results", metavar="DIR",
+        help="keep one result per compile here: reruns compute only what changed; interrupted ones resume",
+    )  # fmt: skip
+    cor.add_argument(
+        "--expand", type=int, default=0, metavar="N",
+        help="expand the configurations into up to N variants (block sizes, warps, stages, dtypes)",
+    )  # fmt: skip
+    cor.add_argument("--seed", type=int, default=0, help="the expansion's seed (default 0)")
+    cor.add_argument(
         "--compile-timeout",
         type=float,
         default=300.0,

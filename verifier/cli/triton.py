@@ -81,9 +81,14 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(
             "triton corpus", "--compile-timeout", "must be between 0 and 86400 seconds", args.compile_timeout
         )
+    if args.address and args.engine != "ray":
+        raise InputError("triton corpus", "--address", "is for --engine ray", args.address)
+    if not 0 <= args.expand <= 1_000_000:
+        raise InputError("triton corpus", "--expand", "must be 0 to 1000000 configurations", args.expand)
     result = corpus_wing.check_corpus(
         archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
-        limit_s=args.compile_timeout, progress=Progress(err, "compiled"),
+        limit_s=args.compile_timeout, progress=Progress(err, "compiled"), engine=args.engine,
+        address=args.address, results_dir=args.results, expand=args.expand, seed=args.seed,
     )  # fmt: skip
     if args.sarif:
         out.write(json.dumps(scan_render.corpus_sarif(result), indent=1) + "\n")

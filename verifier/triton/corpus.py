@@ -204,6 +204,11 @@ def check_corpus(
     compare_baseline: bool = True,
     limit_s: float = COMPILE_LIMIT_S,
     progress: Callable[[int, int], None] | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    results_dir: str | None = None,
+    expand: int = 0,
+    seed: int = 0,
 ) -> CorpusResult:
     """Compile the corpus (the built-in configurations, or ``kernels_file``'s ``CONFIGS``) for
     ``archs``, scan it, and compare each access with ``baseline`` (a file written by
@@ -220,8 +225,13 @@ def check_corpus(
             )
     else:
         configs = builtin_configs()
+    if expand:
+        from bankproof.verifier.triton.corpus_generate import expand_configs
+
+        configs = expand_configs(configs, expand, seed)
     base = load_baseline(baseline) if baseline and compare_baseline else None
-    entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress)
+    entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress, engine, address,
+                         results_dir)  # fmt: skip
     worse = compare(entries, base) if base is not None else []
     gaps = [
         f"{access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"

@@ -76,7 +76,7 @@ class ResultStore:
         path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w") as fh:
-            json.dump(entry, fh, sort_keys=True)
+            json.dump(entry, fh)  # key order kept: a stored entry prints as a computed one
         os.replace(tmp, path)
 
     def keys(self) -> list[str]:
