@@ -126,3 +126,23 @@ def test_without_ray_one_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(InputError, match=r"pip install 'bankproof\[ray\]'"):
         ray_engine.connect(None)
+
+
+def test_cli_flags(cluster, tmp_path, capsys):
+    """--engine ray with --results and --expand through the command; refusals exit 2."""
+    from bankproof.verifier.cli.main import main
+
+    kernels = tmp_path / "k.py"
+    kernels.write_text(HANG.split("CONFIGS")[0] + 'CONFIGS = [{"name": "c", "kernel": "copy", "signature": '
+                       '{"x_ptr": "*fp32", "y_ptr": "*fp32", "B": "constexpr"}, "constexprs": {"B": 64}}]\n')  # fmt: skip
+    args = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels), "--results", str(tmp_path / "r"),
+            "--expand", "5", "--allow-unknown"]  # fmt: skip
+    assert main([*args, "--engine", "ray"]) == 0
+    err = capsys.readouterr().err
+    assert "compiled 5/5" in err and "triton corpus: 5 configurations, 5 compiled" in err
+    assert main(args) == 0  # all stored: nothing compiled
+    err = capsys.readouterr().err
+    assert "compiled" not in err.split("triton corpus:")[0]
+    for bad, why in ((["--address", "h:1"], "--address is for --engine ray"), (["--expand", "-1"], "--expand")):
+        assert main([*args, *bad]) == 2
+        assert why in capsys.readouterr().err
