@@ -18,8 +18,8 @@ from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.store import ResultStore, job_key
 
 ENGINES = ("local", "ray")
-FUNCTION = "bankproof.verifier.triton.corpus._job_entry"  # a Ray task compiles and scans
-COMPILE = "bankproof.verifier.triton.corpus._job"  # a local worker compiles
+FUNCTION = "bankproof.verifier.triton.jobs._job_entry"  # a Ray task compiles and scans
+COMPILE = "bankproof.verifier.triton.jobs._job"  # a local worker compiles
 
 
 def lost(job: tuple, why: str) -> dict:
@@ -30,7 +30,7 @@ def lost(job: tuple, why: str) -> dict:
 def keys(jobs: list[tuple]) -> list[str]:
     """The store key of every job (imports Triton and the kernels: Triton's own source hash)."""
     import triton
-    from bankproof.verifier.triton.corpus import _kernel
+    from bankproof.verifier.triton.jobs import _kernel
 
     kernel_keys: dict[tuple[str, str | None], str] = {}
     out = []
@@ -70,7 +70,7 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
     if engine == "local":  # workers compile; this process scans (as the corpus always has)
         import os
 
-        from bankproof.verifier.triton.corpus import make_entry
+        from bankproof.verifier.triton.jobs import make_entry
 
         def compiled(j: int, result: tuple | dict) -> None:
             arrived(j, result if isinstance(result, dict) else make_entry(*result))

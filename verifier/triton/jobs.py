@@ -1,0 +1,125 @@
+"""One corpus job: compile a (configuration, arch) with Triton on the CPU (in a worker process:
+a local one or a Ray task's) and turn the result into the corpus entry (the scan, the PTX
+comparison, the ledger, the MMA descriptors). Imported by the corpus and by the engines that run
+its jobs (:mod:`.dispatch`), which import nothing of the corpus itself.
+
+>>> make_entry("k", "sm90", None, "SyntaxError: x")
+{'config': 'k', 'arch': 'sm90', 'error': 'SyntaxError: x'}
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+from bankproof.models import target
+from bankproof.models.errors import InputError
+from bankproof.verifier.triton import descriptors, ledger, lowering
+from bankproof.verifier.triton.scan import scan_text
+
+
+def _kernel(name: str, kernels_file: str | None):
+    if kernels_file:
+        mod = _load_file(kernels_file)
+    else:
+        from bankproof.verifier.triton import corpus_kernels as mod
+    if not hasattr(mod, name):
+        raise InputError("corpus", "kernel", "is not defined in the kernels module", name)
+    return getattr(mod, name)
+
+
+def _load_file(path: str):
+    if not Path(path).is_file():
+        raise InputError("corpus", "kernels", "is not a file", path)
+    spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
+    if spec is None or spec.loader is None:
+        raise InputError("corpus", "kernels", "is not a Python file", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def compile_config(config: dict, arch: str, kernels_file: str | None = None):
+    """Triton's compiled kernel of one configuration for one arch (``asm``, ``metadata``)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn = _kernel(config["kernel"], kernels_file)
+    sig = config["signature"]
+    attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
+    src = ASTSource(fn=fn, signature=sig, constexprs=config.get("constexprs", {}), attrs=attrs)
+    opts = {"num_warps": config.get("num_warps", 4), "num_stages": config.get("num_stages", 3)}
+    t = target.get(arch)
+    return triton.compile(src, target=GPUTarget(*t.triton, t.warp), options=opts)
+
+
+def compile_kernel(config: dict, arch: str, kernels_file: str | None = None) -> tuple[str, str]:
+    """TTGIR and PTX of one configuration for one arch (runs in a worker process)."""
+    k = compile_config(config, arch, kernels_file)
+    return k.asm["ttgir"], k.asm.get("ptx", "")
+
+
+def _job(args: tuple[dict, str, str | None]) -> tuple[str, str, tuple[str, str] | None, str | None]:
+    config, arch, kernels_file = args
+    try:
+        return config["name"], arch, compile_kernel(config, arch, kernels_file), None
+    except Exception as e:  # noqa: BLE001 - a configuration Triton rejects is reported, not fatal
+        return config["name"], arch, None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: str | None) -> dict:
+    """One (configuration, arch) result: the scan of its TTGIR, the PTX comparison, the ledger and
+    the MMA descriptors (``error`` when it did not compile)."""
+    entry: dict = {"config": name, "arch": arch}
+    if error or compiled is None:
+        entry["error"] = error
+        return entry
+    ttgir, ptx = compiled
+    entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
+    entry["ttgir"] = ttgir
+    if "ledger" not in target.get(arch).commands:  # the ledger reads PTX only so far
+        entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
+        note = target.get(arch).not_modeled("ledger")
+        entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
+        _descriptors(entry, ttgir, ptx, arch)
+        return entry
+    entry["ptx_counts"] = lowering.ptx_counts(ptx)
+    entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
+    try:
+        led = ledger.build(entry["report"], ttgir, ptx)
+    except (InputError, ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
+        led = {"entries": [], "unattributed": [f"the PTX could not be read: {e}"], "disagreements": []}
+    entry["ledger"] = led
+    # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
+    entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
+    _descriptors(entry, ttgir, ptx, arch)
+    return entry
+
+
+def _job_entry(args: tuple[dict, str, str | None]) -> dict:
+    """Compile and scan one job (in a worker: a local process or a Ray task)."""
+    return make_entry(*_job(args))
+
+
+def _descriptors(entry: dict, ttgir: str, ptx: str, arch: str) -> None:
+    """The MMA descriptors in the PTX against the TTGIR's nvmma_shared operands
+    (:mod:`.descriptors`); a mismatch is a lowering disagreement, an undecided one is counted."""
+    if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
+        return
+    try:
+        checks = descriptors.check(ttgir, ptx, arch)
+    except (InputError, ValueError, KeyError, IndexError) as e:
+        entry["descriptors"] = {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}
+        return
+    bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"
+           for c in checks if c.ok is False]  # fmt: skip
+    entry["descriptors"] = {"checked": len(checks), "agree": sum(c.ok is True for c in checks),
+                            "undecided": sum(c.ok is None for c in checks)}  # fmt: skip
+    entry["lowering"] = entry["lowering"] + bad
+
+
+__all__ = ["compile_config", "compile_kernel", "make_entry"]
