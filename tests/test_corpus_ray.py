@@ -146,3 +146,26 @@ def test_cli_flags(cluster, tmp_path, capsys):
     for bad, why in ((["--address", "h:1"], "--address is for --engine ray"), (["--expand", "-1"], "--expand")):
         assert main([*args, *bad]) == 2
         assert why in capsys.readouterr().err
+
+
+def test_a_ray_worker_that_dies_is_retried_once_then_reported(cluster, tmp_path):
+    """The task's own process dies (an OOM kill, a lost node): Ray runs it again once; dying again it
+    is reported, and the other jobs complete."""
+    from bankproof.verifier.triton import ray_engine
+
+    marker = tmp_path / "attempts"
+
+    def dies_on_job_one(function, job, limit_s):
+        import os
+
+        if job == 1:
+            with open(marker, "a") as fh:
+                fh.write("x")
+            os._exit(1)
+        return "ok", job * 10, {}
+
+    got: dict = {}
+    ray_engine.run([0, 1, 2], "unused", address=None, limit_s=30, on_lost=lambda job, why: why,
+                   on_result=got.__setitem__, task=dies_on_job_one)  # fmt: skip
+    assert got[0] == 0 and got[2] == 20
+    assert got[1].startswith("crashed the worker twice") and marker.read_text() == "xx"

@@ -79,12 +79,14 @@ def connect(address: str | None):
 
 def run(jobs: list, function: str, *, address: str | None, limit_s: float,
         on_lost: Callable[[object, str], object], on_result: Callable[[int, object], None],
-        progress: Callable[[int, int], None] | None = None, stats: list | None = None) -> None:  # fmt: skip
-    """Every job as a Ray task; ``on_result(index, result)`` as each comes back."""
+        progress: Callable[[int, int], None] | None = None, stats: list | None = None,
+        task: Callable = _task) -> None:  # fmt: skip
+    """Every job as a Ray task (``task``: :func:`_task`); ``on_result(index, result)`` as each
+    comes back."""
     if not jobs:
         return
     ray = connect(address)
-    remote = ray.remote(num_cpus=1, max_retries=1)(_task)
+    remote = ray.remote(num_cpus=1, max_retries=1)(task)
     window = max(4, 2 * int(ray.cluster_resources().get("CPU", 1)))
     inflight: dict = {}
     nxt = done = 0
