@@ -112,3 +112,12 @@ def test_cli_encodes_fields_and_applies_operand_rules(capsys):
         assert main(["descriptor", *bad]) == 2, bad
         err = capsys.readouterr().err
         assert field in err and "Traceback" not in err, err
+
+
+def test_cli_decodes_what_it_does_not_model_and_says_so(capsys):
+    from bankproof.verifier.cli.main import main
+
+    assert main(["descriptor", "0x2000402000000040", "--arch", "sm100", "--major", "MN", "--dtype", "tf32"]) == 0
+    out = capsys.readouterr().out
+    assert "swizzle 128B_atom32" in out and "not modelled" in out and "tile read" not in out
+    assert "published for sm100, not measured" in out

@@ -62,12 +62,24 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.dtype not in DTYPES:
         raise InputError("descriptor", "dtype", f"must be one of {', '.join(DTYPES)}", args.dtype)
     d = decode(value, args.arch)
-    check_major(d, args.major, dtypes.bits(DTYPES[args.dtype]))
-    addrs = read_addresses(d, args.major, dtypes.bits(DTYPES[args.dtype]), args.rows)
-    canon = canonical(args.major, d.swizzle.name)
-    tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}
+    unmodelled = None
+    try:
+        check_major(d, args.major, dtypes.bits(DTYPES[args.dtype]))
+    except InputError as e:  # a rule refuses; a read bankproof does not model is said, not refused
+        if "not modelled" not in str(e):
+            raise
+        unmodelled = str(e)
+    canon = "not modelled" if unmodelled else canonical(args.major, d.swizzle.name)
+    addrs = None if unmodelled else read_addresses(d, args.major, dtypes.bits(DTYPES[args.dtype]), args.rows)
+    tile = None
+    if addrs is not None:
+        tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}
+    notes = [unmodelled] if unmodelled else []
+    if args.arch == "sm100":
+        notes.append("tcgen05: read with the rules measured for sm90 wgmma (published for sm100, "
+                     "not measured)")
     result = {**d.fields(), "value": f"0x{value:016x}", "major": args.major, "dtype": args.dtype,
-              "canonical_16B_units": canon, "tile": tile}  # fmt: skip
+              "canonical_16B_units": canon, "tile": tile, "notes": notes}  # fmt: skip
     if args.json:
         out.write(json.dumps(result, indent=1) + "\n")
         return 0
@@ -76,10 +88,12 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               f"base offset {d.base_offset}\n")  # fmt: skip
     mode = ", lbo mode absolute" if d.lbo_mode else ""
     out.write(f"  swizzle {d.swizzle.name} ({d.swizzle.cute} on byte addresses){mode}\n")
-    out.write(f"  canonical {args.major}-major layout, 16-byte units: Sw o {canon}\n")
-    out.write(f"  tile read: {args.rows} rows x {addrs.shape[1]} {args.dtype} (one 32-byte K step); "
-              "byte address of each row's first element:\n")  # fmt: skip
-    out.write("   " + " ".join(str(int(a)) for a in addrs[:, 0]) + "\n")
+    out.write(f"  canonical {args.major}-major layout, 16-byte units: {'Sw o ' * (not unmodelled)}{canon}\n")
+    if addrs is not None:
+        out.write(f"  tile read: {args.rows} rows x {addrs.shape[1]} {args.dtype} (one 32-byte K step); "
+                  "byte address of each row's first element:\n")  # fmt: skip
+        out.write("   " + " ".join(str(int(a)) for a in addrs[:, 0]) + "\n")
+    out.writelines(f"  note: {n}\n" for n in notes)
     return 0
 
 
