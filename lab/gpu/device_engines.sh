@@ -8,7 +8,13 @@ OUT=${1:?outdir}; W=/tmp/eng; mkdir -p $W
 { nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv; ncu --version; nvcc --version | tail -1; } > $W/env.txt 2>&1
 nvcc -gencode arch=compute_90a,code=sm_90a -O2 -o $W/probe lab/gpu/engines_probe.cu -lcuda 2> $W/nvcc.err || { tail -20 $W/nvcc.err; exit 1; }
 cuobjdump -sass $W/probe | grep -E "Function|GMMA|UTMALDG|LDSM" > $W/sass.txt
-for s in tma gmma mixed boff; do python3 -m lab.gpu.engines plan $s > $W/plan_$s.txt; done
+for s in tma gmma mixed boff random; do python3 -m lab.gpu.engines plan $s > $W/plan_$s.txt; done
+if [ "${2:-}" = random ]; then
+  timeout 300 $W/probe < $W/plan_random.txt > $W/random.jsonl 2>&1; echo "random rc=$?"
+  timeout 250 ncu --csv --page raw --cache-control none --clock-control none --metrics "$(python3 -m lab.gpu.engines metrics)" \
+    $W/probe < $W/plan_random.txt > $W/ncu_random.csv 2> $W/ncu_random.err; echo "ncu random rc=$?"
+  python3 -m lab.gpu.engines pack $W "$OUT/engines.json"; grep -c error $W/random.jsonl; exit 0
+fi
 if [ "${2:-}" = mixed ]; then
   timeout 300 $W/probe < $W/plan_mixed.txt > $W/mixed.jsonl 2>&1; echo "mixed rc=$?"
   python3 -m lab.gpu.engines pack $W "$OUT/engines.json"; grep -c error $W/mixed.jsonl; exit 0

@@ -101,10 +101,29 @@ def _mixed() -> list[str]:
     return out
 
 
+def _random() -> list[str]:
+    """Descriptors with arbitrary LBO/SBO (multiples of 16, most not of 128), starts and base-offset
+    fields: the read layout and the op_gmma cost away from the canonical values."""
+    import random
+
+    rng = random.Random(20261127)
+    out = []
+    for _ in range(72):
+        dt = rng.choice(["f16", "f16", "tf32", "s8"])
+        opnd = rng.choice(["A", "B"])
+        major = rng.choice(["K", "MN"]) if dt == "f16" else "K"
+        code = rng.choice([0, 1, 2, 3])
+        lbo, sbo = 16 * rng.randrange(1, 129), 16 * rng.randrange(1, 129)
+        start = 16 * rng.randrange(0, 64)
+        boff = rng.choice([0, 0, rng.randrange(1, 8)])
+        out.append(f"gmma {dt} {opnd} {major} {code} {start} {boff} {lbo} {sbo}")
+    return out
+
+
 def plan(section: str) -> list[str]:
     """The probe lines of one section (``tma``: one process each, since a refused copy can fault the
     context; ``gmma`` and ``mixed``: one process for all)."""
-    return {"tma": _tma, "gmma": _gmma, "mixed": _mixed, "boff": _boff}[section]()
+    return {"tma": _tma, "gmma": _gmma, "mixed": _mixed, "boff": _boff, "random": _random}[section]()
 
 
 def _lines(path: Path) -> list[dict]:
@@ -123,9 +142,9 @@ def pack(outdir: str, record: str) -> None:
     same counts each) and of the aligned TMA launches, the environment and the SASS lines."""
     d = Path(outdir)
     rec: dict = {"kind": "engines", "env": (d / "env.txt").read_text() if (d / "env.txt").exists() else ""}
-    for section in ("tma", "gmma", "mixed", "boff"):
+    for section in ("tma", "gmma", "mixed", "boff", "random"):
         rec[section] = _lines(d / f"{section}.jsonl")
-    for name, metrics in (("gmma", METRICS), ("tma", METRICS + TMA_METRICS), ("boff", METRICS)):
+    for name, metrics in (("gmma", METRICS), ("tma", METRICS + TMA_METRICS), ("boff", METRICS), ("random", METRICS)):
         csv = d / f"ncu_{name}.csv"
         if csv.exists():
             rows = [r for r in parse_ncu_csv(csv.read_text()) if r.get("Kernel Name", "").startswith("k_")]
@@ -136,7 +155,7 @@ def pack(outdir: str, record: str) -> None:
         if (d / extra).exists():
             rec[extra.split(".")[0]] = (d / extra).read_text()
     Path(record).write_text(json.dumps(rec, separators=(",", ":")) + "\n")
-    print(f"{sum(len(rec[s]) for s in ('tma', 'gmma', 'mixed', 'boff'))} probes -> {record}")
+    print(f"{sum(len(rec[s]) for s in ('tma', 'gmma', 'mixed', 'boff', 'random'))} probes -> {record}")
 
 
 def main(argv: list[str]) -> None:
