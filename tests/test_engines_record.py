@@ -22,6 +22,7 @@ from bankproof.models.errors import InputError
 RESULTS = Path(__file__).parent.parent / "gpu_checks" / "results"
 RECORDS = ["h100-2026-11-27-engines.json.gz", "h200-2026-11-27-engines.json.gz"]
 STORES = "h100-2026-11-27-engines-store.json.gz"  # a later H100 run: the mixed probes again, TMA stores
+RANDOM = "h100-2026-11-27-engines-random.json.gz"  # arbitrary LBO/SBO/start/base offset, with ncu
 TMA_MODE = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
 EB = {"f16": 2, "tf32": 4, "s8": 1}
 G = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
@@ -80,7 +81,7 @@ def test_descriptor_reads(name, section):
                        MODES[SM90_SWIZZLE[x["swizzle"]]])  # fmt: skip
         want = read_addresses(d, x["major"], 8 * eb, got.shape[0]) - x["window"]
         assert (got == want).all(), {k: v for k, v in x.items() if k != "slots"}
-    assert len(runs) == {"gmma": 245, "boff": 93}[section]
+    assert len(runs) == {"gmma": 245, "boff": 93, "random": 72}[section]
     assert {x["base_offset"] for x in runs if x["base_offset"]} and {x["major"] for x in runs} == {"K", "MN"}
 
 
@@ -131,12 +132,12 @@ def test_tma_tile_read_by_wgmma_and_ldmatrix(name):
     assert intended == {True: 8, False: 8}  # bases 128 and 256, 4 K steps: field 0 right, the phase wrong
 
 
-@pytest.mark.parametrize("name", RECORDS)
+@pytest.mark.parametrize("name", [*RECORDS, RANDOM])
 def test_op_gmma_counts(name):
     """op_gmma = operand bytes / 128 (A 64 rows, the selector B 32 rows), no conflicts, in every
     launch of every probe (3 launches each)."""
     rec = record(name)
-    for section in ("gmma", "boff")[: 2 if "boff" in rec else 1]:  # the H200 run had no boff section
+    for section in [s for s in ("gmma", "boff", "random") if rec.get(s)]:  # the runs had different sections
         counts = rec[f"ncu_{section}"]
         assert len(counts) == 3 * len(rec[section])
         for i, x in enumerate(rec[section]):

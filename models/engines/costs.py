@@ -4,8 +4,8 @@
 - A wgmma reads each operand it takes from shared memory through a descriptor as ``bytes / 128``
   ``op_gmma`` wavefronts (``rows x 32`` bytes per K step), with no ``op_gmma`` bank conflicts, for
   every layout type (none, 32B, 64B, 128B), 8/16/32-bit, K- and MN-major, A and B, starts on and
-  off the swizzle period and any base-offset field: even a descriptor that reads the wrong bytes
-  costs the ideal.
+  off the swizzle period, any base-offset field and arbitrary LBO/SBO (72 random descriptors): even
+  a descriptor that reads the wrong bytes costs the ideal.
 - A TMA load writes shared memory outside every LSU shared-memory wavefront metric (``op_ld``,
   ``op_st``, ``op_gmma``, their total and bank conflicts do not change with the box); ncu counts its
   global side: ``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld`` is the 32-byte sectors each
