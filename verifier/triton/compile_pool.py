@@ -37,10 +37,15 @@ def cache_slot() -> str:
     cache root (``BANKPROOF_TRITON_CACHE``, else ``~/.cache/bankproof/triton``), held by an
     exclusive lock on ``slot-i.lock``. Concurrent writers of one Triton cache have mixed one
     writer's binary with another's metadata (Triton PR #11319); a slot is never shared, and a later
-    worker reuses a free slot's compiled kernels."""
+    worker reuses a free slot's compiled kernels. Slots are per checkout of bankproof (a compile
+    cached by another checkout would carry that checkout's file paths in its locations)."""
     import fcntl
+    import hashlib
 
-    root = Path(os.environ.get("BANKPROOF_TRITON_CACHE") or Path.home() / ".cache" / "bankproof" / "triton")
+    base = Path(os.environ.get("BANKPROOF_TRITON_CACHE") or Path.home() / ".cache" / "bankproof" / "triton")
+    # per checkout: Triton's cache key ignores a kernel's file path, and a hit would bring back the
+    # locations (file paths) of the checkout that compiled it
+    root = base / hashlib.sha256(str(Path(__file__).resolve().parents[2]).encode()).hexdigest()[:12]
     root.mkdir(parents=True, exist_ok=True)
     for i in range(4096):
         fd = os.open(root / f"slot-{i}.lock", os.O_CREAT | os.O_RDWR, 0o600)
