@@ -169,3 +169,26 @@ def test_a_ray_worker_that_dies_is_retried_once_then_reported(cluster, tmp_path)
                    on_result=got.__setitem__, task=dies_on_job_one)  # fmt: skip
     assert got[0] == 0 and got[2] == 20
     assert got[1].startswith("crashed the worker twice") and marker.read_text() == "xx"
+
+
+def test_bad_results_dir_and_unreachable_cluster_are_refused(tmp_path, monkeypatch):
+    from bankproof.verifier.triton import ray_engine
+    from bankproof.verifier.triton.store import ResultStore
+
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(InputError, match="--results is not a directory"):
+        ResultStore(f)
+
+    class Down:
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**kw):
+            raise ConnectionError("no cluster at 10.0.0.1:6379")
+
+    monkeypatch.setitem(sys.modules, "ray", Down)
+    with pytest.raises(InputError, match="could not start or join Ray .ConnectionError"):
+        ray_engine.connect("10.0.0.1:6379")

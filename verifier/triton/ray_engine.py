@@ -73,7 +73,12 @@ def connect(address: str | None):
         raise InputError("triton corpus", "--engine", "ray needs Ray, the optional extra: "
                          "pip install 'bankproof[ray]'", "ray") from None  # fmt: skip
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except Exception as e:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
+            first = str(e).splitlines()[0][:160] if str(e) else ""
+            why = f"could not start or join Ray ({type(e).__name__}: {first})"
+            raise InputError("triton corpus", "--address", why, address or "a local Ray") from None
     return ray
 
 

@@ -56,7 +56,13 @@ class ResultStore:
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
             raise InputError("triton corpus", "--results", "is not a directory", str(root))
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.root, prefix=".probe-"):
+                pass
+        except OSError as e:
+            why = f"cannot be written ({e.strerror})"
+            raise InputError("triton corpus", "--results", why, str(root)) from None
 
     def _path(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
