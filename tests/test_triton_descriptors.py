@@ -78,3 +78,25 @@ def test_tma_boxes_fill_the_encoding(compiled):
             assert (box.address(r, c, 0) == (off if not tr else off.T)).all(), (arch, config, shape)
             seen += 1
     assert seen >= 6
+
+
+def test_scan_with_ptx_checks_descriptors(compiled, tmp_path):
+    """``bankproof triton scan K.ttgir --ptx K.ptx`` reports the descriptors and exits 4 on a wrong
+    one (the counts rest on the operand layout the descriptor reads)."""
+    from bankproof.verifier.cli.main import main
+
+    ttgir, ptx = compiled[(90, CONFIGS[0])]
+    (tmp_path / "k.ttgir").write_text(ttgir)
+    (tmp_path / "k.ptx").write_text(ptx)
+    (tmp_path / "bad.ptx").write_text(ptx.replace("4611686293305294848", str(4611686293305294848 + (1 << 32))))
+    base = ["triton", "scan", str(tmp_path / "k.ttgir"), "--allow-unknown", "--json", "--ptx"]
+    import io
+    import json as js
+
+    out = io.StringIO()
+    assert main([*base, str(tmp_path / "k.ptx")], out, io.StringIO()) == 0
+    assert js.loads(out.getvalue())["reports"][0]["descriptors"] == {"checked": 16, "agree": 16, "undecided": 0,
+                                                                    "mismatches": []}  # fmt: skip
+    err = io.StringIO()
+    assert main([*base, str(tmp_path / "bad.ptx")], io.StringIO(), err) == 4
+    assert "sbo 1040 != 1024" in err.getvalue()

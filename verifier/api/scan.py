@@ -46,11 +46,15 @@ def scan_ttgir(
             isinstance(args, dict) and all(isinstance(k, str) and type(v) is int for k, v in args.items())
         ):
             raise InputError("scan_ttgir", "args", "must map argument names to integers", args)
-        from bankproof.verifier.triton import ledger
+        from bankproof.verifier.triton import descriptors, ledger
 
         for rep, t, x in zip(reports, texts, ptxs, strict=True):
             try:
                 rep["ledger"] = ledger.build(rep, t, x, args)
             except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
                 raise InputError("scan_ttgir", "ptx", f"cannot be read as a kernel ({e})") from None
+            arch = {"cuda:90": "sm90", "cuda:100": "sm100"}.get(str(rep.get("target")))
+            got = descriptors.summary(t, x, arch) if arch else None
+            if got is not None:  # the MMA descriptors against their nvmma_shared operands
+                rep["descriptors"] = {**got[0], "mismatches": got[1]}
     return ScanResult(1, tuple(reports))

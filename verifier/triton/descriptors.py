@@ -186,4 +186,20 @@ def _compare(line: int, operand: str, value: int | None, dots: list, arch: str) 
     return good[0] if good else tries[0]
 
 
-__all__ = ["DescriptorCheck", "check", "wgmma_operands"]
+def summary(ttgir: str, ptx: str, arch: str) -> tuple[dict, list[str]] | None:
+    """``({"checked", "agree", "undecided"[, "note"]}, mismatches)`` for a kernel with MMA
+    descriptors on sm90/sm100 (``None`` when it has none): what the corpus and the scan report."""
+    if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
+        return None
+    try:
+        checks = check(ttgir, ptx, arch)
+    except (InputError, ValueError, KeyError, IndexError) as e:
+        return {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}, []
+    bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"
+           for c in checks if c.ok is False]  # fmt: skip
+    counts = {"checked": len(checks), "agree": sum(c.ok is True for c in checks),
+              "undecided": sum(c.ok is None for c in checks)}  # fmt: skip
+    return counts, bad
+
+
+__all__ = ["DescriptorCheck", "check", "summary", "wgmma_operands"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from pathlib import Path
 
 from bankproof.models import target
@@ -108,18 +107,10 @@ def _job_entry(args: tuple[dict, str, str | None]) -> dict:
 def _descriptors(entry: dict, ttgir: str, ptx: str, arch: str) -> None:
     """The MMA descriptors in the PTX against the TTGIR's nvmma_shared operands
     (:mod:`.descriptors`); a mismatch is a lowering disagreement, an undecided one is counted."""
-    if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
-        return
-    try:
-        checks = descriptors.check(ttgir, ptx, arch)
-    except (InputError, ValueError, KeyError, IndexError) as e:
-        entry["descriptors"] = {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}
-        return
-    bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"
-           for c in checks if c.ok is False]  # fmt: skip
-    entry["descriptors"] = {"checked": len(checks), "agree": sum(c.ok is True for c in checks),
-                            "undecided": sum(c.ok is None for c in checks)}  # fmt: skip
-    entry["lowering"] = entry["lowering"] + bad
+    got = descriptors.summary(ttgir, ptx, arch)
+    if got is not None:
+        entry["descriptors"], bad = got
+        entry["lowering"] = entry["lowering"] + bad
 
 
 __all__ = ["compile_config", "compile_kernel", "make_entry"]

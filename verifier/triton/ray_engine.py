@@ -10,6 +10,9 @@ a Triton cache slot that the Ray worker holds alone (:func:`~bankproof.verifier.
 cache_slot`). Results stream back as tasks finish (at most a window of tasks is in flight).
 
     ray.init(num_cpus=2)            # or: bankproof triton corpus --engine ray --address HOST:6379
+
+>>> _peak_kb(-1)  # a process that is not there has no peak
+0
 """
 
 from __future__ import annotations

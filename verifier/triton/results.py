@@ -42,6 +42,7 @@ class ScanResult(Result):
             led = rep.get("ledger", {"disagreements": [], "unattributed": []})
             out += [f"{rep['file']}: {d}" for d in led["disagreements"]]
             out += [f"{rep['file']}: unattributed: {u}" for u in led["unattributed"]]
+            out += [f"{rep['file']}: {m}" for m in rep.get("descriptors", {}).get("mismatches", [])]
         return out
 
     def to_json(self) -> str:
