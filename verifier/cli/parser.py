@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     des = sub.add_parser(
         "descriptor",
-        help="decode a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, the tile it reads",
+        help="decode (or encode) a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, tile read",
         description="Decode a 64-bit shared-memory matrix descriptor (sm90 wgmma, sm100 tcgen05): its "
         "fields, its swizzle as CuTe's Sw<B,M,S>, the canonical layout and the byte address of every "
         "element of the operand tile it reads (one 32-byte K step).",
