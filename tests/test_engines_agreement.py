@@ -219,3 +219,16 @@ def test_descriptor_from_an_instruction_shape():
                      ({"operand": "C"}, "A or B"), ({"rows": 64}, "one or the other")):  # fmt: skip
         with pytest.raises(InputError, match=why):
             agree({"tma": "128B", "box": [128, 64]}, {**reader, **bad}, dtype="f16")
+
+
+def test_cute_swizzled_pointer_is_absolute():
+    """CuTe applies a swizzled smem_ptr's XOR to the pointer's absolute byte address: a GMMA/TMA
+    atom printed that way agrees with a TMA box at any 128-byte-aligned base; read as an XOR from the
+    buffer offset instead, it needs the 1024-byte period."""
+    atom = "Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)"
+    for base in (0, 128, 1152):
+        assert agree({"tma": "128B", "box": [8, 64]}, {"layout": atom}, dtype="f16", base=base).verdict == "proved"
+    rel = agree({"tma": "128B", "box": [8, 64]}, {"layout": atom, "xor": "relative"}, dtype="f16", base=128)
+    assert rel.verdict == "refuted" and rel.smallest_alignment == 1024
+    with pytest.raises(InputError, match="already in the CuTe layout"):
+        agree({"tma": "128B", "box": [8, 64]}, {"layout": atom, "swizzle": "Sw<3,4,3>"}, dtype="f16")

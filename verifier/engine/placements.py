@@ -9,7 +9,9 @@ One of three kinds, told apart by the key that names it:
   ``rows``, ``k_steps``, ``step_bytes``, ``k_origin``: the tile a wgmma/tcgen05 operand reads;
 - ``layout = NOTATION`` (any memory notation, element offsets), with ``swizzle = "Sw<B,M,S>"`` (a
   byte XOR software computes) and ``xor = "relative" | "absolute"``: st/stmatrix/cp.async writers,
-  ld/ldmatrix readers.
+  ld/ldmatrix readers. A CuTe layout on a swizzled smem pointer (``Sw<3,4,3> o smem_ptr[16b] o
+  ...``) carries its swizzle, applied to the absolute address as CuTe does (``xor`` defaults to
+  ``absolute`` there).
 
 >>> p = placement({"tma": "64B", "box": [8, 32]}, "writer", 16, "sm90", 0)
 >>> p.text()
@@ -18,6 +20,7 @@ One of three kinds, told apart by the key that names it:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from bankproof.models.engines.descriptors import Descriptor, decode
@@ -99,13 +102,23 @@ def placement(t: object, where: str, elem_bits: int, arch: str, base: int) -> Pl
         raise InputError(where, "layout", "must be a memory layout (element offsets)", text)
     from bankproof.models.access import element_offsets
 
-    offsets = element_offsets(parsed.layout)
+    src = parsed.source
+    if parsed.notation == "cute" and getattr(src, "units", "") == "byte" and src.swizzle is not None:
+        # a swizzled smem pointer (smem_ptr[16b]): CuTe applies the swizzle to the pointer's own,
+        # absolute, byte address; the layout gives the element offsets before it
+        if "swizzle" in t:
+            raise InputError(where, "swizzle", "is already in the CuTe layout (its swizzled smem_ptr)")
+        if src.stages:
+            raise InputError(where, "layout", "must be one tile (no pipeline-stage mode)", text)
+        offsets = dataclasses.replace(src, swizzle=None).coord_offsets()
+        sw, xor = src.swizzle, _str(t, "xor", where, "absolute")
+    else:
+        offsets = element_offsets(parsed.layout)
+        sw = parse_swizzle(_str(t, "swizzle", where)) if "swizzle" in t else None
+        xor = _str(t, "xor", where, "relative")
     if offsets.ndim != 2:
         raise InputError(where, "layout", "must describe a 2-D tile", "x".join(map(str, offsets.shape)))
-    sw = parse_swizzle(_str(t, "swizzle", where)) if "swizzle" in t else None
-    return LayoutPlacement(
-        offsets, elem_bits, sw, _str(t, "xor", where, "relative"), f"layout {excerpt(text)}"
-    )
+    return LayoutPlacement(offsets, elem_bits, sw, xor, f"layout {excerpt(text)}")
 
 
 def _instruction_rows(t: dict, where: str, elem_bits: int) -> int:
