@@ -8,9 +8,6 @@ same process: the enumeration engine at one base.
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 from bankproof.models.engines.agreement import check
 from bankproof.models.engines.canonical import tma_tile
@@ -18,18 +15,10 @@ from bankproof.models.engines.placement import LayoutPlacement
 from bankproof.models.engines.tma import MODES
 from bankproof.proofs.agreement import prove
 from bankproof.verifier.api.agree import agree
+from z3_proofs import timed  # bench/ is this script's folder: one timing helper for the benches
 
 WRITER = {"tma": "128B", "box": [128, 64], "panels": 2}
 READER = {"layout": "(128,(64,2)):(64,(1,8192))", "swizzle": "Sw<3,4,3>", "xor": "relative"}
-
-
-def timed(fn, reps: int = 5) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3, out
 
 
 def main() -> None:

@@ -47,14 +47,12 @@ class Enumerated:
     first: Mismatch | None
 
 
-def _grid(reader: Placement) -> tuple[np.ndarray, np.ndarray]:
-    (r0, c0), (nr, nc) = reader.origin, reader.shape
-    return np.meshgrid(np.arange(r0, r0 + nr), np.arange(c0, c0 + nc), indexing="ij")
-
-
-def check(writer: Placement, reader: Placement, base: int) -> Enumerated:
-    """Agreement at one base: the reader's address of each element against the writer's."""
-    rows, cols = _grid(reader)
+def check(writer: Placement, reader: Placement, base: int,
+          region: tuple[tuple[int, int], tuple[int, int]] | None = None) -> Enumerated:  # fmt: skip
+    """Agreement at one base: the reader's address of each element against the writer's, over the
+    reader's elements (or ``region``: ``(origin, shape)`` of some of them)."""
+    (r0, c0), (nr, nc) = region or (reader.origin, reader.shape)
+    rows, cols = np.meshgrid(np.arange(r0, r0 + nr), np.arange(c0, c0 + nc), indexing="ij")
     (w0, x0), (wn, xn) = writer.origin, writer.shape
     inside = (rows >= w0) & (rows < w0 + wn) & (cols >= x0) & (cols < x0 + xn)
     wa = np.asarray(writer.address(np.clip(rows, w0, w0 + wn - 1), np.clip(cols, x0, x0 + xn - 1), base))

@@ -17,7 +17,7 @@ between MN panels, SBO between 8-row K groups (swapped without a swizzle); one d
 from __future__ import annotations
 
 import numpy as np
-from bankproof.models.engines.descriptors import Descriptor, read_address
+from bankproof.models.engines.descriptors import WIDTH, Descriptor, read_address
 from bankproof.models.engines.placement import DescriptorRead, TmaBox
 from bankproof.models.engines.tma import mode as tma_mode
 from bankproof.models.engines.tma import swizzled
@@ -71,7 +71,7 @@ def derive(offsets: np.ndarray, mode_name: str, major: str, elem_bits: int) -> d
     """
     m, eb = tma_mode(mode_name), elem_bits // 8
     t = 16 // eb  # elements per 16-byte unit
-    w = m.span // 16 if m.sw.b else 1
+    w = WIDTH[m.name]
     mn, k = offsets.shape
 
     def at(i: int, j: int) -> int | None:

@@ -129,7 +129,7 @@ def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: 
     return read_address(d, major, elem_bits, row, col, d.start)
 
 
-WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32": 8}  # 16-byte units per swizzled row
+WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32": 8, "128B_atom64": 8}  # 16-byte units a row
 
 
 def read_address(d: Descriptor, major: str, elem_bits: int, mn, k, start, ops=NUMPY):

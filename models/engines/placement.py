@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bankproof.models.engines.descriptors import Descriptor, read_address
-from bankproof.models.engines.tma import MODES, NUMPY, Mode, swizzled
+from bankproof.models.engines.tma import MODES, NUMPY, Mode, box_check, swizzled
 from bankproof.models.errors import InputError
 from bankproof.models.notation.cute_values import Swizzle
 
@@ -54,10 +54,7 @@ class TmaBox:
             )
         if self.panels != 1 and (self.panels < 1 or self.cols & (self.cols - 1)):
             raise InputError("tma", "panels", "need a power-of-two box width", f"{self.panels} x {self.cols}")
-        if self.mode.sw.b and self.cols * eb > self.mode.span:
-            span = f"{self.mode.name} swizzle span ({self.mode.span} bytes)"
-            why = f"exceeds the {span}: it must be <= the swizzle size"
-            raise InputError("tma", "box inner dimension", why, f"{self.cols * eb} bytes")
+        box_check(self.mode, self.cols * eb)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -77,15 +77,16 @@ def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: st
             if isinstance(p, TmaBox):
                 why += " (a TMA destination off 128 bytes faults: measured on an H100)"
             raise InputError("agree", "base", why, base)
+    ms = int(timeout * 1000)
     en = check(w, r, base)
-    z = prove(w, r, base=base, timeout_ms=int(timeout * 1000))
+    z = prove(w, r, base=base, timeout_ms=ms)
     proof = Proof(z.status, "z3", round(z.seconds, 4), z.reason or None)
     verdict = "proved" if en.agree else "refuted"
     if z.status != "unknown" and (z.status == "proved") != en.agree:
         verdict = "disagree"
     elif z.status == "refuted" and z.model is not None:
-        row, col = z.model["row"], z.model["col"]
-        one = check(w, _one(r, row, col), base)  # the solver's element must mismatch by enumeration too
+        # the solver's element must mismatch by enumeration too
+        one = check(w, r, base, ((z.model["row"], z.model["col"]), (1, 1)))
         verdict = verdict if not one.agree else "disagree"
     first = None
     if en.first is not None:
@@ -95,7 +96,6 @@ def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: st
     align = alignment(p, step, offsets)
     notes = _notes(w, r, base)
     if verdict != "disagree":  # Z3 over every base: the alignment found, and this base's residue class
-        ms = int(timeout * 1000)
         for a, res, want in (
             (align, 0, "proved"),
             (p, base % p, "proved" if base % p in offsets else "refuted"),
@@ -111,18 +111,6 @@ def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: st
                        proof, first,
                        align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip
 
-
-class _one:
-    """A reader restricted to one element (to confirm a solver's counterexample)."""
-
-    def __init__(self, reader: Placement, row: int, col: int) -> None:
-        self.reader, self.origin, self.shape = reader, (row, col), (1, 1)
-        self.alignment = reader.alignment
-
-    def address(self, row, col, base, ops=None):
-        return (
-            self.reader.address(row, col, base) if ops is None else self.reader.address(row, col, base, ops)
-        )
 
 
 __all__ = ["agree"]

@@ -108,10 +108,8 @@ def run_jobs(
     (or whose worker dies) gives ``on_lost(job, why)``. ``function`` is called in-process when it
     is a callable (tests, tiny runs), or named ``"module.function"`` to run in workers.
     ``on_result(index, result)`` and then ``progress(done, total)`` are called as each job ends."""
-    progress = progress or (lambda done, total: None)
+    tick = progress or (lambda done, total: None)
     keep = on_result or (lambda index, result: None)
-    tick = progress
-
     if callable(function):
         out = []
         for i, j in enumerate(jobs):

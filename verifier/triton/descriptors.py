@@ -100,7 +100,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
     k.memo["extra_need"] = {reg for _, _, reg in sites}
     m = _Machine(k)
     m.run()
-    dots = _operand_tiles(ttgir)
+    dots = _candidates(_operand_tiles(ttgir))
     out = []
     for ins, operand, reg in sites:
         v, first = m.value(reg, ins.scope), False
@@ -140,50 +140,62 @@ def _first_iteration(m: _Machine, op: str, scope: int, seen: dict, depth: int = 
     return seen[op]
 
 
-def _compare(line: int, operand: str, value: int | None, dots: list, arch: str) -> DescriptorCheck:
-    if not dots:
-        return DescriptorCheck(
-            line, operand, value, "", {}, None, None, "no nvmma_shared MMA operand in the TTGIR"
-        )
-    tries = []
+@dataclass(frozen=True)
+class _Operand:
+    """One nvmma_shared MMA operand of the TTGIR: its tile (before the swizzle), major-ness and the
+    descriptor fields bankproof derives for it, computed once per kernel."""
+
+    text: str
+    tile: np.ndarray
+    major: str
+    bits: int
+    expected: dict
+
+
+def _candidates(dots: list) -> dict[str, list[_Operand]]:
+    """The candidate operands of each position (A, B) over the kernel's MMA ops."""
+    out: dict[str, list[_Operand]] = {"A": [], "B": []}
     for pa, sa, pb, sb, _ in dots:
-        enc, shape = (pa, sa) if operand == "A" else (pb, sb)
-        if enc is None:  # that operand is not an nvmma_shared buffer in this op
-            continue
-        tile, major = _tile(enc, shape, operand)
-        mode = SM90_MODES[enc.swizzle]
-        expected = {"swizzle": mode, "major": major, **derive(tile, mode, major, enc.element_bits)}
-        tr = str(enc.transposed).lower()
-        text = f"nvmma_shared {enc.swizzle}B transposed={tr} {enc.element_bits}-bit {list(shape)}"
+        for operand, enc, shape in (("A", pa, sa), ("B", pb, sb)):
+            if enc is None:  # that operand is not an nvmma_shared buffer in this op
+                continue
+            tile, major = _tile(enc, shape, operand)
+            mode = SM90_MODES[enc.swizzle]
+            expected = {"swizzle": mode, "major": major, **derive(tile, mode, major, enc.element_bits)}
+            tr = str(enc.transposed).lower()
+            text = f"nvmma_shared {enc.swizzle}B transposed={tr} {enc.element_bits}-bit {list(shape)}"
+            out[operand].append(_Operand(text, tile, major, enc.element_bits, expected))
+    return out
+
+
+def _compare(line: int, operand: str, value: int | None, dots: dict[str, list[_Operand]],
+             arch: str) -> DescriptorCheck:  # fmt: skip
+    tries = []
+    for o in dots[operand]:
         if value is None:
-            tries.append(
-                DescriptorCheck(line, operand, None, text, expected, None, None, "descriptor not a constant")
-            )
+            tries.append(DescriptorCheck(line, operand, None, o.text, o.expected, None, None,
+                                         "descriptor not a constant"))  # fmt: skip
             continue
         try:
             d = decode(value, arch)
         except InputError as e:
-            tries.append(DescriptorCheck(line, operand, value, text, expected, None, False, str(e)))
+            tries.append(DescriptorCheck(line, operand, value, o.text, o.expected, None, False, str(e)))
             continue
-        decoded = {
-            "swizzle": d.swizzle.name,
-            "lbo": d.lbo,
-            "sbo": d.sbo,
-            "base_offset": d.base_offset,
-            "start": d.start,
-        }
-        why = [f"{f} {decoded[f]} != {expected[f]}" for f in ("swizzle", "lbo", "sbo")
-               if expected.get(f) is not None and decoded[f] != expected[f]]  # fmt: skip
+        decoded = {"swizzle": d.swizzle.name, "lbo": d.lbo, "sbo": d.sbo, "base_offset": d.base_offset,
+                   "start": d.start}  # fmt: skip
+        why = [f"{f} {decoded[f]} != {o.expected[f]}" for f in ("swizzle", "lbo", "sbo")
+               if o.expected.get(f) is not None and decoded[f] != o.expected[f]]  # fmt: skip
         if not why:
             rel = Descriptor(arch, 0, d.lbo, d.sbo, d.base_offset, d.swizzle)
-            if not reads_tile(rel, tile, major, enc.element_bits):
+            if not reads_tile(rel, o.tile, o.major, o.bits):
                 why.append("does not read the operand tile where the encoding puts it")
-        tries.append(DescriptorCheck(line, operand, value, text, expected, decoded, not why, "; ".join(why)))
-    good = [t for t in tries if t.ok]
+        ok = not why
+        tries.append(DescriptorCheck(line, operand, value, o.text, o.expected, decoded, ok, "; ".join(why)))
     if not tries:
-        why = f"no nvmma_shared {operand} operand in the TTGIR"
+        which = operand if any(dots.values()) else "MMA"
+        why = f"no nvmma_shared {which} operand in the TTGIR"
         return DescriptorCheck(line, operand, value, "", {}, None, None, why)
-    return good[0] if good else tries[0]
+    return next((t for t in tries if t.ok), tries[0])
 
 
 def summary(ttgir: str, ptx: str, arch: str) -> tuple[dict, list[str]] | None:
