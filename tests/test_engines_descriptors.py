@@ -121,3 +121,14 @@ def test_cli_decodes_what_it_does_not_model_and_says_so(capsys):
     out = capsys.readouterr().out
     assert "swizzle 128B_atom32" in out and "not modelled" in out and "tile read" not in out
     assert "published for sm100, not measured" in out
+
+
+def test_cli_encodes_a_mode_it_does_not_read(capsys):
+    """--fields only encodes: 128B with 32-byte atoms encodes (the read is what is not modelled)."""
+    from bankproof.verifier.cli.main import main
+
+    args = ["descriptor", "--arch", "sm100", "--fields", "start=0,lbo=16,sbo=512,swizzle=128B_atom32", "--major",
+            "MN", "--dtype", "tf32"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("sm100 descriptor 0x2000402000010000") and "not modelled" in out

@@ -29,7 +29,7 @@ DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f
 
 def _encode_fields(text: str, arch: str) -> int:
     """``start=0,lbo=16,sbo=1024,swizzle=128B`` -> the 64-bit value (fields checked)."""
-    from bankproof.verifier.engine.placements import placement
+    from bankproof.verifier.engine.placements import descriptor as from_table
 
     table: dict = {"descriptor": "fields"}
     for part in text.split(","):
@@ -44,7 +44,7 @@ def _encode_fields(text: str, arch: str) -> int:
             except ValueError:
                 raise InputError("descriptor", key, "must be an integer", v) from None
         table[key] = v
-    return encode(placement(table, "descriptor", 16, arch, 0).desc)
+    return encode(from_table(table, "descriptor", arch, 0))
 
 
 def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

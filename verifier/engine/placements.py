@@ -91,7 +91,7 @@ def placement(t: object, where: str, elem_bits: int, arch: str, base: int) -> Pl
             rows = _instruction_rows(t, where, elem_bits)
         else:
             rows = _int(t, "rows", where, 64, 8, 256)
-        return DescriptorRead(_descriptor(t, where, arch, base), _str(t, "major", where, "K"), elem_bits,
+        return DescriptorRead(descriptor(t, where, arch, base), _str(t, "major", where, "K"), elem_bits,
                               rows, _int(t, "k_steps", where, 1, 1, 64),
                               _int(t, "step_bytes", where, 0, 0, 1 << 18),
                               _int(t, "k_origin", where, 0, 0, 4096))  # fmt: skip
@@ -143,7 +143,9 @@ def _instruction_rows(t: dict, where: str, elem_bits: int) -> int:
     return rows
 
 
-def _descriptor(t: dict, where: str, arch: str, base: int) -> Descriptor:
+def descriptor(t: dict, where: str, arch: str, base: int) -> Descriptor:
+    """The descriptor a ``[writer]``/``[reader]`` table (or ``--fields``) gives, its start taken
+    relative to ``base``; fields checked and named."""
     if "descriptor" in t and isinstance(t["descriptor"], str) and t["descriptor"].strip().lower() != "fields":
         text = t["descriptor"].strip().lower()
         clash = [k for k in ("swizzle", "lbo", "sbo", "start", "base_offset", "lbo_mode") if k in t]
@@ -176,4 +178,4 @@ def _descriptor(t: dict, where: str, arch: str, base: int) -> Descriptor:
                       MODES[name], _int(t, "lbo_mode", where, 0, 0, 1 if arch == "sm100" else 0))  # fmt: skip
 
 
-__all__ = ["placement"]
+__all__ = ["descriptor", "placement"]
