@@ -39,7 +39,7 @@ from bankproof.models.memory import PaddedLayout
 
 ALL_COMMANDS = frozenset(
     {"verify", "layout", "wavefronts", "synth", "explain", "convert", "show", "gpu", "workbench",
-     "scan", "optimum", "ledger", "corpus"}
+     "scan", "optimum", "ledger", "corpus", "kernel"}
 )  # fmt: skip
 
 # Published sources of the lane-group rules (each result names the rule it used).

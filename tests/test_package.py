@@ -132,6 +132,7 @@ FLOORS = [
     ("results", ("bankproof.verifier.results",)),  # frozen result values
     ("engine", ("bankproof.verifier.engine",)),  # specs, the engines run and agreed, costs, synthesis
     ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, PTX, scan, ledger, corpus
+    ("kernel", ("bankproof.verifier.kernel",)),  # any kernel: NVRTC, the PTX machine, its account
     ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
     ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF
     ("web", ("bankproof.verifier.web",)),  # the workbench: answers and the server

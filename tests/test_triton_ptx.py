@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from bankproof.verifier.triton.ledger import _loop_map
-from bankproof.verifier.triton.ptx import _compute, analyse, parse_kernel
+from bankproof.verifier.triton.ptx import compute, analyse, parse_kernel
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 
@@ -16,12 +16,12 @@ def _kernel(body: str, threads: int = 128) -> str:
 
 def test_integer_ops_added_for_library_code():
     a = np.array([0x12345, 0x1FFFF])
-    assert _compute("cvt.u16.u32", [a], ["%r1"]).tolist() == [0x2345, 0xFFFF]  # narrowing keeps low bits
-    assert _compute("cvt.s64.s32", [np.array([0xFFFFFFFF])], ["%r1"]).tolist() == [-1]
+    assert compute("cvt.u16.u32", [a], ["%r1"]).tolist() == [0x2345, 0xFFFF]  # narrowing keeps low bits
+    assert compute("cvt.s64.s32", [np.array([0xFFFFFFFF])], ["%r1"]).tolist() == [-1]
     # prmt.b32 d, a, b, 0x7701: bytes (a.1, a.0, b.3, b.3)
-    got = _compute("prmt.b32", [np.array([0x0201]), np.array([0x80000000]), np.array([0x7701])], [])
+    got = compute("prmt.b32", [np.array([0x0201]), np.array([0x80000000]), np.array([0x7701])], [])
     assert got.tolist() == [0x80800102]
-    got = _compute("prmt.b32", [np.array([0x80]), np.array([0]), np.array([0x0088])], [])  # sign-replicate
+    got = compute("prmt.b32", [np.array([0x80]), np.array([0]), np.array([0x0088])], [])  # sign-replicate
     assert got.tolist() == [0x8080FFFF]
 
 

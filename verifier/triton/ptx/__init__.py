@@ -27,7 +27,7 @@ conditions lead there (a branch on an unknown value leads both ways, and the ins
 """
 
 from bankproof.verifier.triton.ptx.flow import PtxLoop, analyse, shared_ops
-from bankproof.verifier.triton.ptx.machine import _compute
+from bankproof.verifier.triton.ptx.machine import compute
 from bankproof.verifier.triton.ptx.parse import (
     Instruction,
     Kernel,
@@ -38,6 +38,6 @@ from bankproof.verifier.triton.ptx.parse import (
 )
 
 __all__ = [
-    "Instruction", "Kernel", "Location", "PtxLoop", "SharedOp", "_compute", "analyse", "classify",
+    "Instruction", "Kernel", "Location", "PtxLoop", "SharedOp", "compute", "analyse", "classify",
     "parse_kernel", "shared_ops",
 ]  # fmt: skip

@@ -2,7 +2,7 @@
 the integer arithmetic Triton's lowering emits (anything loaded, a parameter or carried around a
 loop is unknown).
 
->>> _compute("shl.b32", [np.array([1, 2]), np.array([4, 4])], ["%r1", "%r2", "4"]).tolist()
+>>> compute("shl.b32", [np.array([1, 2]), np.array([4, 4])], ["%r1", "%r2", "4"]).tolist()
 [16, 32]
 """
 
@@ -200,7 +200,7 @@ class _Machine:
         if len(dests) != 1 or dests[0] in self.guarded or dests[0] in self.vals:
             return True
         srcs = [self.value(o, ins.scope) for o in ins.operands[1:]]
-        out = _compute(ins.opcode, srcs, ins.operands[1:])
+        out = compute(ins.opcode, srcs, ins.operands[1:])
         if out is None:
             return False
         d = dests[0]
@@ -356,18 +356,18 @@ _RULES = {
     "lop3": (4, _lop3),
     "setp": (2, _setp),
 }
-_COMPUTED = frozenset(_RULES)  # the opcodes _compute evaluates
+_COMPUTED = frozenset(_RULES)  # the opcodes compute evaluates
 
 
 def _known(s: list, n: int) -> bool:
     return len(s) >= n and all(x is not None for x in s[:n])
 
 
-def _compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarray | None:
+def compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarray | None:
     """One instruction's per-thread result from its sources' values (``None``: not known), by
     its opcode's rule in :data:`_RULES`.
 
-    >>> _compute("add.s32", [np.array([1, 2]), np.array([4, 4])], []).tolist()
+    >>> compute("add.s32", [np.array([1, 2]), np.array([4, 4])], []).tolist()
     [5, 6]
     """
     rule = _RULES.get(opcode.split(".", 1)[0])

@@ -1,0 +1,356 @@
+"""The kernel pipeline's one analysis: a kernel read once (:class:`KernelSource`), one CTA run by
+the PTX machine, every instance counted, and the account returned as frozen records
+(:class:`~bankproof.verifier.kernel.records.KernelResult`).
+
+>>> src = source_from_ptx('''
+... .visible .entry k()
+... {
+...   .shared .align 4 .b8 buf[4224];
+...   mov.u32 %r1, %tid.x;
+...   mul.lo.s32 %r2, %r1, 132;
+...   mov.u32 %r3, buf;
+...   add.s32 %r4, %r3, %r2;
+...   .loc 1 9 3
+...   st.shared.u32 [%r4], %r1;
+...   shl.b32 %r5, %r1, 7;
+...   add.s32 %r6, %r3, %r5;
+...   .loc 1 10 3
+...   ld.shared.u32 %r7, [%r6];
+... }
+... .file 1 "t.cu"''', "t.ptx")
+>>> r = analyse(src, Launch(block=(32, 1, 1)))
+>>> [(i.location.line, i.instr, i.wavefronts, i.ideal, i.verdict) for i in r.instructions]
+[(9, 'st32', 1, 1, 'proved'), (10, 'ld32', 32, 1, 'refuted')]
+>>> r.instructions[1].conflict.lanes, r.verdict
+((0, 1), 'refuted')
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models import target
+from bankproof.models.hardware import instruction
+from bankproof.verifier.kernel import costs, simt
+from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
+from bankproof.verifier.kernel.records import (
+    InstructionReport,
+    KernelResult,
+    KindTotal,
+    Launch,
+    LineTotal,
+    SourceLine,
+    Trace,
+)
+from bankproof.verifier.kernel.sites import COUNTED
+
+COUNTERS = {  # op kind -> Nsight Compute's SASS-level counters (instructions, wavefronts)
+    "ld": (
+        "smsp__sass_inst_executed_op_shared_ld.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    ),
+    "st": (
+        "smsp__sass_inst_executed_op_shared_st.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    ),
+    "ldsm": (
+        "sm__sass_inst_executed_op_ldsm.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    ),
+    "stsm": (
+        "sm__sass_inst_executed_op_shared_stsm.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+    ),
+    "ldgsts": (
+        "sm__sass_inst_executed_op_ldgsts.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """A kernel read once: where it came from (``origin``: ``cuda`` compiled here, or ``ptx``), its
+    module and the chosen kernel's code."""
+
+    name: str
+    origin: str
+    module: PtxModule
+    code: KernelCode
+
+
+def source_from_ptx(ptx: str, name: str, kernel: str | None = None, origin: str = "ptx") -> KernelSource:
+    """A :class:`KernelSource` from PTX text (any compiler's)."""
+    module = read_module(ptx)
+    return KernelSource(name, origin, module, kernel_code(module, kernel))
+
+
+def kind_of(family: str, name: str) -> str:
+    """The op kind Nsight Compute counts an instruction under (``ld``, ``st``, ``ldsm``, ...)."""
+    if family == "lsu":
+        return name.split(".")[0] if name.startswith(("ldsm", "stsm")) else name[:2]
+    return family
+
+
+def _loc(loc: Loc | None) -> SourceLine | None:
+    return None if loc is None else SourceLine(loc.file, loc.line, loc.column)
+
+
+def analyse(
+    src: KernelSource,
+    launch: Launch,
+    arch: str = "sm90",
+    max_steps: int = simt.MAX_STEPS,
+    max_seconds: float = simt.MAX_SECONDS,
+) -> KernelResult:
+    """The account of one CTA of ``launch`` (see the module docstring)."""
+    target.require(arch, "kernel", "kernel")
+    trace = simt.run(src.code, launch, max_steps, max_seconds)
+    lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
+    plan_kinds = simt.plan(src.code).kinds if False else None  # noqa: F841 - the machine's plan is internal
+    reports = []
+    notes = list(trace.notes)
+    for op in src.code.body:
+        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes)
+        if rep is not None:
+            reports.append(rep)
+    unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
+    verdict = (
+        "refuted"
+        if any(r.verdict == "refuted" for r in reports)
+        else (
+            "unknown"
+            if unknown or any(r.verdict == "unknown" and r.family in COUNTED for r in reports)
+            else "proved"
+        )
+    )
+    lines = _lines(reports)
+    totals = _totals(reports)
+    return KernelResult(
+        1,
+        src.name,
+        src.code.name,
+        arch,
+        {
+            "block": list(launch.block),
+            "grid": list(launch.grid),
+            "cta": list(launch.cta),
+            "dynamic_smem": launch.dynamic_smem,
+            "args": {k: v for k, v in launch.args},
+        },
+        verdict,
+        tuple(reports),
+        lines,
+        totals,
+        tuple(unknown),
+        tuple(dict.fromkeys(notes)),
+        dict(trace.symbols),
+        trace.steps,
+    )
+
+
+def _where(op: Op) -> str:
+    return f"{op.loc.text()} (PTX line {op.ptx_line})" if op.loc else f"PTX line {op.ptx_line}"
+
+
+def _instruction(
+    code: KernelCode, op: Op, trace: Trace, arch: str, lost: bool, notes: list
+) -> InstructionReport | None:
+    c = simt.classify(op, _shared_ptrs(code))
+    if c is None:
+        return None
+    fam, name = c
+    on, reached = trace.executed.get(op.index, (0, 0))
+    base = dict(
+        ptx_line=op.ptx_line,
+        opcode=op.opcode,
+        family=fam,
+        instr=name,
+        location=_loc(op.loc),
+        inlined_from=_loc(op.inner) if op.inner != op.loc else None,
+    )
+    extra = {"instructions_reached": reached} if reached > on else {}
+    if lost:
+        return InstructionReport(
+            **base,
+            instructions=None,
+            wavefronts=None,
+            ideal=None,
+            max_per_instruction=None,
+            verdict="unknown",
+            status="unknown",
+            reason="reached after a point the analysis could not follow (see unknown)",
+        )
+    inst = trace.instances.get(op.index)
+    if fam not in COUNTED:
+        wf = 0 if fam in ("tma", "mma") else None
+        why = costs.TMA_NOTE if fam == "tma" else None
+        return InstructionReport(
+            **base,
+            instructions=on,
+            wavefronts=wf,
+            ideal=wf,
+            max_per_instruction=wf,
+            verdict="proved" if wf == 0 else "unknown",
+            status="measured" if fam == "tma" else "not modelled",
+            reason=why
+            or (
+                f"{fam} instructions are counted, their wavefronts not modelled"
+                if wf is None
+                else "no LSU shared wavefronts"
+            ),
+            **extra,
+        )
+    if inst is None:  # never executed in this CTA
+        return InstructionReport(
+            **base,
+            instructions=0,
+            wavefronts=0,
+            ideal=0,
+            max_per_instruction=0,
+            verdict="proved",
+            status="measured",
+            reason="not executed by this CTA",
+            **extra,
+        )
+    if fam == "ldgsts":
+        cnt, ideal, ok, status = costs.copy_counts(name, inst)
+        ins = instruction({4: "st32", 8: "st64", 16: "st128"}[int(name[2:].split(".")[0])])
+    else:
+        ins = instruction(name)
+        bad = costs.misaligned(ins, inst)
+        if bad is not None:
+            lane = int(np.flatnonzero(inst.offsets[bad] % (16 if ins.is_matrix else ins.width))[0])
+            return InstructionReport(
+                **base,
+                instructions=on,
+                wavefronts=None,
+                ideal=None,
+                max_per_instruction=None,
+                verdict="refuted",
+                status="misaligned",
+                reason=f"warp {int(inst.warp[bad])} lane {lane}: byte address "
+                f"{int(inst.offsets[bad][lane])} is not aligned for {ins.name} "
+                "(the hardware faults)",
+                **extra,
+            )
+        ok = inst.known.copy()
+        off = np.where(ok[:, None], inst.offsets, 0)
+        cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
+        status = costs.status(arch, ins)
+        if "shared" not in op.opcode:
+            status = "assumed"
+            notes.append("generic ld/st of shared addresses are counted as ld/st.shared (not yet measured)")
+    over = np.flatnonzero(ok & (cnt > ideal))
+    conflict = (
+        costs.conflict(ins, inst, int(over[0]), int(cnt[over[0]]), int(ideal[over[0]])) if over.size else None
+    )
+    if over.size and fam == "ldgsts":
+        conflict = None if name.endswith("ca") else conflict
+    all_known = bool(ok.all())
+    verdict = "refuted" if over.size else ("proved" if all_known else "unknown")
+    total = int(cnt[ok].sum()) if all_known else None
+    reason = None if all_known else _why_unknown(fam, inst, ok)
+    return InstructionReport(
+        **base,
+        instructions=on,
+        wavefronts=total,
+        ideal=int(ideal[ok].sum()) if all_known else None,
+        max_per_instruction=int(cnt[ok].max()) if ok.any() else None,
+        verdict=verdict,
+        status=status,
+        conflict=conflict,
+        reason=reason,
+        proof="every dynamic instance of this CTA enumerated" if all_known else None,
+        **extra,
+    )
+
+
+def _why_unknown(fam: str, inst, ok) -> str:
+    if not inst.known.all():
+        return (
+            "an address or guard depends on values the analysis does not know "
+            "(loaded data, an argument not given)"
+        )
+    if fam == "ldgsts":
+        return (
+            "cp.async.ca: lanes copying to one shared address, or global addresses not known (not modelled)"
+        )
+    return "not decided"
+
+
+def _shared_ptrs(code: KernelCode) -> set[str]:
+    from bankproof.verifier.kernel.sites import _shared_pointers  # noqa: PLC0415
+
+    key = id(code)
+    if _SP.get("key") != key:
+        _SP["key"], _SP["value"] = key, _shared_pointers(code)
+    return _SP["value"]
+
+
+_SP: dict = {}
+
+
+def _lines(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
+    by: dict = defaultdict(list)
+    for r in reports:
+        by[(r.location.file, r.location.line) if r.location else ("", 0)].append(r)
+    out = []
+    for (f, ln), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        ins = [r.instructions for r in rs]
+        wf = [r.wavefronts for r in rs if r.family in COUNTED]
+        idl = [r.ideal for r in rs if r.family in COUNTED]
+        verdict = (
+            "refuted"
+            if any(r.verdict == "refuted" for r in rs)
+            else ("unknown" if any(r.verdict == "unknown" and r.family in COUNTED for r in rs) else "proved")
+        )
+        out.append(
+            LineTotal(
+                SourceLine(f, ln) if f else None,
+                tuple(sorted({kind_of(r.family, r.instr) for r in rs})),
+                None if None in ins else sum(ins),
+                None if None in wf else sum(wf),
+                None if None in idl else sum(idl),
+                verdict,
+            )
+        )
+    return tuple(out)
+
+
+def _totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
+    by: dict = defaultdict(list)
+    for r in reports:
+        by[kind_of(r.family, r.instr)].append(r)
+    out = []
+    for kind in (
+        "ld",
+        "st",
+        "ldsm",
+        "stsm",
+        "ldgsts",
+        "tma",
+        "mma",
+        "atomic",
+        "mbarrier",
+        "tensormap",
+        "tmem",
+    ):
+        rs = by.get(kind)
+        if not rs:
+            continue
+        ins = [r.instructions for r in rs]
+        wf = [r.wavefronts for r in rs]
+        idl = [r.ideal for r in rs]
+        out.append(
+            KindTotal(
+                kind,
+                None if None in ins else sum(ins),
+                None if None in wf else sum(wf),
+                None if None in idl else sum(idl),
+                COUNTERS.get(kind, ()),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,133 @@
+"""From the machine's trace to costs: every dynamic instance of a shared-memory instruction counted
+by the target's model (the same :mod:`bankproof.models.hardware` every other command uses), a
+verdict per static instruction over all its instances, the first conflicting pair of lanes where
+there is one, and which instructions a point the machine could not follow makes unknown.
+
+>>> import numpy as np
+>>> offs = np.array([[4 * 33 * i for i in range(32)], [128 * i for i in range(32)]])
+>>> counts(instruction("ld32"), offs, np.ones((2, 32), bool))[0].tolist()
+[1, 32]
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from bankproof.models import hardware, target
+from bankproof.models.hardware import instruction
+from bankproof.verifier.kernel.ptx_module import KernelCode
+from bankproof.verifier.kernel.records import Conflict, Instances
+
+TMA_NOTE = (
+    "TMA copies add no LSU shared wavefronts (measured: gpu_checks/results/h100-2026-11-27-engines.json.gz)"
+)
+
+
+def counts(ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wavefronts and ideals of each row (a warp instruction) under the phase model."""
+    act = np.ones_like(active) if ins.is_matrix else active
+    c, i, _ = hardware.evaluate(ins, offsets, act)
+    return c, i
+
+
+def misaligned(ins: hardware.Instr, inst: Instances) -> int | None:
+    """The first row where an active lane's address breaks the instruction's alignment (the
+    hardware faults: a misaligned address error), else ``None``."""
+    align = 16 if ins.is_matrix else ins.width
+    lanes = ins.address_lanes
+    act = np.ones_like(inst.active) if ins.is_matrix else inst.active
+    bad = ((inst.offsets[:, :lanes] % align) != 0) & act[:, :lanes] & inst.known[:, None]
+    bad |= (inst.offsets[:, :lanes] < 0) & act[:, :lanes] & inst.known[:, None]
+    rows = np.flatnonzero(bad.any(axis=1))
+    return int(rows[0]) if rows.size else None
+
+
+def copy_counts(name: str, inst: Instances) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """``cp.async`` rows: wavefronts (``-1`` unknown), ideals, which are known, and the status.
+    ``.ca``: the measured rule (:func:`~bankproof.models.hardware.ldgsts_wavefronts`), which needs
+    the global addresses; ``.cg``: as the store of the same width (assumed, as everywhere)."""
+    width, mode = int(name[2:].split(".")[0]), name.split(".")[1]
+    store = instruction({4: "st32", 8: "st64", 16: "st128"}[width])
+    c, ideal = counts(store, inst.offsets, inst.active)
+    if mode == "cg":
+        return c, ideal, inst.known.copy(), "assumed"
+    out = np.full(len(c), -1, dtype=np.int64)
+    ok = inst.known.copy()
+    for r in range(len(c)):
+        if not ok[r] or inst.source is None or not inst.source_known[r][inst.active[r]].all():
+            ok[r] = False
+            continue
+        w = hardware.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
+        if w is None:
+            ok[r] = False
+        else:
+            out[r] = w
+    return out, ideal, ok, "measured"
+
+
+def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: int) -> Conflict:
+    """The lowest two lanes of row ``row`` that one bank serves different words in one phase."""
+    offs, act = inst.offsets[row], inst.active[row].copy()
+    if ins.is_matrix:
+        act = np.arange(32) < ins.address_lanes
+    phase = hardware.phase_ids(ins, offs[None], act[None])[0]
+    warp = int(inst.warp[row])
+    for p in sorted(set(phase[act].tolist())):
+        seen: dict[int, tuple[int, int]] = {}
+        for lane in np.flatnonzero(act & (phase == p)).tolist():
+            for word in ins.words(int(offs[lane])):
+                b = word % hardware.BANKS
+                if b in seen and seen[b][0] != word:
+                    a, c = seen[b][1], lane
+                    case = {"instr": ins.short, "byte_offsets": offs.tolist()}
+                    if not act.all():
+                        case["active"] = act.astype(int).tolist()
+                    line = json.dumps(case, separators=(",", ":"))
+                    return Conflict(
+                        warp,
+                        int(inst.execution[row]),
+                        (a, c),
+                        (32 * warp + a, 32 * warp + c),
+                        (int(offs[a]), int(offs[c])),
+                        b,
+                        int(p),
+                        count,
+                        ideal,
+                        f"echo '{line}' | bankproof wavefronts --input -",
+                    )
+                seen.setdefault(b, (word, lane))
+    raise AssertionError("no conflicting pair in an instruction above its ideal")
+
+
+def status(arch: str, ins: hardware.Instr) -> str:
+    return target.status(arch, ins)
+
+
+def reachable(code: KernelCode, starts: list[int]) -> set[int]:
+    """Instruction indices reachable from ``starts`` (every way a branch can go)."""
+    body, n = code.body, len(code.body)
+    seen: set[int] = set()
+    todo = list(starts)
+    while todo:
+        i = todo.pop()
+        if i in seen or i >= n:
+            continue
+        seen.add(i)
+        op = body[i]
+        nxt = []
+        if op.base == "bra":
+            name = op.operands[-1] if op.operands else ""
+            t = code.labels.get(f"{name}@{op.scope}", code.labels.get(name))
+            if t is not None:
+                nxt.append(t)
+            if op.guard is not None:
+                nxt.append(i + 1)
+        elif op.base == "brx":
+            nxt += [code.labels[x] for x in code.tables.get(op.operands[-1], ()) if x in code.labels]
+        elif op.base in ("ret", "exit", "trap") and op.guard is None:
+            pass
+        else:
+            nxt.append(i + 1)
+        todo += nxt
+    return seen

@@ -1,0 +1,408 @@
+"""A PTX module read once: its kernels (``.entry``), device functions (``.func``), shared-memory
+symbols (``.shared``, static and ``extern`` dynamic), its ``.file`` table, and for every instruction
+of a kernel the source location chain (``.loc ... inlined_at``): the innermost line (a CuTe or CUB
+header's) and the outermost (the user's line that called into it).
+
+>>> m = read_module('''
+... .version 8.8
+... .target sm_90a
+... .extern .shared .align 16 .b8 dyn[];
+... .visible .entry k(.param .u64 k_param_0)
+... {
+...   .shared .align 128 .b8 tile[4096];
+...   mov.u32 %r1, %tid.x;
+...   .loc 1 7 3
+...   st.shared.u32 [tile], %r1;
+... }
+... .file 1 "t.cu"
+... ''')
+>>> k = kernel_code(m, None)
+>>> k.name, [(s.name, s.align, s.size) for s in k.shared], k.body[1].loc
+('k', [('tile', 128, 4096), ('dyn', 16, None)], Loc(file='t.cu', line=7, column=3))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from bankproof.models.errors import InputError
+
+MAX_INSTRUCTIONS = 400_000  # of one kernel (a fully unrolled CUTLASS kernel has tens of thousands)
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
+_HEADER = re.compile(
+    r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M
+)
+_SHARED = re.compile(
+    r"^\s*(\.extern\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.(?:b|u|s|f)(\d+)\s+([\w$]+)\s*(?:\[(\d*)\])?\s*;",
+    re.M,
+)
+_TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
+_LABEL = re.compile(r"^([$\w]+):")
+_PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
+_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source location: the file as ``.file`` names it, line and column (1-based; 0 = unknown)."""
+
+    file: str
+    line: int
+    column: int = 0
+
+    def text(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One PTX instruction of a kernel: ``operands`` split at top-level commas; ``guard`` is
+    ``(negated, predicate)``; ``scope`` the brace block (an inline-asm block's registers and labels
+    are its own); ``loc`` the user's line (outermost of an inlined chain), ``inner`` the innermost."""
+
+    index: int
+    ptx_line: int
+    opcode: str
+    operands: tuple[str, ...]
+    guard: tuple[bool, str] | None
+    scope: int
+    loc: Loc | None
+    inner: Loc | None
+
+    @property
+    def base(self) -> str:
+        return self.opcode.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class SharedSymbol:
+    """A ``.shared`` variable: ``size`` bytes (``None``: ``extern``, the dynamic shared memory)."""
+
+    name: str
+    align: int
+    size: int | None
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    """One kernel of a module, read once: what the machine executes."""
+
+    name: str
+    params: tuple[tuple[str, str], ...]  # (type, name)
+    block_hint: tuple[int, ...] | None  # .reqntid
+    body: tuple[Op, ...]
+    labels: Mapping[str, int]  # label (``name@scope`` inside a brace block) -> instruction index
+    tables: Mapping[str, tuple[str, ...]]  # .branchtargets
+    shared: tuple[SharedSymbol, ...]  # static symbols in declaration order, then the dynamic one
+    calls: frozenset[str]  # device functions it calls (not inlined)
+    target: str = ""
+    local: frozenset[tuple[int, str]] = frozenset()  # registers declared inside a brace block
+
+
+@dataclass(frozen=True)
+class PtxModule:
+    """A PTX module: its kernels and functions by name (their text spans), ``.file`` names, its
+    module-level shared symbols and ``.target``."""
+
+    text: str = field(repr=False)
+    entries: tuple[str, ...]
+    functions: Mapping[str, tuple[int, int]]  # name -> (start, end) offsets of its text, entries too
+    files: Mapping[str, str]
+    shared: tuple[SharedSymbol, ...]
+    target: str
+
+
+def read_module(ptx: str) -> PtxModule:
+    """The kernels, functions, files and module-level shared symbols of ``ptx``."""
+    files = {n: path for n, path in _FILE.findall(ptx)}
+    spans: dict[str, tuple[int, int]] = {}
+    entries = []
+    depth_at = _top_level_braces(ptx)
+    for m in _HEADER.finditer(ptx):
+        open_ = ptx.find("{", m.end())
+        if open_ < 0 or ptx.find(";", m.end(), open_) >= 0:
+            continue  # a declaration (.func ... ;), not a definition
+        close = depth_at.get(open_)
+        if close is None:
+            raise InputError("kernel", "ptx", "has an unbalanced '{'", m.group(2))
+        spans[m.group(2)] = (m.start(), close + 1)
+        if m.group(1) == "entry":
+            entries.append(m.group(2))
+    if not entries:
+        raise InputError("kernel", "ptx", "has no .entry (no kernel)")
+    outside = _strip_spans(ptx, spans.values())
+    shared = tuple(_symbols(outside))
+    t = _TARGET.search(ptx)
+    return PtxModule(
+        ptx,
+        tuple(entries),
+        MappingProxyType(spans),
+        MappingProxyType(files),
+        shared,
+        t.group(1).strip() if t else "",
+    )
+
+
+def _top_level_braces(text: str) -> dict[int, int]:
+    """Offsets of each top-level ``{`` -> its matching ``}`` (comments and strings are PTX-simple:
+    ``//`` to the end of a line)."""
+    out, stack = {}, []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "{":
+            stack.append(i)
+        elif c == "}" and stack:
+            start = stack.pop()
+            if not stack:
+                out[start] = i
+        i += 1
+    return out
+
+
+def _strip_spans(text: str, spans) -> str:
+    parts, last = [], 0
+    for a, b in sorted(spans):
+        parts.append(text[last:a])
+        last = b
+    parts.append(text[last:])
+    return "\n".join(parts)
+
+
+def _symbols(text: str) -> list[SharedSymbol]:
+    out = []
+    for m in _SHARED.finditer(text):
+        extern, align, bits, name, count = m.groups()
+        width = int(bits) // 8 or 1
+        size = None if extern or count == "" else width * int(count or 1)
+        out.append(SharedSymbol(name, int(align or width), size))
+    return out
+
+
+def _split_operands(text: str) -> tuple[str, ...]:
+    """Operands at top-level commas (``{%r1, %r2}``, ``[%rd1+8]`` and ``(...)`` stay whole)."""
+    parts, depth, cur = [], 0, []
+    for c in text:
+        if c in "[{(":
+            depth += 1
+        elif c in "]})":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur).strip())
+    return tuple(p for p in parts if p)
+
+
+def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
+    """The kernel ``name`` of the module (``None``: the only one; several: refused, naming them)."""
+    if name is None:
+        if len(module.entries) > 1:
+            raise InputError(
+                "kernel", "kernel", "must name one kernel of the module: " + ", ".join(module.entries[:20])
+            )
+        name = module.entries[0]
+    if name not in module.entries:
+        short = [e for e in module.entries if name in e]
+        if len(short) != 1:
+            raise InputError(
+                "kernel",
+                "kernel",
+                "is not a kernel of the module (" + ", ".join(module.entries[:20]) + ")",
+                name,
+            )
+        name = short[0]
+    a, b = module.functions[name]
+    text = module.text[a:b]
+    head, _, rest = text.partition("{")
+    params = tuple(_params(head))
+    req = re.search(r"\.reqntid\s+([\d,\s]+)", head)
+    hint = tuple(int(x) for x in req.group(1).replace(",", " ").split()) if req else None
+    start_line = module.text.count("\n", 0, a + len(head) + 1) + 1
+    body, labels, tables, local, regs = _body(rest[: rest.rfind("}")], start_line, module.files)
+    shared = tuple(s for s in local if s.size is not None)
+    shared += tuple(s for s in module.shared if s.size is not None)
+    shared += tuple(s for s in (*local, *module.shared) if s.size is None)
+    calls = frozenset(_callee(o) for o in body if o.base == "call")
+    return KernelCode(
+        name,
+        params,
+        hint,
+        tuple(body),
+        MappingProxyType(labels),
+        MappingProxyType(tables),
+        shared,
+        calls,
+        module.target,
+        frozenset(regs),
+    )
+
+
+def _callee(op: Op) -> str:
+    for o in op.operands:
+        if not o.startswith("("):
+            return o
+    return "?"
+
+
+def _params(head: str) -> list[tuple[str, str]]:
+    inner = head[head.find("(") + 1 : head.rfind(")")] if "(" in head else ""
+    out = []
+    for p in inner.split(","):
+        words = p.replace("\n", " ").split()
+        if len(words) >= 3 and words[0] == ".param":
+            out.append((words[1].lstrip("."), re.sub(r"\[.*", "", words[-1])))
+    return out
+
+
+class _Locs:
+    """``.loc`` lines: the current innermost location and, through ``inlined_at``, the outermost."""
+
+    def __init__(self, files: Mapping[str, str]):
+        self.files = files
+        self.parent: dict[tuple[str, int, int], tuple[str, int, int]] = {}
+        self.inner: Loc | None = None
+        self.outer: Loc | None = None
+        self.own: str | None = None
+
+    def read(self, line: str) -> None:
+        m = _LOC.match(line)
+        if not m:
+            return
+        key = (m.group(1), int(m.group(2)), int(m.group(3)))
+        inl = _INLINED.search(m.group(4))
+        if inl:
+            up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
+            if up != key:
+                self.parent[key] = up
+        top, seen = key, {key}
+        while top in self.parent and self.parent[top] not in seen:
+            top = self.parent[top]
+            seen.add(top)
+        if self.own is None:
+            self.own = key[0]  # the kernel's own file: where its first location is
+        self.inner = self._loc(key)
+        if top[0] == self.own or self.outer is None:
+            self.outer = self._loc(top)
+
+    def _loc(self, key: tuple[str, int, int]) -> Loc:
+        return Loc(self.files.get(key[0], key[0]), key[1], key[2])
+
+
+def _body(text: str, start: int, files: Mapping[str, str]):
+    """Statements of a kernel body: split at ``;`` and at scope braces (an inline-asm block often
+    sits on one line: ``{ .reg .pred p; setp...; @p add...; }``); braces inside a statement
+    (vector operands ``{%r1, %r2}``) are the statement's."""
+    st = _Statements(files)
+    for n, raw in enumerate(text.splitlines(), start=start):
+        line = (raw.split("//", 1)[0] if "//" in raw else raw).strip()
+        if not line:
+            continue
+        if line.startswith(".loc"):
+            st.locs.read(line)
+            continue
+        for piece in re.split(r"([{};])", line):
+            st.feed(piece, n)
+    for name in st.tables:
+        st.labels.pop(name, None)
+    return st.body, st.labels, {k: tuple(v) for k, v in st.tables.items()}, st.shared, st.regs
+
+
+class _Statements:
+    def __init__(self, files: Mapping[str, str]):
+        self.body: list[Op] = []
+        self.labels: dict[str, int] = {}
+        self.tables: dict[str, list[str]] = {}
+        self.shared: list[SharedSymbol] = []
+        self.regs: set[tuple[int, str]] = set()
+        self.locs = _Locs(files)
+        self.scopes, self.next_scope = [0], 0
+        self.pending, self.pending_line = "", 0
+        self.table: str | None = None
+        self.last_label = "?"
+
+    def feed(self, piece: str, n: int) -> None:
+        if piece in ("{", "}") and not self.pending.strip():
+            if piece == "{":
+                self.next_scope += 1
+                self.scopes.append(self.next_scope)
+            elif len(self.scopes) > 1:
+                self.scopes.pop()
+            return
+        if piece == ";":
+            text, self.pending = self.pending.strip(), ""
+            if text:
+                self.statement(text)
+            return
+        if not self.pending.strip():
+            self.pending_line = n
+            piece = self.label(piece.strip())
+        self.pending += " " + piece if self.pending else piece
+
+    def label(self, piece: str) -> str:
+        if self.table is None:
+            lab = _LABEL.match(piece)
+            while lab:
+                scope = self.scopes[-1]
+                self.last_label = lab.group(1) if scope == 0 else f"{lab.group(1)}@{scope}"
+                self.labels[self.last_label] = len(self.body)
+                self.labels.setdefault(lab.group(1), len(self.body))
+                piece = piece[lab.end() :].strip()
+                lab = _LABEL.match(piece)
+        return piece
+
+    def statement(self, text: str) -> None:
+        scope = self.scopes[-1]
+        if self.table is not None or text.startswith(".branchtargets"):
+            name = self.table or self.last_label
+            body = text[len(".branchtargets") :] if text.startswith(".branchtargets") else text
+            self.tables.setdefault(name, []).extend(t.strip() for t in body.split(",") if t.strip())
+            self.table = None
+            return
+        if text.startswith((".shared", ".extern")):
+            self.shared += _symbols(text + ";")
+            return
+        if text.startswith(".reg"):
+            if scope > 0:
+                self.regs.update((scope, r) for r in _declared(text))
+            return
+        if text.startswith("."):
+            return
+        self.body.append(_op(text, len(self.body), self.pending_line, scope, self.locs))
+        if len(self.body) > MAX_INSTRUCTIONS:
+            raise InputError("kernel", "ptx", f"has more than {MAX_INSTRUCTIONS} instructions in one kernel")
+
+
+def _declared(line: str) -> list[str]:
+    """Registers a ``.reg`` line declares (``%r<4>`` is ``%r0`` .. ``%r3``)."""
+    names = []
+    for item in line.rstrip(";").split()[2:] if len(line.split()) > 2 else []:
+        for name in item.split(","):
+            name = name.strip()
+            m = re.fullmatch(r"(%?[\w$]+)<(\d+)>", name)
+            if m:
+                names += [f"{m.group(1)}{i}" for i in range(min(int(m.group(2)), 4096))]
+            elif name:
+                names.append(name)
+    return names
+
+
+def _op(text: str, index: int, line: int, scope: int, locs: _Locs) -> Op:
+    guard = None
+    g = _PRED.match(text)
+    if g:
+        guard = (g.group(1) == "!", g.group(2))
+        text = text[g.end() :]
+    parts = text.split(None, 1)
+    operands = _split_operands(parts[1]) if len(parts) > 1 else ()
+    return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner)

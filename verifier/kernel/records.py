@@ -1,0 +1,174 @@
+"""The records that cross the kernel pipeline's stages: the launch as the user states it, the
+machine's trace of one CTA (every dynamic instance of every shared-memory instruction), and the
+report (per instruction, per source line, per kernel). All frozen; renderers read fields.
+
+>>> Launch(block=(128, 1, 1)).threads
+128
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from bankproof.verifier.results.base import Result, optional
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One CTA of a launch: ``block`` (x, y, z) threads, the ``grid``, which ``cta`` is analysed,
+    ``dynamic_smem`` bytes, and ``args``: kernel arguments by PTX parameter name or C++ position
+    (``"0"``, ``"1"``...), integers (a pointer is its address)."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int] = (1, 1, 1)
+    cta: tuple[int, int, int] = (0, 0, 0)
+    dynamic_smem: int = 0
+    args: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+
+@dataclass(frozen=True)
+class Instances:
+    """Every dynamic instance of one static shared-memory instruction over the CTA's warps: row
+    ``i`` is warp ``warp[i]``'s ``execution[i]``-th execution; per lane its byte address in shared
+    memory, whether it is active (issues) and reached (its warp's control flow is there);
+    ``known[i]`` is False where an active lane's address or guard is not known. ``source`` is the
+    global address per lane (cp.async), with ``source_known``."""
+
+    warp: np.ndarray
+    execution: np.ndarray
+    offsets: np.ndarray
+    active: np.ndarray
+    reached: np.ndarray
+    known: np.ndarray
+    source: np.ndarray | None = None
+    source_known: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What the machine saw running one CTA: instances per static instruction index, warp
+    executions of every counted instruction (``executed``: index -> warps that ran it, with a lane
+    on / reached), the points where it could not follow the program (``lost``: index -> why), and
+    notes on what it assumed."""
+
+    instances: Mapping[int, Instances]
+    executed: Mapping[int, tuple[int, int]]
+    lost: Mapping[int, str]
+    notes: tuple[str, ...]
+    steps: int
+    warps: int
+    symbols: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SourceLine(Result):
+    """A source location: ``file:line``, column 0 when unknown."""
+
+    file: str
+    line: int
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class Conflict(Result):
+    """Two lanes of one warp instruction that one bank serves different words in one wavefront:
+    the warp, its execution of the instruction (0 = first), the lanes and their threads, both
+    byte addresses, the bank and the phase; ``reproduce`` replays it with ``bankproof wavefronts``."""
+
+    warp: int
+    execution: int
+    lanes: tuple[int, int]
+    threads: tuple[int, int]
+    byte_addresses: tuple[int, int]
+    bank: int
+    phase: int
+    wavefronts: int
+    ideal: int
+    reproduce: str
+
+
+@dataclass(frozen=True)
+class InstructionReport(Result):
+    """One static shared-memory instruction over every warp and dynamic instance of the CTA.
+
+    ``instructions``: warp instructions executed with a lane on (``instructions_reached``: warps
+    whose control reached it, where more); ``wavefronts``/``ideal`` summed over them;
+    ``verdict`` ``proved`` (every instance at its ideal), ``refuted`` (``conflict`` names one) or
+    ``unknown`` (``reason``); ``status`` what the count rests on (``measured``, ``assumed``,
+    ``not modelled``)."""
+
+    ptx_line: int
+    opcode: str
+    family: str
+    instr: str
+    location: SourceLine | None
+    inlined_from: SourceLine | None
+    instructions: int | None
+    wavefronts: int | None
+    ideal: int | None
+    max_per_instruction: int | None
+    verdict: str
+    status: str
+    conflict: Conflict | None = optional()
+    instructions_reached: int | None = optional()
+    reason: str | None = optional()
+    fix: str | None = optional()
+    bad_direction: str | None = optional()
+    proof: str | None = optional()
+
+
+@dataclass(frozen=True)
+class LineTotal(Result):
+    """One source line's shared-memory instructions: per op kind (``ld``, ``st``, ``ldsm``,
+    ``stsm``, ``ldgsts``, ``tma``, ``mma``, ``atomic``, ``mbarrier``) warp instructions executed and
+    wavefronts (``None``: unknown)."""
+
+    location: SourceLine | None
+    kinds: tuple[str, ...]
+    instructions: int | None
+    wavefronts: int | None
+    ideal: int | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class KindTotal(Result):
+    """A kernel's total of one op kind, as Nsight Compute's SASS-level counters count it."""
+
+    kind: str
+    instructions: int | None
+    wavefronts: int | None
+    ideal: int | None
+    counters: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelResult(Result):
+    """A kernel's shared-memory account for one CTA of a launch: per instruction, per source line
+    and per op kind; ``verdict`` ``proved`` (every instruction at its ideal over every instance),
+    ``refuted`` (some instruction conflicts) or ``unknown`` (what could not be decided is named in
+    ``unknown``: never a number in its place)."""
+
+    schema: int
+    source: str
+    kernel: str
+    arch: str
+    launch: dict
+    verdict: str
+    instructions: tuple[InstructionReport, ...]
+    lines: tuple[LineTotal, ...]
+    totals: tuple[KindTotal, ...]
+    unknown: tuple[str, ...]
+    notes: tuple[str, ...]
+    shared_symbols: dict
+    steps: int
+
+    @property
+    def exit_code(self) -> int:
+        return {"proved": 0, "refuted": 1, "unknown": 3}[self.verdict]

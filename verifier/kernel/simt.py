@@ -1,0 +1,389 @@
+"""The PTX machine: one CTA of a kernel run thread by thread (vectorized over the CTA), every
+shared-memory instruction's dynamic instances recorded with each lane's byte address.
+
+Threads keep their own program counter; each step runs the lowest one among live threads, for
+every thread that is there (so a warp whose threads went different ways runs each way in turn and
+they meet again where the ways join, as the hardware reconverges). Loops run as many times as their
+bounds say; a branch on a value the machine does not know (loaded data, an argument not given)
+cannot be followed: the threads that take it stop there and the report says so.
+
+Addresses: a ``.shared`` symbol is its offset in the CTA's shared window (static symbols in
+declaration order, each at its alignment, then the dynamic ``extern`` array); ``cvta`` between the
+shared and generic spaces keeps the offset, so a generic ``ld``/``st`` of a pointer derived from a
+shared symbol is a shared access. A pointer argument not given is a distinct 256-byte-aligned
+address (cudaMalloc's alignment), which is all that global-line counts depend on.
+
+>>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+>>> code = kernel_code(read_module('''
+... .visible .entry k(.param .u32 n)
+... {
+...   .shared .align 4 .b8 buf[512];
+...   ld.param.u32 %r9, [n];
+...   mov.u32 %r1, %tid.x;
+...   mov.u32 %r2, 0;
+... L:
+...   shl.b32 %r3, %r1, 3;
+...   mov.u32 %r4, buf;
+...   add.s32 %r5, %r4, %r3;
+...   st.shared.u32 [%r5], %r2;
+...   add.s32 %r2, %r2, 1;
+...   setp.lt.u32 %p1, %r2, %r9;
+...   @%p1 bra L;
+...   ret;
+... }'''), None)
+>>> t = run(code, Launch(block=(64, 1, 1), args=(("n", 3),)))
+>>> i = t.instances[6]
+>>> i.warp.tolist(), i.execution.tolist(), i.offsets[0, :3].tolist()
+([0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2], [0, 8, 16])
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+from bankproof.verifier.kernel.ptx_module import KernelCode, Op
+from bankproof.verifier.kernel.records import Instances, Launch, Trace
+from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
+from bankproof.verifier.kernel.values import Value, arith, per_warp, shuffle, width
+
+MAX_STEPS = 3_000_000
+MAX_SECONDS = 120.0
+_IMM = re.compile(r"^-?(0[xX][0-9a-fA-F]+|0[dDfF][0-9a-fA-F]+|\d+)[Uu]?$")
+_MEM = re.compile(r"\[\s*([^\]]*?)\s*\]")
+
+
+class Machine:
+    """One CTA of ``code`` under ``launch`` (see the module docstring)."""
+
+    def __init__(
+        self, code: KernelCode, launch: Launch, max_steps: int = MAX_STEPS, max_seconds: float = MAX_SECONDS
+    ):
+        self.code, self.launch = code, launch
+        self.n = -(-launch.threads // 32) * 32
+        self.warps = self.n // 32
+        self.plan = plan(code)
+        self.symbols = self.plan.placement(launch.dynamic_smem)
+        self.args = self.plan.arguments(launch)
+        self.regs: dict[str, Value] = {}
+        self.pc = np.zeros(self.n, dtype=np.int64)
+        self.done = np.arange(self.n) >= launch.threads
+        self.max_steps, self.deadline = max_steps, time.monotonic() + max_seconds
+        self.rec: dict[int, list] = {}
+        self.count: dict[tuple[int, int], int] = {}  # (op, warp) -> executions so far
+        self.executed: dict[int, list[int]] = {}
+        self.lost: dict[int, str] = {}
+        self.notes: list[str] = list(self.plan.notes)
+        tid = np.arange(self.n)
+        bx, by, _ = launch.block
+        self.special = {
+            "%tid.x": tid % bx,
+            "%tid.y": (tid // bx) % by,
+            "%tid.z": tid // (bx * by),
+            "%laneid": tid % 32,
+            "%ntid.x": bx,
+            "%ntid.y": by,
+            "%ntid.z": launch.block[2],
+            "%ctaid.x": launch.cta[0],
+            "%ctaid.y": launch.cta[1],
+            "%ctaid.z": launch.cta[2],
+            "%nctaid.x": launch.grid[0],
+            "%nctaid.y": launch.grid[1],
+            "%nctaid.z": launch.grid[2],
+            "%cluster_ctarank": 0,
+            "%cluster_nctarank": 1,
+            "%is_explicit_cluster": 0,
+            "%cluster_ctaid.x": 0,
+            "%cluster_ctaid.y": 0,
+            "%cluster_ctaid.z": 0,
+            "%cluster_nctaid.x": 1,
+            "%cluster_nctaid.y": 1,
+            "%cluster_nctaid.z": 1,
+            "%clusterid.x": launch.cta[0],
+            "%clusterid.y": launch.cta[1],
+            "%clusterid.z": launch.cta[2],
+            "%nclusterid.x": launch.grid[0],
+            "%nclusterid.y": launch.grid[1],
+            "%nclusterid.z": launch.grid[2],
+            "%dynamic_smem_size": launch.dynamic_smem,
+            "%lanemask_eq": 1 << (tid % 32),
+            "%lanemask_lt": (1 << (tid % 32)) - 1,
+            "%lanemask_le": (2 << (tid % 32)) - 1,
+            "%lanemask_gt": (0xFFFFFFFF << (tid % 32 + 1)) & 0xFFFFFFFF,
+            "%lanemask_ge": (0xFFFFFFFF << (tid % 32)) & 0xFFFFFFFF,
+        }
+
+    # ----- operands ----------------------------------------------------------------------------
+    def reg_name(self, name: str, op: Op) -> str:
+        return f"{name}@{op.scope}" if (op.scope, name) in self.plan.local else name
+
+    def value(self, text: str, op: Op) -> Value:
+        t = text.strip()
+        if t.startswith("%") or (op.scope, t) in self.plan.local:
+            v = self.regs.get(self.reg_name(t, op))
+            if v is not None:
+                return v
+            s = self.special.get(t)
+            if s is not None:
+                return Value(
+                    np.broadcast_to(np.asarray(s, dtype=np.int64), (self.n,)).copy(), np.ones(self.n, bool)
+                )
+            return Value.unknown(self.n)
+        if t in self.symbols:
+            return Value.const(self.symbols[t], self.n)
+        if t.startswith("{") and t.endswith("}"):
+            parts = [self.value(p, op) for p in t[1:-1].split(",")]
+            if len(parts) == 2:
+                lo, hi = parts
+                return Value((lo.v & 0xFFFFFFFF) | (hi.v << 32), lo.k & hi.k)
+            return Value.unknown(self.n)
+        if _IMM.match(t):
+            return Value.const(_immediate(t), self.n)
+        return Value.unknown(self.n)
+
+    def address(self, op: Op) -> Value:
+        m = None
+        for o in op.operands:
+            if o.lstrip().startswith("["):
+                m = _MEM.search(o)
+                break
+        if m is None:
+            return Value.unknown(self.n)
+        total = Value.const(0, self.n)
+        for term in re.split(r"\s*\+\s*", m.group(1)):
+            v = self.value(term, op)
+            total = Value(total.v + v.v, total.k & v.k)
+        return total
+
+    def guard(self, op: Op, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Threads of ``group`` whose guard holds, and those whose guard is not known."""
+        if op.guard is None:
+            return group, np.zeros(self.n, bool)
+        p = self.value(op.guard[1], op)
+        on = (p.v != 0) ^ op.guard[0]
+        return group & on & p.k, group & ~p.k
+
+    def write(self, dest: str, op: Op, new: Value, where: np.ndarray) -> None:
+        name = self.reg_name(dest, op)
+        old = self.regs.get(name) or Value.unknown(self.n)
+        self.regs[name] = old.merge(new, where)
+
+    # ----- the run ----------------------------------------------------------------------------
+    def run(self) -> Trace:
+        body = self.code.body
+        size = len(body)
+        steps = 0
+        nxt = self.plan.next_interesting
+        while True:
+            live = ~self.done
+            if not live.any():
+                break
+            pcs = np.where(live, self.pc, size + 1)
+            pc = int(pcs.min())
+            group = live & (self.pc == pc)
+            if pc >= size:
+                self.done |= group
+                continue
+            steps += 1
+            if steps > self.max_steps or (steps % 4096 == 0 and time.monotonic() > self.deadline):
+                self.lost[pc] = f"the analysis stopped after {steps - 1} steps (a limit, not a result)"
+                self.done |= live
+                break
+            op = body[pc]
+            kind = self.plan.kinds[pc]
+            if kind is None:  # nothing the analysis needs: run straight on to the next thing it does
+                others = pcs[~group]
+                stop = int(others.min()) if others.size else size + 1
+                self.pc[group] = min(int(nxt[pc]), stop) if nxt[pc] > pc else pc + 1
+                continue
+            self.step(op, kind, group, pc)
+        return Trace(
+            {i: _stack(rows) for i, rows in self.rec.items()},
+            {i: (v[0], v[1]) for i, v in self.executed.items()},
+            dict(self.lost),
+            tuple(dict.fromkeys(self.notes)),
+            steps,
+            self.warps,
+            dict(self.symbols),
+        )
+
+    def step(self, op: Op, kind: MachineOp, group: np.ndarray, pc: int) -> None:
+        on, unknown = self.guard(op, group)
+        self.pc[group] = pc + 1
+        if kind.control:
+            self.control(op, group, on, unknown, pc)
+            return
+        if kind.family:
+            self.memory(op, kind, group, on, unknown, pc)
+        if kind.dests:
+            self.compute(op, kind, group, on, unknown)
+
+    def control(self, op: Op, group, on, unknown, pc: int) -> None:
+        base = op.base
+        if unknown.any():
+            self.lost[pc] = f"the branch condition {op.guard[1]} depends on values the analysis does not know"
+            self.done |= unknown
+        if base in ("ret", "exit", "trap"):
+            self.done |= on
+        elif base == "bra":
+            target = self.plan.target(op)
+            if target is None:
+                self.lost[pc] = (
+                    f"a branch to {op.operands[-1] if op.operands else '?'} that is not in the kernel"
+                )
+                self.done |= on
+            else:
+                self.pc[on] = target
+        elif base == "brx":
+            idx = self.value(op.operands[0], op)
+            table = self.code.tables.get(op.operands[-1], ())
+            for j, label in enumerate(table):
+                t = self.code.labels.get(label)
+                sel = on & idx.k & (idx.v == j)
+                if t is not None:
+                    self.pc[sel] = t
+            bad = on & ~idx.k
+            if bad.any():
+                self.lost[pc] = "a switch on a value the analysis does not know"
+                self.done |= bad
+        elif base == "call":
+            self.call(op, on, pc)
+
+    def call(self, op: Op, on: np.ndarray, pc: int) -> None:
+        callee = next((o for o in op.operands if not o.startswith("(")), "?")
+        if callee in self.plan.shared_callees:
+            self.lost[pc] = f"a call to {callee}, which touches shared memory, is not followed"
+            self.done |= on
+            return
+        self.notes.append(f"calls to {callee} are not followed (it touches no shared memory)")
+        ret = op.operands[0] if op.operands and op.operands[0].startswith("(") else ""
+        for r in re.findall(r"%[\w$]+", ret):
+            self.write(r, op, Value.unknown(self.n), on)
+
+    def compute(self, op: Op, kind: MachineOp, group, on, unknown) -> None:
+        base = op.base
+        srcs = [self.value(o, op) for o in op.operands[len(kind.dests) and 1 :]]
+        res: list[Value | None]
+        if base == "shfl":
+            res = [shuffle(op.opcode.split("."), srcs[0], srcs[1], srcs[2], group)]
+        elif base == "vote":
+            res = [self.vote(op, srcs[0], group)]
+        elif base == "activemask":
+            res = [Value(per_warp(group), np.ones(self.n, bool))]
+        elif base == "elect":
+            res = self.elect(srcs[0], group)
+        elif base == "mbarrier":  # try_wait / test_wait: taken to succeed at once (see notes)
+            res = [Value.const(1, self.n)]
+            self.notes.append(
+                "mbarrier waits are taken to succeed at their first try (a spin count is timing)"
+            )
+        elif base in ("ld", "atom", "ldmatrix", "tcgen05", "wgmma", "red", "cp", "match", "redux"):
+            res = [None] * len(kind.dests)
+            if base == "ld" and ".param" in op.opcode:
+                res = [self.param(op)]
+        elif base == "setp" and len(kind.dests) == 2:
+            r = arith(op.opcode, srcs)
+            res = [r, None if r is None else Value(1 - r.v, r.k)]
+        else:
+            res = [arith(op.opcode, srcs)]
+        for d, r in zip(kind.dests, res):
+            self.write(d, op, r if r is not None else Value.unknown(self.n), on)
+            if unknown.any():
+                self.write(d, op, Value.unknown(self.n), unknown)
+
+    def vote(self, op: Op, p: Value, group: np.ndarray) -> Value:
+        parts = op.opcode.split(".")
+        bits = per_warp(group & (p.v != 0))
+        known = ~(per_warp(group & ~p.k) != 0)
+        if "ballot" in parts:
+            return Value(bits, known)
+        mine = per_warp(group)
+        if "all" in parts:
+            return Value((bits == mine).astype(np.int64), known)
+        if "any" in parts:
+            return Value((bits != 0).astype(np.int64), known)
+        if "uni" in parts:
+            return Value(((bits == mine) | (bits == 0)).astype(np.int64), known)
+        return Value.unknown(self.n)
+
+    def elect(self, mask: Value, group: np.ndarray) -> list[Value | None]:
+        lane = np.arange(self.n) % 32
+        inm = group & (((mask.v >> lane) & 1) == 1)
+        bits = per_warp(inm)
+        low = np.array([(int(b) & -int(b)).bit_length() - 1 for b in bits], dtype=np.int64)
+        return [Value(low, mask.k.copy()), Value((lane == low).astype(np.int64), mask.k.copy())]
+
+    def param(self, op: Op) -> Value | None:
+        m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d+))?\s*\]", op.operands[1].strip())
+        if not m or m.group(1) not in self.args:
+            return None
+        v = self.args[m.group(1)] >> (8 * int(m.group(2) or 0))
+        w = width(op.opcode)
+        return Value.const(v & ((1 << w) - 1) if w < 64 else _as_i64(v), self.n)
+
+    def memory(self, op: Op, kind: MachineOp, group, on, unknown, pc: int) -> None:
+        addr = self.address(op)
+        warps = group.reshape(self.warps, 32)
+        present = np.flatnonzero(warps.any(axis=1))
+        ex = self.executed.setdefault(pc, [0, 0])
+        ex[1] += len(present)
+        ex[0] += int((on | unknown).reshape(self.warps, 32)[present].any(axis=1).sum())
+        if not kind.counted:
+            return
+        act = on.reshape(self.warps, 32)[present]
+        unk = unknown.reshape(self.warps, 32)[present]
+        offs = addr.v.reshape(self.warps, 32)[present]
+        known = ~unk.any(axis=1) & ~((act & ~addr.k.reshape(self.warps, 32)[present]).any(axis=1))
+        execs = np.array([self.count.get((pc, int(w)), 0) for w in present], dtype=np.int64)
+        for w in present:
+            self.count[(pc, int(w))] = self.count.get((pc, int(w)), 0) + 1
+        src = None
+        if kind.family == "ldgsts":
+            g = self.value(re.sub(r"[\[\]]", "", op.operands[1]).split("+")[0], op)
+            off = re.search(r"\+\s*(-?\d+)\s*\]", op.operands[1])
+            gv = g.v + (int(off.group(1)) if off else 0)
+            src = (gv.reshape(self.warps, 32)[present], g.k.reshape(self.warps, 32)[present])
+        self.rec.setdefault(pc, []).append((present, execs, offs, act, warps[present], known, src))
+
+
+def _immediate(t: str) -> int:
+    t = t.rstrip("Uu")
+    neg = t.startswith("-")
+    t = t.lstrip("-")
+    if t[:2] in ("0f", "0F", "0d", "0D"):
+        v = int(t[2:], 16)
+    else:
+        v = int(t, 0) if not (t.startswith("0") and t[1:].isdigit()) else int(t, 8)
+    return _as_i64(-v if neg else v)
+
+
+def _as_i64(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _stack(rows: list) -> Instances:
+    cat = lambda i: np.concatenate([r[i] for r in rows])  # noqa: E731
+    src = [r[6] for r in rows]
+    has_src = all(s is not None for s in src)
+    return Instances(
+        cat(0),
+        cat(1),
+        cat(2),
+        cat(3),
+        cat(4),
+        cat(5),
+        np.concatenate([s[0] for s in src]) if has_src else None,
+        np.concatenate([s[1] for s in src]) if has_src else None,
+    )
+
+
+def run(
+    code: KernelCode, launch: Launch, max_steps: int = MAX_STEPS, max_seconds: float = MAX_SECONDS
+) -> Trace:
+    """Run one CTA of ``code`` (see :class:`Machine`)."""
+    return Machine(code, launch, max_steps, max_seconds).run()
+
+
+__all__ = ["POINTER_BASE", "Machine", "classify", "run"]

@@ -1,0 +1,251 @@
+"""What the PTX machine needs to know about a kernel before it runs, computed once per kernel: each
+instruction's role (control flow, a shared-memory access and its family, the registers it writes
+that matter), the registers that can matter (the backward slice of every shared address, guard,
+branch operand and copy source), where shared symbols sit, and which arguments are pointers.
+
+>>> from bankproof.verifier.kernel.ptx_module import Op
+>>> classify(Op(0, 1, "ld.shared.v4.b32", ("{%r1, %r2, %r3, %r4}", "[%r5]"), None, 0, None, None), set())
+('lsu', 'ld128')
+>>> classify(Op(0, 1, "ld.u32", ("%r1", "[%rd5]"), None, 0, None, None), {"%rd5"})
+('lsu', 'ld32')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from bankproof.verifier.kernel.ptx_module import KernelCode, Op
+from bankproof.verifier.kernel.records import Launch
+from bankproof.verifier.triton.ptx.parse import Instruction
+from bankproof.verifier.triton.ptx.parse import classify as classify_shared
+
+POINTER_BASE = 0x7F00_0000_0000  # pointer arguments not given: this + i * 2^32 (256-byte aligned)
+_REGS = re.compile(r"%[\w$]+")
+_CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap", "call"})
+_COLLECTIVE = frozenset({"shfl", "vote", "activemask", "elect", "match", "redux"})
+_NO_DEST = frozenset(
+    {
+        "st",
+        "stmatrix",
+        "bar",
+        "barrier",
+        "bra",
+        "brx",
+        "fence",
+        "membar",
+        "ret",
+        "exit",
+        "trap",
+        "red",
+        "prefetch",
+        "griddepcontrol",
+        "cp",
+        "wgmma",
+        "tensormap",
+        "setmaxnreg",
+        "nanosleep",
+        "pmevent",
+        "tcgen05",
+        "discard",
+        "applypriority",
+        "createpolicy",
+    }
+)
+COUNTED = frozenset({"lsu", "ldgsts"})  # families whose per-lane addresses are recorded
+
+
+@dataclass(frozen=True)
+class MachineOp:
+    """An instruction's role: ``control`` flow, shared-memory ``family`` (``counted``: its lanes'
+    addresses are recorded), and the ``dests`` it writes that the analysis needs."""
+
+    control: bool = False
+    family: str = ""
+    name: str = ""
+    counted: bool = False
+    dests: tuple[str, ...] = ()
+
+
+def _dests(op: Op) -> tuple[str, ...]:
+    if op.base in _NO_DEST or not op.operands:
+        return ()
+    first = op.operands[0]
+    if op.base == "wgmma":
+        return ()
+    return tuple(_REGS.findall(first)) or ((first,) if re.fullmatch(r"[A-Za-z_$][\w$]*", first) else ())
+
+
+def classify(op: Op, shared_ptrs: set[str]) -> tuple[str, str] | None:
+    """``(family, name)`` of a shared-memory instruction (a generic ``ld``/``st`` whose address
+    comes from a shared symbol included), else ``None``."""
+    c = classify_shared(
+        Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard, ("", 0, 0))
+    )
+    if c is not None:
+        return c
+    parts = op.opcode.split(".")
+    if parts[0] in ("ld", "st") and not any(
+        p in ("global", "local", "param", "const", "shared") or p.startswith(("shared", "global"))
+        for p in parts
+    ):
+        mem = next((o for o in op.operands if o.startswith("[")), "")
+        if set(_REGS.findall(mem)) & shared_ptrs:
+            vec = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d", p)), 1)
+            bits = next((int(p[1:]) for p in reversed(parts) if p[:1] in "usbf" and p[1:].isdigit()), 32)
+            return "lsu", f"{parts[0]}{vec * bits}"
+    return None
+
+
+@dataclass
+class Plan:
+    """The static facts (see the module docstring)."""
+
+    code: KernelCode
+    kinds: list[MachineOp | None] = field(default_factory=list)
+    next_interesting: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    local: frozenset[tuple[int, str]] = frozenset()
+    pointers: tuple[str, ...] = ()
+    shared_callees: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+
+    def target(self, op: Op) -> int | None:
+        name = op.operands[-1] if op.operands else ""
+        return self.code.labels.get(f"{name}@{op.scope}", self.code.labels.get(name))
+
+    def placement(self, dynamic: int) -> dict[str, int]:
+        """Each shared symbol's offset: static ones in declaration order at their alignment, then
+        the dynamic array at its alignment (at least 16 bytes)."""
+        out, at = {}, 0
+        for s in self.code.shared:
+            align = max(s.align, 16 if s.size is None else 1)
+            at = -(-at // align) * align
+            out[s.name] = at
+            at += s.size or 0
+        return out
+
+    def arguments(self, launch: Launch) -> dict[str, int]:
+        """PTX parameter name -> value: the user's (by name or position), pointers not given at
+        distinct 256-byte-aligned addresses."""
+        names = [n for _, n in self.code.params]
+        given = dict(launch.args)
+        out = {}
+        for i, name in enumerate(names):
+            for key in (name, str(i)):
+                if key in given:
+                    out[name] = int(given[key])
+        for i, name in enumerate(names):
+            if name not in out and name in self.pointers:
+                out[name] = POINTER_BASE + (i << 32)
+        return out
+
+
+def plan(code: KernelCode) -> Plan:
+    """The :class:`Plan` of ``code``."""
+    body = code.body
+    p = Plan(code, local=code.local)
+    shared_ptrs = _shared_pointers(code)
+    classes = [classify(op, shared_ptrs) for op in body]
+    need = _slice(code, classes)
+    for op, c in zip(body, classes):
+        if op.base in _CONTROL:
+            p.kinds.append(MachineOp(control=True))
+            continue
+        dests = tuple(d for d in _dests(op) if _key(d, op, code.local) in need)
+        if c is None and not dests:
+            p.kinds.append(None)
+            continue
+        fam, name = c if c is not None else ("", "")
+        p.kinds.append(MachineOp(False, fam, name, fam in COUNTED, dests))
+    interesting = np.array([k is not None for k in p.kinds] + [True], dtype=bool)
+    idx = np.where(interesting, np.arange(len(interesting)), len(interesting))
+    p.next_interesting = np.minimum.accumulate(idx[::-1])[::-1][:-1] if len(body) else idx[:0]
+    p.pointers = _pointer_params(code)
+    p.shared_callees = frozenset()  # a callee's body is another .func: not followed (see Machine.call)
+    return p
+
+
+def _key(name: str, op: Op, local: frozenset[tuple[int, str]]) -> str:
+    return f"{name}@{op.scope}" if (op.scope, name) in local else name
+
+
+def _uses(op: Op, local) -> list[str]:
+    names = []
+    for o in op.operands:
+        names += _REGS.findall(o)
+        if (op.scope, o) in local:
+            names.append(o)
+    return [_key(n, op, local) for n in names]
+
+
+def _shared_pointers(code: KernelCode) -> set[str]:
+    """Registers holding shared addresses: from a shared symbol (or ``cvta`` of one) through
+    arithmetic (never through a load)."""
+    syms = {s.name for s in code.shared}
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in code.body:
+            if op.base in ("ld", "atom", "call") or not op.operands or op.base in _NO_DEST:
+                continue
+            if op.base == "cvta" and "global" in op.opcode:
+                continue
+            srcs = op.operands[1:]
+            hit = any(s.strip() in syms or set(_REGS.findall(s)) & out for s in srcs)
+            d = _REGS.findall(op.operands[0])
+            if hit and d and d[0] not in out:
+                out.add(d[0])
+                changed = True
+    return out
+
+
+def _slice(code: KernelCode, classes) -> set[str]:
+    local = code.local
+    need: set[str] = set()
+    for op, c in zip(code.body, classes):
+        if op.guard is not None:
+            need.add(_key(op.guard[1], op, local))
+        if op.base in ("bra", "brx"):
+            need.update(_uses(op, local))
+        elif c is not None:
+            for o in op.operands:
+                if o.lstrip().startswith("["):
+                    need.update(_key(r, op, local) for r in _REGS.findall(o))
+    writers: dict[str, list[Op]] = {}
+    for op in code.body:
+        for d in _dests(op):
+            writers.setdefault(_key(d, op, local), []).append(op)
+    todo = list(need)
+    while todo:
+        for op in writers.get(todo.pop(), []):
+            srcs = _uses(
+                Op(op.index, op.ptx_line, op.opcode, op.operands[1:], None, op.scope, None, None), local
+            )
+            if op.guard is not None:
+                srcs.append(_key(op.guard[1], op, local))
+            for r in srcs:
+                if r not in need:
+                    need.add(r)
+                    todo.append(r)
+    return need
+
+
+def _pointer_params(code: KernelCode) -> tuple[str, ...]:
+    """u64 parameters used as global addresses (``cvta.to.global`` of them, or an address operand)."""
+    loaded: dict[str, str] = {}
+    for op in code.body:
+        if op.opcode.startswith("ld.param") and len(op.operands) == 2:
+            m = re.fullmatch(r"\[\s*([\w$]+)\s*\]", op.operands[1].strip())
+            if m and _REGS.fullmatch(op.operands[0]):
+                loaded[op.operands[0]] = m.group(1)
+    out = []
+    for op in code.body:
+        regs = []
+        if op.base == "cvta" and "global" in op.opcode and len(op.operands) == 2:
+            regs = _REGS.findall(op.operands[1])
+        elif op.base in ("ld", "st", "cp", "atom", "red") and ".param" not in op.opcode:
+            regs = [r for o in op.operands if o.startswith("[") for r in _REGS.findall(o)]
+        out += [loaded[r] for r in regs if r in loaded]
+    return tuple(dict.fromkeys(out))

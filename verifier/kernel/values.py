@@ -1,0 +1,205 @@
+"""Per-thread values of the PTX machine: every register holds one 64-bit pattern per thread and
+whether it is known there (a loaded value, a parameter not given or anything computed from them is
+not). Integer arithmetic is exact at the instruction's width, wraparound included; floating-point
+results are never addresses and are left unknown.
+
+>>> v = arith("mul.wide.s32", [Value.const(-3, 2), Value.const(4, 2)])
+>>> v.v.tolist(), v.k.tolist()
+([-12, -12], [True, True])
+>>> arith("shr.u64", [Value.const(-1, 1), Value.const(60, 1)]).v.tolist()
+[15]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.verifier.triton.ptx.machine import compute
+
+FLOAT = re.compile(
+    r"\.(?:b?f\d+(?:x\d)?|e[45]m[23]\w*|tf32|rn|rz|rm|rp|rni|rzi|rmi|rpi|sat|ftz|approx)(?:\.|$)"
+)
+M32 = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Value:
+    """One register: ``v`` the bit patterns (int64), ``k`` where they are known (bool), per thread."""
+
+    v: np.ndarray
+    k: np.ndarray
+
+    @staticmethod
+    def const(x: int, n: int) -> Value:
+        return Value(np.full(n, x, dtype=np.int64), np.ones(n, dtype=bool))
+
+    @staticmethod
+    def unknown(n: int) -> Value:
+        return Value(np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+
+    def merge(self, new: Value, where: np.ndarray) -> Value:
+        """``new`` in the threads of ``where``, this value elsewhere."""
+        if where.all():
+            return new
+        return Value(np.where(where, new.v, self.v), np.where(where, new.k, self.k))
+
+
+def width(opcode: str) -> int:
+    for part in reversed(opcode.split(".")):
+        if part[:1] in "usb" and part[1:].isdigit():
+            return int(part[1:])
+    return 32
+
+
+def _u(x: np.ndarray, w: int) -> np.ndarray:
+    """``x`` as an unsigned ``w``-bit number (uint64 for 64 bits)."""
+    return x.view(np.uint64) if w >= 64 else x & ((1 << w) - 1)
+
+
+def _s(x: np.ndarray, w: int) -> np.ndarray:
+    if w >= 64:
+        return x
+    x = x & ((1 << w) - 1)
+    return np.where(x >= (1 << (w - 1)), x - (1 << w), x)
+
+
+def _wrap(x: np.ndarray, w: int) -> np.ndarray:
+    if x.dtype == np.uint64:
+        x = x.view(np.int64)
+    return x if w >= 64 else x & ((1 << w) - 1)
+
+
+def _mul(parts: list[str], a: np.ndarray, b: np.ndarray, w: int) -> np.ndarray | None:
+    signed = any(p[:1] == "s" and p[1:].isdigit() for p in parts)
+    x, y = (_s(a, w), _s(b, w)) if signed else (_u(a, w), _u(b, w))
+    if "wide" in parts:
+        return (x.astype(np.int64) * y.astype(np.int64)) if w <= 32 else None
+    if "hi" in parts:
+        if w > 32:
+            return None  # 128-bit products: not needed for addresses
+        return _wrap((x.astype(np.int64) * y.astype(np.int64)) >> w, w)
+    if "24" in "".join(parts):
+        return _wrap(_s(a, 24) * _s(b, 24), w) if signed else _wrap(_u(a, 24) * _u(b, 24), w)
+    return _wrap(x.astype(np.int64) * y.astype(np.int64) if w <= 32 else (x * y), w)
+
+
+def _compare(parts: list[str], a: np.ndarray, b: np.ndarray, w: int) -> np.ndarray | None:
+    cmp = parts[1]
+    signed = any(p[:1] == "s" and p[1:].isdigit() for p in parts)
+    x, y = (_s(a, w), _s(b, w)) if signed else (_u(a, w), _u(b, w))
+    table = {
+        "eq": np.equal,
+        "ne": np.not_equal,
+        "lt": np.less,
+        "le": np.less_equal,
+        "gt": np.greater,
+        "ge": np.greater_equal,
+        "lo": np.less,
+        "ls": np.less_equal,
+        "hi": np.greater,
+        "hs": np.greater_equal,
+    }
+    f = table.get(cmp)
+    return None if f is None else f(x, y).astype(np.int64)
+
+
+def _bits(parts: list[str], a: np.ndarray, w: int) -> np.ndarray | None:
+    x = _u(a, w).astype(np.uint64)
+    if parts[0] == "popc":
+        return np.array([bin(int(t)).count("1") for t in x], dtype=np.int64)
+    if parts[0] == "clz":
+        return np.array([w - int(t).bit_length() for t in x], dtype=np.int64)
+    if parts[0] == "brev":
+        return np.array([int(f"{int(t):0{w}b}"[::-1], 2) for t in x], dtype=np.uint64).view(np.int64)
+    if parts[0] == "bfind":
+        return np.array([int(t).bit_length() - 1 if t else M32 for t in x], dtype=np.int64)
+    return None
+
+
+def _shf(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``shf.{l,r}.{wrap,clamp}.b32 d, a, b, c``: a funnel shift of ``{b, a}`` by ``c``."""
+    n = (c & 31) if "wrap" in parts else np.minimum(c & M32, 32)
+    both = ((b & M32) << 32) | (a & M32)
+    if "l" in parts:
+        return ((both << n) >> 32) & M32
+    return (both >> n) & M32
+
+
+def arith(opcode: str, srcs: list[Value]) -> Value | None:
+    """The result of one computing instruction on known and unknown sources (``None``: the machine
+    does not evaluate this opcode; its result is unknown)."""
+    if not srcs:
+        return None
+    parts = opcode.split(".")
+    if FLOAT.search(opcode) and parts[0] not in ("mov", "cvta", "selp"):
+        return None
+    k = np.logical_and.reduce([s.k for s in srcs]) if len(srcs) > 1 else srcs[0].k
+    vals = [np.where(s.k, s.v, 1) for s in srcs]  # an unknown divisor must not fault
+    w = width(opcode)
+    base = parts[0]
+    out = None
+    if base == "mul" and len(vals) >= 2:
+        out = _mul(parts, vals[0], vals[1], w)
+    elif base == "mad" and len(vals) >= 3:
+        prod = _mul([p for p in parts if p != "cc"], vals[0], vals[1], w)
+        out = None if prod is None else (_wrap(prod + vals[2], w) if "wide" not in parts else prod + vals[2])
+    elif base == "setp" and len(vals) >= 2 and parts[2:3] not in (["and"], ["or"], ["xor"]):
+        out = _compare(parts, vals[0], vals[1], w)
+    elif base == "shr" and w >= 64 and not parts[1].startswith("s"):
+        out = (vals[0].view(np.uint64) >> np.minimum(vals[1], 63).astype(np.uint64)).view(np.int64)
+        out = np.where(vals[1] >= 64, 0, out)
+    elif base in ("popc", "clz", "brev", "bfind"):
+        out = _bits(parts, vals[0], w)
+    elif base == "shf" and len(vals) >= 3:
+        out = _shf(parts, *vals[:3])
+    elif base == "abs":
+        out = _wrap(np.abs(_s(vals[0], w)), w)
+    elif base == "cnot":
+        out = (vals[0] == 0).astype(np.int64)
+    else:
+        raw = compute(opcode, vals, [])
+        out = None if raw is None else np.asarray(raw, dtype=np.int64)
+    if out is None:
+        return None
+    return Value(np.asarray(out, dtype=np.int64), k.copy())
+
+
+def shuffle(parts: list[str], a: Value, b: Value, c: Value, lanes_on: np.ndarray) -> Value:
+    """``shfl.sync.MODE d, a, b, c, mask`` as the PTX ISA defines it, per warp: ``c`` packs the clamp
+    (bits 0-4) and the segment mask (bits 8-12); a source lane outside the segment or not taking
+    part gives the thread its own ``a``."""
+    n = len(a.v)
+    t = np.arange(n)
+    lane, base = t % 32, t - t % 32
+    bv, cv = b.v & 31, c.v
+    clamp, seg = cv & 31, (cv >> 8) & 31
+    max_lane = (lane & seg) | (clamp & ~seg & 31)
+    min_lane = lane & seg
+    mode = parts[2] if len(parts) > 2 else ""
+    if mode == "up":
+        j = lane - bv
+        ok = j >= max_lane
+    elif mode == "down":
+        j = lane + bv
+        ok = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ bv
+        ok = j <= max_lane
+    elif mode == "idx":
+        j = min_lane | (bv & ~seg & 31)
+        ok = j <= max_lane
+    else:
+        return Value.unknown(n)
+    j = np.where(ok, j, lane)
+    src = np.clip(base + j, 0, n - 1)
+    known = a.k[src] & b.k & c.k & lanes_on[src]
+    return Value(a.v[src], known)
+
+
+def per_warp(mask: np.ndarray) -> np.ndarray:
+    """For every thread, the 32-bit mask of its warp's lanes where ``mask`` holds."""
+    n = len(mask)
+    bits = (mask.reshape(n // 32, 32).astype(np.int64) << np.arange(32)).sum(axis=1)
+    return np.repeat(bits, 32)
