@@ -41,6 +41,8 @@ _WHERE = {
     "layout": "bankproof.verifier.api.layout",
     "wavefronts": "bankproof.verifier.api.wavefronts",
     "scan_ttgir": "bankproof.verifier.api.scan",
+    "kernel": "bankproof.verifier.api.kernel",
+    "KernelResult": "bankproof.verifier.kernel.records",
     "InputError": "bankproof.models.errors",
     "LinearLayout": "bankproof.models.layout",
     "AgreeResult": "bankproof.verifier.results",
@@ -60,6 +62,7 @@ __all__ = [
     "ConvertResult",
     "ExplainResult",
     "InputError",
+    "KernelResult",
     "LayoutResult",
     "LinearLayout",
     "ScanResult",
@@ -70,6 +73,7 @@ __all__ = [
     "agree",
     "convert",
     "explain",
+    "kernel",
     "layout",
     "problem",
     "scan_ttgir",
@@ -101,6 +105,7 @@ if _TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eager
     from bankproof.models.layout import LinearLayout
     from bankproof.verifier.api.convert import convert
     from bankproof.verifier.api.explain import explain
+    from bankproof.verifier.api.kernel import kernel
     from bankproof.verifier.api.layout import layout
     from bankproof.verifier.api.problem import Access, problem
     from bankproof.verifier.api.scan import scan_ttgir
@@ -108,6 +113,7 @@ if _TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eager
     from bankproof.verifier.api.synth import synth
     from bankproof.verifier.api.verify import verify
     from bankproof.verifier.api.wavefronts import wavefronts
+    from bankproof.verifier.kernel.records import KernelResult
     from bankproof.verifier.results import (
         ConvertResult,
         ExplainResult,

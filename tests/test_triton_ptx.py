@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from bankproof.verifier.triton.ledger import _loop_map
-from bankproof.verifier.triton.ptx import compute, analyse, parse_kernel
+from bankproof.verifier.triton.ptx import analyse, compute, parse_kernel
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 

@@ -29,6 +29,7 @@ RUNNERS = {
        for c in ("layout", "wavefronts", "verify", "synth", "explain", "convert", "gpu", "show", "serve")},
     "descriptor": ("bankproof.verifier.cli.engines", "descriptor"),
     "agree": ("bankproof.verifier.cli.engines", "agree"),
+    "kernel": ("bankproof.verifier.cli.kernel", "kernel"),
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
     "profile": ("bankproof.verifier.cli.triton", "profile"),
@@ -94,6 +95,8 @@ FLAGS = {
     "dims": "--dims", "dtype": "--dtype", "units": "--units", "base_align": "--base-align",
     "banks": "--banks", "timeout": "--timeout", "repeat": "--repeat", "kernels": "--kernels",
     "baseline": "--baseline", "engines": "--engine", "ptx": "--ptx", "args": "--arg",
+    "block": "--block", "grid": "--grid", "cta": "--cta", "dynamic_smem": "--dynamic-smem",
+    "define": "--define", "include": "--include", "max_steps": "--max-steps", "time_limit": "--time-limit",
 }  # fmt: skip
 
 

@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
     wav.add_argument(
-        "--arch", default="sm90", help="the target arch (default sm90; a line's own \"arch\" overrides it)"
+        "--arch", default="sm90", help='the target arch (default sm90; a line\'s own "arch" overrides it)'
     )
     wav.set_defaults(run="wavefronts")
 
@@ -205,6 +205,64 @@ def build_parser() -> argparse.ArgumentParser:
     agr.add_argument("--timeout", type=float, default=10.0, help="Z3 time limit, seconds (default 10)")
     agr.add_argument("--json", action="store_true", help="machine-readable output")
     agr.set_defaults(run="agree")
+
+    ker = sub.add_parser(
+        "kernel",
+        help="any NVIDIA kernel (CUDA C++ compiled here by NVRTC, or PTX from any compiler): every "
+        "shared-memory instruction's wavefronts over one CTA",
+        description="Read a kernel once (a .cu file compiled here by NVRTC with CUTLASS/CuTe and CUB "
+        "headers from their wheels, or a .ptx file from nvcc, NVRTC, Triton, the CuTe DSL, tilelang, ...), "
+        "run one CTA of the launch you state (block, grid and CTA, dynamic shared memory, arguments, "
+        "pointers included) thread by thread, and count every shared-memory instruction's wavefronts over "
+        "all its dynamic instances: per instruction a verdict and the first conflicting lanes, per source "
+        "line and per kernel the totals as Nsight Compute's SASS-level counters count them. What depends on "
+        "values it cannot know is unknown, never a number. Exit 0 conflict-free, 1 conflicts (or a "
+        "misaligned address), 2 input error, 3 unknown.",
+    )
+    ker.add_argument("file", metavar="FILE.cu|FILE.ptx")
+    ker.add_argument("--kernel", help="which kernel of the module (required when it has several)")
+    ker.add_argument("--block", default="128", help="threads per CTA: X, XxY or XxYxZ (default 128)")
+    ker.add_argument("--grid", default="1", help="CTAs of the launch: X, XxY or XxYxZ (default 1)")
+    ker.add_argument("--cta", default="0,0,0", help="the CTA analysed: X[,Y[,Z]] (default 0,0,0)")
+    ker.add_argument(
+        "--dynamic-smem",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="dynamic shared memory of the launch (default 0)",
+    )
+    ker.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="a kernel argument: its C++ name, PTX name or position; pointers too (an address)",
+    )
+    ker.add_argument(
+        "-I",
+        "--include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="an include folder for NVRTC (CUTLASS/CuTe, CUB come from their wheels)",
+    )
+    ker.add_argument(
+        "-D",
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="a preprocessor definition for NVRTC",
+    )
+    ker.add_argument("--language", choices=["cuda", "ptx"], help="override the file suffix")
+    ker.add_argument("--arch", default="sm90", help="target arch (default sm90; CUDA is compiled for it)")
+    ker.add_argument("--max-steps", type=int, default=3_000_000, help="machine steps before giving up")
+    ker.add_argument("--time-limit", type=float, default=120.0, help="seconds of analysis before giving up")
+    ker.add_argument("--html", metavar="PAGE", help="also write an HTML page")
+    kfmt = ker.add_mutually_exclusive_group()
+    kfmt.add_argument("--json", action="store_true", help="machine-readable report")
+    kfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    ker.set_defaults(run="kernel")
 
     tri = sub.add_parser(
         "triton",

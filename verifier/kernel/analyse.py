@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models import target
 from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel import costs, simt
+from bankproof.verifier.kernel import costs, ptxas, simt
 from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -109,11 +109,13 @@ def analyse(
     target.require(arch, "kernel", "kernel")
     trace = simt.run(src.code, launch, max_steps, max_seconds)
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
-    plan_kinds = simt.plan(src.code).kinds if False else None  # noqa: F841 - the machine's plan is internal
+    runs, reused = ptxas.scan(src.code)
+    merge_of: dict = {i: m for m in ptxas.merges(runs, dict(trace.instances)) for i in m.members}
+    merge_of.update({r.index: r for r in reused})
     reports = []
     notes = list(trace.notes)
     for op in src.code.body:
-        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes)
+        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of)
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
@@ -156,7 +158,7 @@ def _where(op: Op) -> str:
 
 
 def _instruction(
-    code: KernelCode, op: Op, trace: Trace, arch: str, lost: bool, notes: list
+    code: KernelCode, op: Op, trace: Trace, arch: str, lost: bool, notes: list, merge_of: dict
 ) -> InstructionReport | None:
     c = simt.classify(op, _shared_ptrs(code))
     if c is None:
@@ -172,6 +174,8 @@ def _instruction(
         inlined_from=_loc(op.inner) if op.inner != op.loc else None,
     )
     extra = {"instructions_reached": reached} if reached > on else {}
+    if trace.skipped.get(op.index):
+        extra["instructions_predicated"] = reached + trace.skipped[op.index]
     if lost:
         return InstructionReport(
             **base,
@@ -215,6 +219,42 @@ def _instruction(
             reason="not executed by this CTA",
             **extra,
         )
+    m = merge_of.get(op.index)
+    if isinstance(m, ptxas.Reuse):
+        first = code.body[m.of].ptx_line
+        return InstructionReport(
+            **base,
+            instructions=0,
+            wavefronts=0,
+            ideal=0,
+            max_per_instruction=0,
+            verdict="proved",
+            status="assumed",
+            reason=f"ptxas reuses the value loaded at PTX line {first} (no store between)",
+            **extra,
+        )
+    if m is not None and op.index != m.members[0]:
+        first = code.body[m.members[0]].ptx_line
+        return InstructionReport(
+            **base,
+            instructions=0,
+            wavefronts=0,
+            ideal=0,
+            max_per_instruction=0,
+            verdict="proved",
+            status="assumed",
+            reason=f"merged by ptxas into the LDS.{8 * m.size} of PTX line {first}",
+            **extra,
+        )
+    if m is not None:
+        inst = ptxas.merged_instances(m, dict(trace.instances))
+        name = f"ld{8 * m.size}"
+        lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
+        notes.append(
+            f"ptxas merges adjacent aligned shared loads (PTX lines {lines}: one LDS.{8 * m.size}; "
+            "measured, assumed where ptxas cannot prove the alignment)"
+        )
+        base["instr"] = name
     if fam == "ldgsts":
         cnt, ideal, ok, status = costs.copy_counts(name, inst)
         ins = instruction({4: "st32", 8: "st64", 16: "st128"}[int(name[2:].split(".")[0])])
@@ -239,7 +279,7 @@ def _instruction(
         ok = inst.known.copy()
         off = np.where(ok[:, None], inst.offsets, 0)
         cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
-        status = costs.status(arch, ins)
+        status = costs.status(arch, ins) if m is None else "assumed"
         if "shared" not in op.opcode:
             status = "assumed"
             notes.append("generic ld/st of shared addresses are counted as ld/st.shared (not yet measured)")

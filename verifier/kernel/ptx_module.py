@@ -1,7 +1,8 @@
 """A PTX module read once: its kernels (``.entry``), device functions (``.func``), shared-memory
 symbols (``.shared``, static and ``extern`` dynamic), its ``.file`` table, and for every instruction
 of a kernel the source location chain (``.loc ... inlined_at``): the innermost line (a CuTe or CUB
-header's) and the outermost (the user's line that called into it).
+header's) and the user's line: the innermost of the chain in the kernel's own file (the line of
+the user's code that called into the header).
 
 >>> m = read_module('''
 ... .version 8.8
@@ -62,7 +63,8 @@ class Loc:
 class Op:
     """One PTX instruction of a kernel: ``operands`` split at top-level commas; ``guard`` is
     ``(negated, predicate)``; ``scope`` the brace block (an inline-asm block's registers and labels
-    are its own); ``loc`` the user's line (outermost of an inlined chain), ``inner`` the innermost."""
+    are its own); ``loc`` the user's line (the innermost of an inlined chain in the kernel's own
+    file), ``inner`` the innermost (a header's, where it was inlined from)."""
 
     index: int
     ptx_line: int
@@ -72,6 +74,7 @@ class Op:
     scope: int
     loc: Loc | None
     inner: Loc | None
+    chain: tuple[Loc, ...] = ()  # innermost first, each caller after it (``inlined_at``)
 
     @property
     def base(self) -> str:
@@ -273,6 +276,7 @@ class _Locs:
         self.parent: dict[tuple[str, int, int], tuple[str, int, int]] = {}
         self.inner: Loc | None = None
         self.outer: Loc | None = None
+        self.chain: tuple[Loc, ...] = ()
         self.own: str | None = None
 
     def read(self, line: str) -> None:
@@ -285,15 +289,19 @@ class _Locs:
             up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
             if up != key:
                 self.parent[key] = up
-        top, seen = key, {key}
-        while top in self.parent and self.parent[top] not in seen:
-            top = self.parent[top]
-            seen.add(top)
+        chain, seen = [key], {key}
+        while chain[-1] in self.parent and self.parent[chain[-1]] not in seen:
+            chain.append(self.parent[chain[-1]])
+            seen.add(chain[-1])
         if self.own is None:
             self.own = key[0]  # the kernel's own file: where its first location is
         self.inner = self._loc(key)
-        if top[0] == self.own or self.outer is None:
-            self.outer = self._loc(top)
+        self.chain = tuple(self._loc(k) for k in chain)
+        mine = next((k for k in chain if k[0] == self.own), None)  # the innermost line of the user's file
+        if mine is not None:
+            self.outer = self._loc(mine)
+        elif self.outer is None:
+            self.outer = self._loc(chain[-1])
 
     def _loc(self, key: tuple[str, int, int]) -> Loc:
         return Loc(self.files.get(key[0], key[0]), key[1], key[2])
@@ -405,4 +413,4 @@ def _op(text: str, index: int, line: int, scope: int, locs: _Locs) -> Op:
         text = text[g.end() :]
     parts = text.split(None, 1)
     operands = _split_operands(parts[1]) if len(parts) > 1 else ()
-    return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner)
+    return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain)

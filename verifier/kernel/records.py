@@ -64,6 +64,7 @@ class Trace:
     steps: int
     warps: int
     symbols: Mapping[str, int] = field(default_factory=dict)
+    skipped: Mapping[int, int] = field(default_factory=dict)  # index -> warps a forward branch took around it
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,11 @@ class Conflict(Result):
 class InstructionReport(Result):
     """One static shared-memory instruction over every warp and dynamic instance of the CTA.
 
-    ``instructions``: warp instructions executed with a lane on (``instructions_reached``: warps
-    whose control reached it, where more); ``wavefronts``/``ideal`` summed over them;
+    ``instructions``: warp instructions executed with a lane on, as Nsight Compute's SASS-level
+    counters count them (``instructions_reached``: warps whose control reached it, where more;
+    ``instructions_predicated``: warps that also branched around it, which execute it predicated
+    off if ptxas turns the branch into predication, as the source view then counts them);
+    ``wavefronts``/``ideal`` summed over them;
     ``verdict`` ``proved`` (every instance at its ideal), ``refuted`` (``conflict`` names one) or
     ``unknown`` (``reason``); ``status`` what the count rests on (``measured``, ``assumed``,
     ``not modelled``)."""
@@ -117,6 +121,7 @@ class InstructionReport(Result):
     status: str
     conflict: Conflict | None = optional()
     instructions_reached: int | None = optional()
+    instructions_predicated: int | None = optional()
     reason: str | None = optional()
     fix: str | None = optional()
     bad_direction: str | None = optional()

@@ -73,6 +73,10 @@ class Machine:
         self.rec: dict[int, list] = {}
         self.count: dict[tuple[int, int], int] = {}  # (op, warp) -> executions so far
         self.executed: dict[int, list[int]] = {}
+        self.skipped: dict[int, int] = {}
+        self.counted = np.array(
+            [i for i, k in enumerate(self.plan.kinds) if k is not None and k.family], dtype=np.int64
+        )
         self.lost: dict[int, str] = {}
         self.notes: list[str] = list(self.plan.notes)
         tid = np.arange(self.n)
@@ -206,6 +210,7 @@ class Machine:
             steps,
             self.warps,
             dict(self.symbols),
+            dict(self.skipped),
         )
 
     def step(self, op: Op, kind: MachineOp, group: np.ndarray, pc: int) -> None:
@@ -235,6 +240,8 @@ class Machine:
                 self.done |= on
             else:
                 self.pc[on] = target
+                if target > pc + 1 and op.guard is not None:
+                    self.around(group, on, pc, target)
         elif base == "brx":
             idx = self.value(op.operands[0], op)
             table = self.code.tables.get(op.operands[-1], ())
@@ -249,6 +256,17 @@ class Machine:
                 self.done |= bad
         elif base == "call":
             self.call(op, on, pc)
+
+    def around(self, group: np.ndarray, on: np.ndarray, pc: int, target: int) -> None:
+        """Warps whose every thread here branched forward past shared-memory instructions: if ptxas
+        predicates the branch instead, they execute those instructions predicated off."""
+        g = group.reshape(self.warps, 32)
+        whole = int((g.any(axis=1) & ((on.reshape(self.warps, 32) | ~g).all(axis=1))).sum())
+        if not whole:
+            return
+        lo, hi = np.searchsorted(self.counted, [pc + 1, target])
+        for i in self.counted[lo:hi].tolist():
+            self.skipped[i] = self.skipped.get(i, 0) + whole
 
     def call(self, op: Op, on: np.ndarray, pc: int) -> None:
         callee = next((o for o in op.operands if not o.startswith("(")), "?")

@@ -233,19 +233,32 @@ def _slice(code: KernelCode, classes) -> set[str]:
 
 
 def _pointer_params(code: KernelCode) -> tuple[str, ...]:
-    """u64 parameters used as global addresses (``cvta.to.global`` of them, or an address operand)."""
-    loaded: dict[str, str] = {}
+    """u64 parameters used as global addresses: a register loaded from one reaches (through
+    arithmetic, not loads) a ``cvta.to.global`` or the address of a global access or copy."""
+    origin: dict[str, set[str]] = {}
     for op in code.body:
-        if op.opcode.startswith("ld.param") and len(op.operands) == 2:
+        if op.opcode.startswith("ld.param") and ".u64" in op.opcode and len(op.operands) == 2:
             m = re.fullmatch(r"\[\s*([\w$]+)\s*\]", op.operands[1].strip())
             if m and _REGS.fullmatch(op.operands[0]):
-                loaded[op.operands[0]] = m.group(1)
-    out = []
+                origin.setdefault(op.operands[0], set()).add(m.group(1))
+    changed = True
+    while changed:
+        changed = False
+        for op in code.body:
+            if op.base in ("ld", "atom", "call") or op.base in _NO_DEST or not op.operands:
+                continue
+            srcs = set().union(*(origin.get(r, set()) for o in op.operands[1:] for r in _REGS.findall(o)))
+            for d in _REGS.findall(op.operands[0])[:1]:
+                if srcs - origin.get(d, set()):
+                    origin.setdefault(d, set()).update(srcs)
+                    changed = True
+    out: list[str] = []
     for op in code.body:
         regs = []
         if op.base == "cvta" and "global" in op.opcode and len(op.operands) == 2:
             regs = _REGS.findall(op.operands[1])
-        elif op.base in ("ld", "st", "cp", "atom", "red") and ".param" not in op.opcode:
+        elif op.base in ("ld", "st", "cp", "atom", "red", "prefetch") and ".param" not in op.opcode:
             regs = [r for o in op.operands if o.startswith("[") for r in _REGS.findall(o)]
-        out += [loaded[r] for r in regs if r in loaded]
+        for r in regs:
+            out += sorted(origin.get(r, ()))
     return tuple(dict.fromkeys(out))

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 
 from bankproof.verifier import results
+from bankproof.verifier.kernel.records import KernelResult
 from bankproof.verifier.render import engines as engines_render
 from bankproof.verifier.render import explain as explain_render
+from bankproof.verifier.render import kernel as kernel_render
 from bankproof.verifier.render import layout as layout_render
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.render import scope as scope_render
@@ -41,6 +43,7 @@ TEXT = {
     results.ShowResult: scope_render.to_text_with_matrices,
     results.WavefrontsResult: _wavefronts_text,
     ScanResult: scan_render.to_text,
+    KernelResult: kernel_render.to_text,
 }
 
 

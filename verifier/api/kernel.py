@@ -1,0 +1,249 @@
+"""``bankproof kernel``: any NVIDIA kernel in, its shared-memory account out. CUDA C++ (``.cu``,
+compiled here by NVRTC; CUTLASS/CuTe and CUB headers from their wheels) or PTX from any compiler
+(nvcc, NVRTC, Triton, the CuTe DSL, tilelang, Mosaic GPU); one CTA of the launch the user states
+(block, grid and which CTA, dynamic shared memory, the kernel's arguments, pointers included) run
+by the PTX machine; every shared-memory instruction's wavefronts over all its dynamic instances.
+
+>>> import bankproof
+>>> r = bankproof.kernel('''
+... .visible .entry k()
+... {
+...   .shared .align 4 .b8 buf[4096];
+...   mov.u32 %r1, %tid.x;
+...   shl.b32 %r2, %r1, 7;
+...   mov.u32 %r3, buf;
+...   add.s32 %r4, %r3, %r2;
+...   ld.shared.u32 %r5, [%r4];
+... }''', block=32)
+>>> r.verdict, r.instructions[0].wavefronts, r.instructions[0].conflict.lanes
+('refuted', 32, (0, 1))
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from bankproof.models.errors import InputError
+from bankproof.models.files import TEXT_BYTES, read_text
+from bankproof.verifier.kernel import nvrtc
+from bankproof.verifier.kernel.analyse import KernelSource, analyse, source_from_ptx
+from bankproof.verifier.kernel.records import KernelResult, Launch
+
+WHERE = "kernel"
+MAX_THREADS = 1024
+MAX_DYNAMIC_SMEM = 232448  # sm90's largest opt-in shared memory per block (227 KB)
+MAX_STEPS = 3_000_000
+
+
+def _dims(value: object, field: str, limit: int) -> tuple[int, int, int]:
+    """``128``, ``"32x8"``, ``(32, 8)`` -> ``(x, y, z)``."""
+    if isinstance(value, str):
+        parts = re.split(r"[x,\s]+", value.strip())
+        try:
+            value = tuple(int(p) for p in parts if p)
+        except ValueError:
+            raise InputError(WHERE, field, "must be X, XxY or XxYxZ (positive integers)", value) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 3:
+        raise InputError(WHERE, field, "must be X, XxY or XxYxZ (positive integers)", value)
+    dims = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= limit:
+            raise InputError(WHERE, field, f"must hold integers from 1 to {limit}", value)
+        dims.append(v)
+    dims += [1] * (3 - len(dims))
+    return dims[0], dims[1], dims[2]
+
+
+def launch_of(block, grid=1, cta=(0, 0, 0), dynamic_smem: int = 0, args: Mapping | None = None) -> Launch:
+    """The :class:`~bankproof.verifier.kernel.records.Launch` of the user's values, checked."""
+    b = _dims(block, "block", MAX_THREADS)
+    if b[0] * b[1] * b[2] > MAX_THREADS:
+        raise InputError(WHERE, "block", f"has more than {MAX_THREADS} threads", block)
+    g = _dims(grid, "grid", (1 << 31) - 1)
+    if isinstance(cta, str):
+        cta = (
+            tuple(int(x) for x in re.split(r"[x,\s]+", cta.strip()) if x)
+            if re.fullmatch(r"[\dx,\s]+", cta)
+            else cta
+        )
+    if (
+        not isinstance(cta, (tuple, list))
+        or not 1 <= len(cta) <= 3
+        or any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cta)
+    ):
+        raise InputError(WHERE, "cta", "must be X[,Y[,Z]] (non-negative integers)", cta)
+    c = tuple(cta) + (0,) * (3 - len(cta))
+    if any(ci >= gi for ci, gi in zip(c, g)):
+        raise InputError(WHERE, "cta", f"must lie in the grid {g[0]}x{g[1]}x{g[2]}", cta)
+    if (
+        isinstance(dynamic_smem, bool)
+        or not isinstance(dynamic_smem, int)
+        or not 0 <= dynamic_smem <= MAX_DYNAMIC_SMEM
+    ):
+        raise InputError(
+            WHERE, "dynamic_smem", f"must be an integer from 0 to {MAX_DYNAMIC_SMEM}", dynamic_smem
+        )
+    pairs = []
+    for k, v in (args or {}).items():
+        if not isinstance(k, (str, int)) or isinstance(k, bool) or not re.fullmatch(r"[\w$]{1,200}", str(k)):
+            raise InputError(WHERE, "args", "names must be parameter names or positions", k)
+        if isinstance(v, bool) or not isinstance(v, int) or not -(1 << 63) <= v < (1 << 64):
+            raise InputError(WHERE, "args", f"{k} must be an integer that fits 64 bits", v)
+        pairs.append((str(k), int(v)))
+    return Launch(b, g, (c[0], c[1], c[2]), dynamic_smem, tuple(pairs))
+
+
+def read_source(
+    source: str | os.PathLike,
+    kernel: str | None = None,
+    language: str | None = None,
+    include: tuple[str, ...] = (),
+    defines: Mapping[str, str] | None = None,
+    arch: str = "sm90",
+    compile_timeout: float = nvrtc.COMPILE_SECONDS,
+) -> tuple[KernelSource, dict[str, int]]:
+    """A kernel read once: PTX as given, CUDA C++ compiled by NVRTC; with the C++ names of its
+    parameters (name -> position) where the source says them."""
+    text, name, folder = _text(source, language)
+    lang = language or _language(name, text)
+    if lang not in ("cuda", "ptx"):
+        raise InputError(WHERE, "language", "must be cuda or ptx", lang)
+    if lang == "ptx":
+        return source_from_ptx(text, name, kernel), {}
+    ptx = nvrtc.compile_ptx(text, name, arch, tuple(include), dict(defines or {}), folder, compile_timeout)
+    src = source_from_ptx(ptx, name, kernel, origin="cuda")
+    return src, cxx_params(text, src.code.name)
+
+
+def _text(source, language) -> tuple[str, str, str | None]:
+    if isinstance(source, str) and ("\n" in source or language is not None and not Path(source).suffix):
+        if len(source) > TEXT_BYTES:
+            raise InputError(WHERE, "source", f"is larger than {TEXT_BYTES} bytes")
+        return source, "<text>", None
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(WHERE, "source", "must be a path to a .cu or .ptx file, or the text itself", source)
+    path = Path(source)
+    return read_text(path, TEXT_BYTES, WHERE, "source"), str(source), str(path.parent)
+
+
+def _language(name: str, text: str) -> str:
+    suffix = Path(name).suffix.lower()
+    if suffix in (".cu", ".cuh", ".cpp", ".cc"):
+        return "cuda"
+    if suffix == ".ptx":
+        return "ptx"
+    return "ptx" if re.search(r"^\s*(\.visible\s+)?\.entry\b", text, re.M) else "cuda"
+
+
+def cxx_params(text: str, kernel: str) -> dict[str, int]:
+    """C++ parameter names of the ``__global__`` function whose name ends the PTX kernel's name
+    (``extern "C"`` names are equal; mangled ones contain the length-prefixed name)."""
+    for g in re.finditer(r"__global__", text):
+        pos, fname, start = g.end(), None, 0
+        while True:  # the first NAME( after __global__ that is not an attribute
+            m = re.compile(r"([A-Za-z_]\w*)\s*\(").search(text, pos, pos + 2000)
+            if m is None or ";" in text[pos : m.start()] or "{" in text[pos : m.start()]:
+                break
+            start = _close(text, m.end())
+            if m.group(1) in _ATTRIBUTES:
+                pos = start
+                continue
+            fname, start = m.group(1), m.end()
+            break
+        if fname is None or (kernel != fname and f"{len(fname)}{fname}" not in kernel):
+            continue
+        i = _close(text, start)
+        params = _split_params(text[start : i - 1])
+        out = {}
+        for pos, p in enumerate(params):
+            names = re.findall(r"[A-Za-z_]\w*", p.split("=")[0])
+            if names:
+                out[names[-1]] = pos
+        return out
+    return {}
+
+
+_ATTRIBUTES = frozenset(
+    {
+        "__launch_bounds__",
+        "__attribute__",
+        "__declspec",
+        "alignas",
+        "__cluster_dims__",
+        "__maxnreg__",
+        "__align__",
+    }
+)
+
+
+def _close(text: str, start: int) -> int:
+    """The index just past the parenthesis that closes the one opened before ``start``."""
+    depth, i = 1, start
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return i
+
+
+def _split_params(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        depth += {"<": 1, ">": -1, "(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def kernel(
+    source: str | os.PathLike,
+    *,
+    block: int | str | tuple = 128,
+    kernel: str | None = None,
+    grid: int | str | tuple = 1,
+    cta: tuple | str = (0, 0, 0),
+    dynamic_smem: int = 0,
+    args: Mapping[str, int] | None = None,
+    include: tuple[str, ...] = (),
+    defines: Mapping[str, str] | None = None,
+    language: str | None = None,
+    arch: str = "sm90",
+    max_steps: int = MAX_STEPS,
+    time_limit: float = 120.0,
+) -> KernelResult:
+    """The shared-memory account of one CTA of a kernel (see the module docstring). ``source`` is
+    a ``.cu`` or ``.ptx`` path or the text itself; ``args`` by C++ parameter name (CUDA sources),
+    PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``."""
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= 100 * MAX_STEPS:
+        raise InputError(WHERE, "max_steps", f"must be an integer from 1 to {100 * MAX_STEPS}", max_steps)
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit <= 3600:
+        raise InputError(WHERE, "time_limit", "must be seconds in (0, 3600]", time_limit)
+    if not isinstance(include, (tuple, list)) or not all(isinstance(d, (str, os.PathLike)) for d in include):
+        raise InputError(WHERE, "include", "must be a list of folders", include)
+    if defines is not None and not isinstance(defines, Mapping):
+        raise InputError(WHERE, "defines", "must be a mapping NAME -> value", defines)
+    src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
+    given = dict(args or {})
+    unknown = [k for k in given if not _known_arg(str(k), src, names)]
+    if unknown:
+        choices = ", ".join(list(names) or [n for _, n in src.code.params]) or "none"
+        raise InputError(
+            WHERE, "args", f"names no parameter of {src.code.name} (its parameters: {choices})", unknown[0]
+        )
+    renamed = {str(names.get(str(k), k)): v for k, v in given.items()}
+    launch = launch_of(block, grid, cta, dynamic_smem, renamed)
+    return analyse(src, launch, arch, max_steps, float(time_limit))
+
+
+def _known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:
+    params = [n for _, n in src.code.params]
+    return key in names or key in params or (key.isdigit() and int(key) < len(params))

@@ -1,0 +1,78 @@
+"""``bankproof kernel FILE``: any NVIDIA kernel's shared-memory account (see
+:mod:`bankproof.verifier.api.kernel`); text, ``--json``, ``--sarif`` and ``--html PAGE``.
+
+>>> import argparse, io
+>>> from bankproof.verifier.cli.parser import build_parser
+>>> a = build_parser().parse_args(["kernel", "k.ptx", "--arg", "n=4", "--block", "32x8"])
+>>> a.block, a.arg
+('32x8', ['n=4'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from typing import TextIO
+
+from bankproof.models.errors import InputError
+
+WHERE = "kernel"
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        m = re.fullmatch(r"\s*([\w$]{1,200})\s*=\s*(-?(?:0x[0-9a-fA-F]+|\d+))\s*", item)
+        if not m:
+            raise InputError(WHERE, flag, "must be NAME=INTEGER (a parameter's name or position)", item)
+        if m.group(1) in out:
+            raise InputError(WHERE, flag, "gives one parameter twice", m.group(1))
+        out[m.group(1)] = int(m.group(2), 0)
+    return out
+
+
+def _defines(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        out[name] = value
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.exists(a) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from bankproof.verifier.api.kernel import kernel as run
+    from bankproof.verifier.cli.commands import _writable, _write
+    from bankproof.verifier.render import kernel as render
+
+    if args.html is not None:
+        if not args.html:
+            raise InputError(WHERE, "--html", "must name a file")
+        if _same_file(args.html, args.file):
+            raise InputError(WHERE, "--html", "would overwrite the kernel's own source", args.html)
+        _writable(WHERE, "--html", args.html)
+    if args.max_steps < 1:
+        raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
+    result = run(
+        args.file, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
+        dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
+        defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
+        time_limit=args.time_limit,
+    )  # fmt: skip
+    if args.html:
+        _write(WHERE, "--html", args.html, render.to_html(result))
+    if args.json:
+        out.write(result.to_json())
+    elif args.sarif:
+        out.write(json.dumps(render.to_sarif(result), indent=1) + "\n")
+    else:
+        out.write(render.to_text(result) + "\n")
+    return result.exit_code

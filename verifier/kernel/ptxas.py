@@ -1,0 +1,198 @@
+"""What ptxas does to a kernel's shared loads before they run: adjacent scalar loads merged into
+one vector load. Measured on an H100 (gpu_checks/results/h100-2026-11-28-kernel-truth.json.gz,
+SASS beside each case): ``ld.shared`` of one base register (or symbol) at consecutive offsets, in
+one straight run of code with no shared store, barrier or branch between them, become LDS.64 /
+LDS.128 where the address is aligned to the vector's size: ptxas takes, from the lowest offset,
+the widest aligned piece (CUB's BlockReduce reads words +12..+36 as LDS, LDS.128 at +16, LDS.64
+at +32; the Programming Guide's tiled matmul reads ``As[ty][0..15]`` as four LDS.128). The machine
+checks the alignment on every thread's address; where ptxas cannot prove what every thread shows,
+it keeps the loads apart, so a merge is labelled ``assumed``. Stores are kept as the PTX has them
+(no merged store was seen).
+
+>>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+>>> code = kernel_code(read_module('''
+... .visible .entry k()
+... {
+...   .shared .align 16 .b8 buf[64];
+...   ld.shared.u32 %r1, [buf+12];
+...   ld.shared.u32 %r2, [buf+16];
+...   ld.shared.u32 %r3, [buf+20];
+...   ld.shared.u32 %r4, [buf+24];
+...   ld.shared.u32 %r5, [buf+28];
+...   ld.shared.u32 %r6, [buf+32];
+... }'''), None)
+>>> [(g.members, g.start) for g in candidates(code)]
+[((0, 1, 2, 3, 4, 5), (12, 16, 20, 24, 28, 32))]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.verifier.kernel.ptx_module import KernelCode, Op
+from bankproof.verifier.kernel.records import Instances
+
+_ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
+_STOP = (
+    "bar",
+    "barrier",
+    "membar",
+    "fence",
+    "bra",
+    "brx",
+    "call",
+    "ret",
+    "exit",
+    "atom",
+    "red",
+    "cp",
+    "st",
+    "stmatrix",
+    "mbarrier",
+    "wgmma",
+    "tcgen05",
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Loads of one base at offsets ``start`` (in order of offset), instruction indices ``members``,
+    each ``width`` bytes: candidates for ptxas to merge."""
+
+    members: tuple[int, ...]
+    start: tuple[int, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A load ptxas removes: ``index`` reads what ``of`` read (same base, offset and width, no
+    shared store, barrier or branch between them)."""
+
+    index: int
+    of: int
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One vector load ptxas makes: the PTX loads ``members`` (the first carries it), ``size``
+    bytes from the first member's address plus ``delta``."""
+
+    members: tuple[int, ...]
+    size: int
+    delta: int
+
+
+def _load(op: Op) -> tuple[str, int, int] | None:
+    """(base, offset, width) of a plain scalar ``ld.shared``."""
+    parts = op.opcode.split(".")
+    if parts[0] != "ld" or "volatile" in parts or not any(p.startswith("shared") for p in parts):
+        return None
+    if any(re.fullmatch(r"v\d", p) for p in parts) or len(op.operands) != 2:
+        return None
+    width = next((int(p[1:]) // 8 for p in reversed(parts) if p[:1] in "usbf" and p[1:].isdigit()), 0)
+    m = _ADDR.match(op.operands[1].strip())
+    if width not in (4, 8) or not m:
+        return None
+    return m.group(1), int(m.group(2) or 0), width
+
+
+def candidates(code: KernelCode) -> list[Run]:
+    """Runs of loads of one base, width and guard in straight-line code."""
+    return scan(code)[0]
+
+
+def reuses(code: KernelCode) -> list[Reuse]:
+    """Loads that repeat an earlier load of the same run (ptxas keeps the first's value).
+
+    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> code = kernel_code(read_module('''
+    ... .visible .entry k()
+    ... {
+    ...   .shared .align 16 .b8 buf[64];
+    ...   ld.shared.u32 %r1, [buf+12];
+    ...   shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;
+    ...   ld.shared.u32 %r3, [buf+12];
+    ... }'''), None)
+    >>> reuses(code)
+    [Reuse(index=2, of=0)]
+    """
+    return scan(code)[1]
+
+
+def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
+    """Merge candidates and repeated loads, in one pass over the code."""
+    starts = set(code.labels.values())
+    out: list[Run] = []
+    again: list[Reuse] = []
+    open_: dict[tuple, list[tuple[int, int]]] = {}
+
+    def flush() -> None:
+        for (_, width, _), items in open_.items():
+            if len(items) > 1:
+                items.sort(key=lambda t: t[1])
+                out.append(Run(tuple(i for i, _ in items), tuple(o for _, o in items), width))
+        open_.clear()
+
+    for op in code.body:
+        if op.index in starts:
+            flush()
+        ld = _load(op)
+        if ld is not None:
+            base, off, width = ld
+            key = (base, width, op.guard)
+            same = [i for i, o in open_.get(key, []) if o == off]
+            if same:
+                again.append(Reuse(op.index, same[0]))
+            else:
+                open_.setdefault(key, []).append((op.index, off))
+            continue
+        if op.base in _STOP:
+            flush()
+            continue
+        dest = op.operands[0] if op.operands else ""
+        for key in [k for k in open_ if k[0] == dest]:  # the base register is written: its run ends
+            items = open_.pop(key)
+            if len(items) > 1:
+                items.sort(key=lambda t: t[1])
+                out.append(Run(tuple(i for i, _ in items), tuple(o for _, o in items), key[1]))
+    flush()
+    return out, again
+
+
+def merges(runs: list[Run], instances: dict[int, Instances]) -> list[Merge]:
+    """The vector loads ptxas makes of ``runs``: greedily from the lowest offset, the widest piece
+    (16, then 8 bytes) of consecutive offsets whose address is aligned in every instance."""
+    out: list[Merge] = []
+    for run in runs:
+        insts = [instances.get(i) for i in run.members]
+        if any(x is None for x in insts) or any(x.offsets.shape != insts[0].offsets.shape for x in insts):
+            continue
+        i = 0
+        while i < len(run.members):
+            took = 1
+            for size in (16, 8):
+                n = size // run.width
+                if n < 2 or i + n > len(run.members):
+                    continue
+                offs = run.start[i : i + n]
+                if any(offs[k] != offs[0] + k * run.width for k in range(n)):
+                    continue
+                first = insts[i]
+                live = first.active & first.known[:, None]
+                if np.any((first.offsets[live] % size) != 0):
+                    continue
+                out.append(Merge(run.members[i : i + n], size, 0))
+                took = n
+                break
+            i += took
+    return out
+
+
+def merged_instances(m: Merge, instances: dict[int, Instances]) -> Instances:
+    """The instances of the vector load ``m`` stands for (its first member's lanes and addresses)."""
+    first = instances[m.members[0]]
+    return Instances(first.warp, first.execution, first.offsets + m.delta, first.active, first.reached,
+                     first.known)  # fmt: skip
