@@ -28,7 +28,7 @@ from typing import Any
 from bankproof.verifier import api
 from bankproof.verifier.results import AccessResult, VerifyResult
 
-__all__ = ["assert_conflict_free", "assert_wavefronts"]
+__all__ = ["assert_conflict_free", "assert_kernel_conflict_free", "assert_wavefronts"]
 
 
 def _describe(a: AccessResult) -> str:
@@ -97,4 +97,61 @@ def assert_wavefronts(
             wrong.append(f"expected {count} wavefronts, got:\n" + _describe(a))
     if wrong:
         raise AssertionError("\n".join(wrong))
+    return result
+
+
+def assert_kernel_conflict_free(source: Any, *, lines: Any = None, **kwargs: Any):
+    """Assert that a kernel's shared-memory instructions (every one, or those at the source
+    ``lines`` given) are proved conflict-free over one CTA of the launch; the other arguments are
+    :func:`bankproof.kernel`'s. A failure names each line, its wavefronts, the two lanes that
+    collide and the ``bankproof wavefronts`` line that replays the instruction. Returns the result.
+
+    >>> ptx = '''
+    ... .visible .entry k()
+    ... {
+    ...   .shared .align 4 .b8 buf[4096];
+    ...   mov.u32 %r1, %tid.x;
+    ...   shl.b32 %r2, %r1, 7;
+    ...   mov.u32 %r3, buf;
+    ...   add.s32 %r4, %r3, %r2;
+    ...   ld.shared.u32 %r5, [%r4];
+    ... }'''
+    >>> assert_kernel_conflict_free(ptx, block=32)
+    Traceback (most recent call last):
+    ...
+    AssertionError: <text>:? ld.shared.u32 (PTX line 9): 32 wavefronts, ideal 1 [refuted]
+      warp 0, execution 0: lanes 0 and 1 (threads 0, 1) at bytes 0 and 128, bank 0
+      reproduce: echo '{"instr":"ld32","byte_offsets":[0,128,...]}' | bankproof wavefronts --input -
+    """
+    __tracebackhide__ = True
+    from bankproof.verifier.api.kernel import kernel
+
+    result = kernel(source, **kwargs)
+    want = None if lines is None else {int(x) for x in ([lines] if isinstance(lines, int) else lines)}
+    bad = []
+    for i in result.instructions:
+        if want is not None and (i.location is None or i.location.line not in want):
+            continue
+        if i.verdict == "proved" or (i.verdict == "unknown" and i.status == "not modelled"):
+            continue
+        where = f"{i.location.file}:{i.location.line}" if i.location else f"{result.source}:?"
+        head = f"{where} {i.opcode} (PTX line {i.ptx_line}): "
+        if i.conflict is None:
+            bad.append(head + f"{i.verdict} ({i.reason or i.status})")
+            continue
+        c = i.conflict
+        line = c.reproduce
+        if len(line) > 120:
+            cut = line.index("[") + 1
+            second = line.index(",", line.index(",", cut) + 1) + 1
+            line = line[:second] + "...]}' | bankproof wavefronts --input -"
+        bad.append(
+            head + f"{i.wavefronts} wavefronts, ideal {i.ideal} [{i.verdict}]\n"
+            f"  warp {c.warp}, execution {c.execution}: lanes {c.lanes[0]} and {c.lanes[1]} (threads "
+            f"{c.threads[0]}, {c.threads[1]}) at bytes {c.byte_addresses[0]} and {c.byte_addresses[1]}, "
+            f"bank {c.bank}\n"
+            f"  reproduce: {line}"
+        )
+    if bad:
+        raise AssertionError("\n".join(bad))
     return result

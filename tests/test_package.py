@@ -279,7 +279,10 @@ TARGET_MODULE = ROOT / "models" / "target.py"
 VENDOR = re.compile(r"(?<![A-Za-z0-9])(amd|nvidia)(?![A-Za-z0-9])", re.I)
 # Triton's own spellings of attribute kinds (what a user pastes) and the driver's tool, not a
 # vendor named by bankproof: the notation readers must match them as written.
-FOREIGN_SPELLINGS = re.compile(r"(?:#ttg\.)?(?:amd_(?:mfma|wmma|rotating_shared)|nvidia_mma)\b|nvidia-smi")
+FOREIGN_SPELLINGS = re.compile(
+    r"(?:#ttg\.)?(?:amd_(?:mfma|wmma|rotating_shared)|nvidia_mma)\b|nvidia-smi"
+    r"|nvidia[-.]cuda[\w-]*|nvidia-cutlass"  # the PyPI wheels (and their import names) of the cuda extra
+)
 
 
 def vendor_mentions(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""``bankproof kernel``: any NVIDIA kernel in, its shared-memory account out. CUDA C++ (``.cu``,
+"""``bankproof kernel``: any CUDA kernel in, its shared-memory account out. CUDA C++ (``.cu``,
 compiled here by NVRTC; CUTLASS/CuTe and CUB headers from their wheels) or PTX from any compiler
 (nvcc, NVRTC, Triton, the CuTe DSL, tilelang, Mosaic GPU); one CTA of the launch the user states
 (block, grid and which CTA, dynamic shared memory, the kernel's arguments, pointers included) run

@@ -1,4 +1,4 @@
-"""``bankproof kernel FILE``: any NVIDIA kernel's shared-memory account (see
+"""``bankproof kernel FILE``: any CUDA kernel's shared-memory account (see
 :mod:`bankproof.verifier.api.kernel`); text, ``--json``, ``--sarif`` and ``--html PAGE``.
 
 >>> import argparse, io

@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ker = sub.add_parser(
         "kernel",
-        help="any NVIDIA kernel (CUDA C++ compiled here by NVRTC, or PTX from any compiler): every "
+        help="any CUDA kernel (CUDA C++ compiled here by NVRTC, or PTX from any compiler): every "
         "shared-memory instruction's wavefronts over one CTA",
         description="Read a kernel once (a .cu file compiled here by NVRTC with CUTLASS/CuTe and CUB "
         "headers from their wheels, or a .ptx file from nvcc, NVRTC, Triton, the CuTe DSL, tilelang, ...), "

@@ -27,7 +27,6 @@ the PTX machine, every instance counted, and the account returned as frozen reco
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,36 +37,12 @@ from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule,
 from bankproof.verifier.kernel.records import (
     InstructionReport,
     KernelResult,
-    KindTotal,
     Launch,
-    LineTotal,
     SourceLine,
     Trace,
 )
 from bankproof.verifier.kernel.sites import COUNTED
-
-COUNTERS = {  # op kind -> Nsight Compute's SASS-level counters (instructions, wavefronts)
-    "ld": (
-        "smsp__sass_inst_executed_op_shared_ld.sum",
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    ),
-    "st": (
-        "smsp__sass_inst_executed_op_shared_st.sum",
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    ),
-    "ldsm": (
-        "sm__sass_inst_executed_op_ldsm.sum",
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
-    ),
-    "stsm": (
-        "sm__sass_inst_executed_op_shared_stsm.sum",
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
-    ),
-    "ldgsts": (
-        "sm__sass_inst_executed_op_ldgsts.sum",
-        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
-    ),
-}
+from bankproof.verifier.kernel.totals import kind_totals, line_totals
 
 
 @dataclass(frozen=True)
@@ -85,13 +60,6 @@ def source_from_ptx(ptx: str, name: str, kernel: str | None = None, origin: str 
     """A :class:`KernelSource` from PTX text (any compiler's)."""
     module = read_module(ptx)
     return KernelSource(name, origin, module, kernel_code(module, kernel))
-
-
-def kind_of(family: str, name: str) -> str:
-    """The op kind Nsight Compute counts an instruction under (``ld``, ``st``, ``ldsm``, ...)."""
-    if family == "lsu":
-        return name.split(".")[0] if name.startswith(("ldsm", "stsm")) else name[:2]
-    return family
 
 
 def _loc(loc: Loc | None) -> SourceLine | None:
@@ -128,8 +96,8 @@ def analyse(
             else "proved"
         )
     )
-    lines = _lines(reports)
-    totals = _totals(reports)
+    lines = line_totals(reports)
+    totals = kind_totals(reports)
     return KernelResult(
         1,
         src.name,
@@ -331,66 +299,3 @@ def _shared_ptrs(code: KernelCode) -> set[str]:
 
 
 _SP: dict = {}
-
-
-def _lines(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
-    by: dict = defaultdict(list)
-    for r in reports:
-        by[(r.location.file, r.location.line) if r.location else ("", 0)].append(r)
-    out = []
-    for (f, ln), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        ins = [r.instructions for r in rs]
-        wf = [r.wavefronts for r in rs if r.family in COUNTED]
-        idl = [r.ideal for r in rs if r.family in COUNTED]
-        verdict = (
-            "refuted"
-            if any(r.verdict == "refuted" for r in rs)
-            else ("unknown" if any(r.verdict == "unknown" and r.family in COUNTED for r in rs) else "proved")
-        )
-        out.append(
-            LineTotal(
-                SourceLine(f, ln) if f else None,
-                tuple(sorted({kind_of(r.family, r.instr) for r in rs})),
-                None if None in ins else sum(ins),
-                None if None in wf else sum(wf),
-                None if None in idl else sum(idl),
-                verdict,
-            )
-        )
-    return tuple(out)
-
-
-def _totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
-    by: dict = defaultdict(list)
-    for r in reports:
-        by[kind_of(r.family, r.instr)].append(r)
-    out = []
-    for kind in (
-        "ld",
-        "st",
-        "ldsm",
-        "stsm",
-        "ldgsts",
-        "tma",
-        "mma",
-        "atomic",
-        "mbarrier",
-        "tensormap",
-        "tmem",
-    ):
-        rs = by.get(kind)
-        if not rs:
-            continue
-        ins = [r.instructions for r in rs]
-        wf = [r.wavefronts for r in rs]
-        idl = [r.ideal for r in rs]
-        out.append(
-            KindTotal(
-                kind,
-                None if None in ins else sum(ins),
-                None if None in wf else sum(wf),
-                None if None in idl else sum(idl),
-                COUNTERS.get(kind, ()),
-            )
-        )
-    return tuple(out)

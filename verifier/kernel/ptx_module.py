@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.kernel.locations import Loc, Locations
 
 MAX_INSTRUCTIONS = 400_000  # of one kernel (a fully unrolled CUTLASS kernel has tens of thousands)
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
@@ -43,20 +44,6 @@ _SHARED = re.compile(
 _TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
 _LABEL = re.compile(r"^([$\w]+):")
 _PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
-_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
-_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
-
-
-@dataclass(frozen=True)
-class Loc:
-    """A source location: the file as ``.file`` names it, line and column (1-based; 0 = unknown)."""
-
-    file: str
-    line: int
-    column: int = 0
-
-    def text(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -268,45 +255,6 @@ def _params(head: str) -> list[tuple[str, str]]:
     return out
 
 
-class _Locs:
-    """``.loc`` lines: the current innermost location and, through ``inlined_at``, the outermost."""
-
-    def __init__(self, files: Mapping[str, str]):
-        self.files = files
-        self.parent: dict[tuple[str, int, int], tuple[str, int, int]] = {}
-        self.inner: Loc | None = None
-        self.outer: Loc | None = None
-        self.chain: tuple[Loc, ...] = ()
-        self.own: str | None = None
-
-    def read(self, line: str) -> None:
-        m = _LOC.match(line)
-        if not m:
-            return
-        key = (m.group(1), int(m.group(2)), int(m.group(3)))
-        inl = _INLINED.search(m.group(4))
-        if inl:
-            up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
-            if up != key:
-                self.parent[key] = up
-        chain, seen = [key], {key}
-        while chain[-1] in self.parent and self.parent[chain[-1]] not in seen:
-            chain.append(self.parent[chain[-1]])
-            seen.add(chain[-1])
-        if self.own is None:
-            self.own = key[0]  # the kernel's own file: where its first location is
-        self.inner = self._loc(key)
-        self.chain = tuple(self._loc(k) for k in chain)
-        mine = next((k for k in chain if k[0] == self.own), None)  # the innermost line of the user's file
-        if mine is not None:
-            self.outer = self._loc(mine)
-        elif self.outer is None:
-            self.outer = self._loc(chain[-1])
-
-    def _loc(self, key: tuple[str, int, int]) -> Loc:
-        return Loc(self.files.get(key[0], key[0]), key[1], key[2])
-
-
 def _body(text: str, start: int, files: Mapping[str, str]):
     """Statements of a kernel body: split at ``;`` and at scope braces (an inline-asm block often
     sits on one line: ``{ .reg .pred p; setp...; @p add...; }``); braces inside a statement
@@ -333,7 +281,7 @@ class _Statements:
         self.tables: dict[str, list[str]] = {}
         self.shared: list[SharedSymbol] = []
         self.regs: set[tuple[int, str]] = set()
-        self.locs = _Locs(files)
+        self.locs = Locations(files)
         self.scopes, self.next_scope = [0], 0
         self.pending, self.pending_line = "", 0
         self.table: str | None = None
@@ -405,7 +353,7 @@ def _declared(line: str) -> list[str]:
     return names
 
 
-def _op(text: str, index: int, line: int, scope: int, locs: _Locs) -> Op:
+def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     guard = None
     g = _PRED.match(text)
     if g:

@@ -46,7 +46,7 @@ import numpy as np
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
-from bankproof.verifier.kernel.values import Value, arith, per_warp, shuffle, width
+from bankproof.verifier.kernel.values import Value, arith, as_i64, immediate, per_warp, shuffle, width
 
 MAX_STEPS = 3_000_000
 MAX_SECONDS = 120.0
@@ -143,7 +143,7 @@ class Machine:
                 return Value((lo.v & 0xFFFFFFFF) | (hi.v << 32), lo.k & hi.k)
             return Value.unknown(self.n)
         if _IMM.match(t):
-            return Value.const(_immediate(t), self.n)
+            return Value.const(immediate(t), self.n)
         return Value.unknown(self.n)
 
     def address(self, op: Op) -> Value:
@@ -338,7 +338,7 @@ class Machine:
             return None
         v = self.args[m.group(1)] >> (8 * int(m.group(2) or 0))
         w = width(op.opcode)
-        return Value.const(v & ((1 << w) - 1) if w < 64 else _as_i64(v), self.n)
+        return Value.const(v & ((1 << w) - 1) if w < 64 else as_i64(v), self.n)
 
     def memory(self, op: Op, kind: MachineOp, group, on, unknown, pc: int) -> None:
         addr = self.address(op)
@@ -363,22 +363,6 @@ class Machine:
             gv = g.v + (int(off.group(1)) if off else 0)
             src = (gv.reshape(self.warps, 32)[present], g.k.reshape(self.warps, 32)[present])
         self.rec.setdefault(pc, []).append((present, execs, offs, act, warps[present], known, src))
-
-
-def _immediate(t: str) -> int:
-    t = t.rstrip("Uu")
-    neg = t.startswith("-")
-    t = t.lstrip("-")
-    if t[:2] in ("0f", "0F", "0d", "0D"):
-        v = int(t[2:], 16)
-    else:
-        v = int(t, 0) if not (t.startswith("0") and t[1:].isdigit()) else int(t, 8)
-    return _as_i64(-v if neg else v)
-
-
-def _as_i64(v: int) -> int:
-    v &= (1 << 64) - 1
-    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def _stack(rows: list) -> Instances:

@@ -152,7 +152,8 @@ def plan(code: KernelCode) -> Plan:
         if op.base in _CONTROL:
             p.kinds.append(MachineOp(control=True))
             continue
-        dests = tuple(d for d in _dests(op) if _key(d, op, code.local) in need)
+        dests = _dests(op)
+        dests = dests if any(_key(d, op, code.local) in need for d in dests) else ()
         if c is None and not dests:
             p.kinds.append(None)
             continue

@@ -203,3 +203,21 @@ def per_warp(mask: np.ndarray) -> np.ndarray:
     n = len(mask)
     bits = (mask.reshape(n // 32, 32).astype(np.int64) << np.arange(32)).sum(axis=1)
     return np.repeat(bits, 32)
+
+
+def immediate(t: str) -> int:
+    """A PTX integer or float-bits immediate (``0x1F``, ``-8``, ``017``, ``0f3F800000``, ``5U``) as int64."""
+    t = t.rstrip("Uu")
+    neg = t.startswith("-")
+    t = t.lstrip("-")
+    if t[:2] in ("0f", "0F", "0d", "0D"):
+        v = int(t[2:], 16)
+    else:
+        v = int(t, 0) if not (t.startswith("0") and t[1:].isdigit()) else int(t, 8)
+    return as_i64(-v if neg else v)
+
+
+def as_i64(v: int) -> int:
+    """``v`` modulo 2^64 as a signed 64-bit number (the machine keeps every value in int64)."""
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v

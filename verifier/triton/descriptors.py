@@ -23,7 +23,7 @@ from bankproof.models.engines.tma import mode, swizzled
 from bankproof.models.errors import InputError
 from bankproof.models.notation.triton import parse_triton
 from bankproof.models.notation.triton_shared import NVMMAShared
-from bankproof.verifier.triton.ptx.machine import _compute, _Machine
+from bankproof.verifier.triton.ptx.machine import _Machine, compute
 from bankproof.verifier.triton.ptx.parse import parse_kernel
 from bankproof.verifier.triton.ttgir import read_ttgir
 
@@ -136,7 +136,7 @@ def _first_iteration(m: _Machine, op: str, scope: int, seen: dict, depth: int = 
         return None
     w = writers[0]
     srcs = [_first_iteration(m, o, w.scope, seen, depth + 1) for o in w.operands[1:]]
-    seen[op] = _compute(w.opcode, srcs, w.operands[1:])
+    seen[op] = compute(w.opcode, srcs, w.operands[1:])
     return seen[op]
 
 

@@ -1,0 +1,131 @@
+"""The CUDA examples compiled here by NVRTC (no GPU) and analysed with their launches
+(examples/cuda/cases.toml): every source line's warp instructions, wavefronts, ideal and verdict,
+and the first conflicting pair of lanes of each refuted kernel, exactly. The same numbers are
+checked against Nsight Compute on an H100 in tests/test_kernel_truth.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import kernel_cases as kc
+
+pytestmark = pytest.mark.skipif(not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC): pip install 'bankproof[cuda]'")
+
+# case -> (verdict, {user's line: (kinds, warp instructions, wavefronts, ideal, verdict)})
+EXPECTED = {
+    "transpose_naive_tile": ("refuted", {14: (("st",), 32, 32, 32, "proved"), 19: (("ld",), 32, 1024, 32, "refuted")}),
+    "transpose_padded": ("proved", {28: (("st",), 32, 32, 32, "proved"), 33: (("ld",), 32, 32, 32, "proved")}),
+    "transpose_swizzled": ("proved", {43: (("st",), 32, 32, 32, "proved"), 50: (("ld",), 32, 32, 32, "proved")}),
+    "transpose_vec4": ("refuted", {28: (("st",), 8, 32, 32, "proved"), 31: (("ld",), 8, 256, 32, "refuted")}),
+    "matmul_shared": ("proved", {15: (("st",), 32, 32, 32, "proved"), 16: (("st",), 32, 32, 32, "proved"),
+                                 18: (("ld",), 640, 768, 768, "proved")}),
+    "histogram_shared": ("proved", {37: (("st",), 8, 8, 8, "proved"), 39: (("atomic",), 128, None, None, "not modelled"),
+                                    41: (("ld",), 8, 8, 8, "proved")}),
+    "cub_block_reduce": ("proved", {14: (("ld", "st"), 11, 11, 11, "proved")}),
+    "cub_block_scan": ("refuted", {24: (("ld", "st"), 32, 48, 32, "refuted")}),
+    "reduce_interleaved": ("refuted", {32: (("st",), 8, 8, 8, "proved"), 36: (("ld", "st"), 32, 133, 36, "refuted"),
+                                       39: (("ld",), 1, 1, 1, "proved")}),
+    "reduce_sequential": ("proved", {46: (("st",), 8, 8, 8, "proved"), 49: (("ld", "st"), 36, 36, 36, "proved"),
+                                     52: (("ld",), 1, 1, 1, "proved")}),
+    "hgemm_tn_sm80": ("proved", {
+        49: (("ldgsts",), 32, 128, 128, "proved"), 50: (("ldgsts",), 96, 384, 384, "proved"),
+        80: (("ldsm",), 16, 64, 64, "proved"), 81: (("ldsm",), 16, 64, 64, "proved"),
+        94: (("ldsm",), 128, 512, 512, "proved"), 95: (("ldsm",), 128, 512, 512, "proved"),
+        97: (("ldgsts",), 256, 1024, 1024, "proved"), 98: (("ldgsts", "ldsm"), 1024, 4096, 4096, "proved")}),
+    "hgemm_tn_sm80_unswizzled": ("refuted", {
+        49: (("ldgsts",), 32, 1024, 128, "refuted"), 50: (("ldgsts",), 96, 3072, 384, "refuted"),
+        80: (("ldsm",), 16, 64, 64, "proved"), 81: (("ldsm",), 16, 64, 64, "proved"),
+        94: (("ldsm",), 128, 512, 512, "proved"), 95: (("ldsm",), 128, 512, 512, "proved"),
+        97: (("ldgsts",), 256, 8192, 1024, "refuted"), 98: (("ldgsts", "ldsm"), 1024, 11264, 4096, "refuted")}),
+    "tk_load_tile": ("proved", {28: (("st",), 16, 64, 64, "proved"), 40: (("ldsm",), 16, 64, 64, "proved")}),
+    "tk_load_tile_unswizzled": ("refuted", {28: (("st",), 16, 64, 64, "proved"), 40: (("ldsm",), 16, 512, 64, "refuted")}),
+    "stsm_epilogue": ("proved", {35: (("stsm",), 16, 64, 64, "proved"), 40: (("ld",), 16, 64, 64, "proved")}),
+    "stsm_epilogue_unswizzled": ("refuted", {35: (("stsm",), 16, 512, 64, "refuted"), 40: (("ld",), 16, 64, 64, "proved")}),
+    "fa2_forward": ("refuted", {
+        26: (("st",), 16, 512, 64, "refuted"), 33: (("st",), 256, 8192, 256, "refuted"),
+        34: (("st",), 256, 8192, 256, "refuted"), 40: (("ld",), 4096, 69632, 12288, "refuted"),
+        49: (("ld",), 2048, 4096, 4096, "proved")}),
+    "fa2_forward_padded": ("proved", {
+        26: (("st",), 64, 64, 64, "proved"), 33: (("st",), 256, 256, 256, "proved"),
+        34: (("st",), 256, 256, 256, "proved"), 40: (("ld",), 16384, 16384, 16384, "proved"),
+        49: (("ld",), 8192, 8192, 8192, "proved")}),
+    "tma_wgmma_gemm": ("refuted", {
+        31: (("mbarrier",), 1, None, None, "not modelled"), 39: (("mbarrier",), 4, None, None, "not modelled"),
+        41: (("tma",), 4, 0, 0, "proved"), 43: (("tma",), 4, 0, 0, "proved"),
+        46: (("mbarrier",), 16, None, None, "not modelled"), 59: (("mma",), 64, 0, 0, "proved"),
+        69: (("st",), 32, 256, 64, "refuted"), 70: (("st",), 32, 256, 64, "refuted"),
+        74: (("ld",), 32, 128, 128, "proved")}),
+}  # fmt: skip
+
+# case -> (user's line, warp, execution, lanes, byte addresses, bank, wavefronts, ideal) of the first conflict
+CONFLICTS = {
+    "transpose_naive_tile": (19, 0, 0, (0, 1), (0, 128), 0, 32, 1),
+    "transpose_vec4": (31, 0, 0, (0, 1), (0, 512), 0, 32, 4),
+    "cub_block_scan": (24, 0, 0, (0, 29), (16, 144), 4, 2, 1),
+    "reduce_interleaved": (36, 0, 0, (0, 16), (0, 128), 0, 2, 1),
+    "tk_load_tile_unswizzled": (40, 0, 0, (0, 1), (0, 128), 0, 32, 4),
+    "stsm_epilogue_unswizzled": (35, 0, 0, (0, 1), (0, 128), 0, 32, 4),
+    "fa2_forward": (26, 0, 0, (0, 1), (0, 256), 0, 32, 4),
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    kc.compile_all()
+    return {c["name"]: kc.analyse_case(c) for c in kc.cases()}
+
+
+def test_every_case_is_expected(results):
+    assert sorted(results) == sorted(EXPECTED)
+    assert len(results) >= 15
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_per_line_costs(results, name):
+    r = results[name]
+    verdict, lines = EXPECTED[name]
+    got = {ln.location.line: (ln.kinds, ln.instructions, ln.wavefronts, ln.ideal, ln.verdict) for ln in r.lines}
+    assert got == lines
+    assert r.verdict == verdict
+    assert r.unknown == ()
+    assert all(ln.location.file == kc.case(name)["source"] for ln in r.lines)
+
+
+@pytest.mark.parametrize("name", sorted(CONFLICTS))
+def test_first_conflict(results, name):
+    r = results[name]
+    first = next(i for i in r.instructions if i.conflict is not None)
+    c = first.conflict
+    line, warp, execution, lanes, addrs, bank, wf, ideal = CONFLICTS[name]
+    assert (first.location.line, c.warp, c.execution, c.lanes, c.byte_addresses, c.bank, c.wavefronts, c.ideal) == (
+        line, warp, execution, lanes, addrs, bank, wf, ideal)  # fmt: skip
+    assert c.threads == (32 * warp + lanes[0], 32 * warp + lanes[1])
+    assert "bankproof wavefronts --input -" in c.reproduce
+
+
+def test_reproducer_replays_the_count(results):
+    """The conflict's reproducer line gives the same count through ``bankproof wavefronts``."""
+    import json
+
+    import bankproof
+
+    for name in CONFLICTS:
+        c = next(i for i in results[name].instructions if i.conflict is not None).conflict
+        case = json.loads(c.reproduce.split("'")[1])
+        w = bankproof.wavefronts(case["instr"], case["byte_offsets"], case.get("active"))
+        assert (w.wavefronts, w.ideal) == (c.wavefronts, c.ideal), name
+
+
+def test_inlined_lines_name_the_header(results):
+    """A CuTe ldmatrix is reported at the user's line, inlined from CuTe's copy atom."""
+    r = results["hgemm_tn_sm80"]
+    ldsm = [i for i in r.instructions if i.instr == "ldsm.x4"]
+    assert {i.inlined_from.file for i in ldsm} == {"cute/arch/copy_sm75.hpp"}
+    assert {i.location.file for i in ldsm} == {"cute_sm80_gemm.cu"}
+
+
+def test_swizzle_is_the_fix(results):
+    """Each unswizzled variant conflicts exactly where its swizzled twin does not."""
+    for plain, fixed in (("hgemm_tn_sm80_unswizzled", "hgemm_tn_sm80"), ("tk_load_tile_unswizzled", "tk_load_tile"),
+                         ("stsm_epilogue_unswizzled", "stsm_epilogue"), ("fa2_forward", "fa2_forward_padded")):  # fmt: skip
+        assert results[plain].verdict == "refuted" and results[fixed].verdict == "proved"

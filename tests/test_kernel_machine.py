@@ -1,0 +1,285 @@
+"""The PTX machine on hand-written PTX: arithmetic at its width (wraparound, signedness, 64-bit
+unsigned), warp collectives, control flow (loops from arguments, divergence, unknown branches),
+shared symbols and generic pointers, inline-asm scopes, inlined source chains, ptxas's merges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bankproof.models.errors import InputError
+from bankproof.verifier.kernel import ptxas, simt
+from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
+from bankproof.verifier.kernel.ptx_module import kernel_code, read_module
+from bankproof.verifier.kernel.records import Launch
+from bankproof.verifier.kernel.values import Value, arith, shuffle
+
+import bankproof
+
+N = 4
+
+
+def v(*xs):
+    return Value(np.array(xs, dtype=np.int64), np.ones(len(xs), bool))
+
+
+@pytest.mark.parametrize(
+    "opcode,srcs,want",
+    [
+        ("add.u32", [v(0xFFFFFFFF), v(2)], [1]),  # wraps at 32 bits
+        ("sub.s32", [v(0), v(1)], [0xFFFFFFFF]),
+        ("mul.wide.s32", [v(0xFFFFFFFD), v(4)], [-12]),  # a negative s32 widened
+        ("mul.wide.u32", [v(0xFFFFFFFF), v(2)], [0x1FFFFFFFE]),
+        ("mul.hi.u32", [v(0x80000000), v(4)], [2]),
+        ("mad.lo.s32", [v(3), v(5), v(7)], [22]),
+        ("shr.u64", [v(-1), v(60)], [15]),  # logical on 64 bits
+        ("shr.s32", [v(0x80000000), v(31)], [0xFFFFFFFF]),
+        ("shl.b32", [v(1), v(32)], [0]),
+        ("setp.lt.u32", [v(0xFFFFFFFF), v(1)], [0]),
+        ("setp.lt.s32", [v(0xFFFFFFFF), v(1)], [1]),
+        ("setp.lo.u64", [v(-1), v(1)], [0]),
+        ("shf.l.wrap.b32", [v(0x80000000), v(1), v(1)], [3]),
+        ("popc.b32", [v(0xF0F0)], [8]),
+        ("clz.b32", [v(1)], [31]),
+        ("rem.u32", [v(10), v(4)], [2]),
+        ("min.s32", [v(0xFFFFFFFF), v(3)], [0xFFFFFFFF]),
+    ],
+)
+def test_arithmetic(opcode, srcs, want):
+    assert arith(opcode, srcs).v.tolist() == want
+
+
+def test_unknown_sources_stay_unknown():
+    a = Value(np.array([1, 2]), np.array([True, False]))
+    r = arith("add.s32", [a, v(1, 1)])
+    assert r.k.tolist() == [True, False]
+    assert arith("div.u32", [v(8, 8), Value(np.array([0, 2]), np.array([False, True]))]).v.tolist()[1] == 4
+    assert arith("add.f32", [v(1), v(2)]) is None  # floats are never addresses
+
+
+def test_shuffle_modes_and_segments():
+    a = v(*range(64))
+    on = np.ones(64, bool)
+    assert shuffle(["shfl", "sync", "idx", "b32"], a, v(*[3] * 64), v(*[31] * 64), on).v[:3].tolist() == [3, 3, 3]
+    down = shuffle(["shfl", "sync", "down", "b32"], a, v(*[1] * 64), v(*[31] * 64), on).v
+    assert down[30:34].tolist() == [31, 31, 33, 34]  # lane 31 keeps its own; warps stay apart
+    seg = (32 - 8) << 8 | 31  # width 8 segments
+    up = shuffle(["shfl", "sync", "up", "b32"], a, v(*[1] * 64), v(*[seg & ~31] * 64), on).v
+    assert up[:10].tolist() == [0, 0, 1, 2, 3, 4, 5, 6, 8, 8]
+    bfly = shuffle(["shfl", "sync", "bfly", "b32"], a, v(*[16] * 64), v(*[31] * 64), on).v
+    assert bfly[:2].tolist() == [16, 17]
+
+
+LOOP = """
+.visible .entry k(.param .u32 k_param_0)
+{
+  .shared .align 16 .b8 buf[4096];
+  ld.param.u32 %r9, [k_param_0];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, 0;
+$L_top:
+  shl.b32 %r3, %r1, 2;
+  shl.b32 %r8, %r2, 7;
+  add.s32 %r3, %r3, %r8;
+  mov.u32 %r4, buf;
+  add.s32 %r5, %r4, %r3;
+  .loc 1 7 3
+  st.shared.u32 [%r5], %r2;
+  add.s32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r9;
+  @%p1 bra $L_top;
+  ret;
+}
+.file 1 "loop.cu"
+"""
+
+
+def test_loop_trip_count_from_an_argument():
+    r = bankproof.kernel(LOOP, block=64, args={"0": 5}, language="ptx")
+    (st,) = r.instructions
+    assert (st.instructions, st.wavefronts, st.verdict) == (10, 10, "proved")
+
+
+def test_unknown_trip_count_is_unknown_not_a_number():
+    r = bankproof.kernel(LOOP, block=64, language="ptx")  # the bound is not given
+    assert r.verdict == "unknown"
+    assert r.instructions[0].wavefronts is None
+    assert "k_param_0" not in r.unknown[0] and "branch condition" in r.unknown[0]
+
+
+def test_step_limit_is_unknown():
+    r = bankproof.kernel(LOOP, block=64, args={"0": 10**6}, language="ptx", max_steps=200)
+    assert r.verdict == "unknown" and "limit" in r.unknown[0]
+
+
+DIVERGE = """
+.visible .entry k()
+{
+  .shared .align 4 .b8 buf[8192];
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 1;
+  setp.eq.s32 %p1, %r2, 0;
+  mov.u32 %r4, buf;
+  @%p1 bra $L_even;
+  mul.lo.s32 %r3, %r1, 128;
+  add.s32 %r5, %r4, %r3;
+  st.shared.u32 [%r5], %r1;
+  bra.uni $L_join;
+$L_even:
+  shl.b32 %r3, %r1, 2;
+  add.s32 %r5, %r4, %r3;
+  st.shared.u32 [%r5], %r1;
+$L_join:
+  shl.b32 %r6, %r1, 2;
+  add.s32 %r7, %r4, %r6;
+  ld.shared.u32 %r8, [%r7];
+  ret;
+}
+"""
+
+
+def test_divergent_paths_run_in_turn_and_reconverge():
+    r = bankproof.kernel(DIVERGE, block=32, language="ptx")
+    odd, even, after = r.instructions
+    assert (odd.instructions, odd.wavefronts) == (1, 16)  # 16 odd lanes, 128 bytes apart: one bank
+    assert (even.instructions, even.wavefronts) == (1, 1)
+    assert (after.instructions, after.wavefronts) == (1, 1)  # the whole warp again, one instruction
+
+
+def test_generic_pointer_to_a_shared_symbol():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 4 .b8 buf[4096];
+  mov.u64 %rd1, buf;
+  cvta.shared.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 128;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.u32 %r2, [%rd4];
+}"""
+    r = bankproof.kernel(ptx, block=32, language="ptx")
+    (ld,) = r.instructions
+    assert (ld.instr, ld.wavefronts, ld.status) == ("ld32", 32, "assumed")
+
+
+def test_inline_asm_on_one_line_and_its_own_registers():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 4 .b8 buf[4096];
+  mov.u32 %r1, %tid.x;
+  { .reg .pred p; .reg .b32 t; setp.lt.u32 p, %r1, 16; @p shl.b32 t, %r1, 2; @!p shl.b32 t, %r1, 3; mov.b32 %r2, t; }
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+}"""
+    code = kernel_code(read_module(ptx), None)
+    assert (1, "p") in code.local and (1, "t") in code.local
+    t = simt.run(code, Launch((32, 1, 1)))
+    (inst,) = t.instances.values()
+    assert inst.offsets[0, :3].tolist() == [0, 4, 8] and inst.offsets[0, 16:18].tolist() == [128, 136]
+
+
+def test_elect_and_ballot():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 4 .b8 buf[4096];
+  mov.u32 %r1, %tid.x;
+  elect.sync %r2|%p1, -1;
+  and.b32 %r5, %r1, 1;
+  setp.ne.s32 %p2, %r5, 0;
+  vote.sync.ballot.b32 %r6, %p2, -1;
+  and.b32 %r7, %r6, 255;
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r7;
+  @%p1 st.shared.u8 [%r4], %r1;
+}"""
+    r = bankproof.kernel(ptx, block=64, language="ptx")
+    (st,) = r.instructions
+    assert (st.instructions, st.wavefronts) == (2, 2)
+    t = simt.run(kernel_code(read_module(ptx), None), Launch((64, 1, 1)))
+    inst = next(iter(t.instances.values()))
+    assert inst.active.sum(axis=1).tolist() == [1, 1] and int(inst.offsets[0, 0]) == 0xAA
+
+
+def test_misaligned_address_is_refuted():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 16 .b8 buf[4096];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 3;
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r2;
+  ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r4];
+}"""
+    (ld,) = bankproof.kernel(ptx, block=32, language="ptx").instructions
+    assert (ld.verdict, ld.status) == ("refuted", "misaligned") and "lane 1" in ld.reason
+
+
+def test_inlined_chain_user_line():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 4 .b8 buf[4096];
+  .loc 1 3 0
+  mov.u32 %r1, %tid.x;
+  .loc 1 9 5
+  .loc 2 40 7, function_name $L__info_string0, inlined_at 1 9 5
+  .loc 2 12 3, function_name $L__info_string1, inlined_at 2 40 7
+  mov.u32 %r3, buf;
+  st.shared.u32 [%r3], %r1;
+}
+.file 1 "user.cu"
+.file 2 "lib/header.hpp"
+"""
+    (st,) = bankproof.kernel(ptx, block=32, language="ptx").instructions
+    assert (st.location.file, st.location.line) == ("user.cu", 9)
+    assert (st.inlined_from.file, st.inlined_from.line) == ("lib/header.hpp", 12)
+
+
+def test_ptxas_merges_and_reuses():
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 16 .b8 buf[64];
+  ld.shared.u32 %r1, [buf+12];
+  ld.shared.u32 %r2, [buf+16];
+  ld.shared.u32 %r3, [buf+20];
+  ld.shared.u32 %r4, [buf+24];
+  ld.shared.u32 %r5, [buf+28];
+  ld.shared.u32 %r6, [buf+32];
+  ld.shared.u32 %r7, [buf+36];
+  ld.shared.u32 %r8, [buf+12];
+}"""
+    code = kernel_code(read_module(ptx), None)
+    runs, again = ptxas.scan(code)
+    assert again == [ptxas.Reuse(7, 0)]
+    t = simt.run(code, Launch((32, 1, 1)))
+    got = [(m.members, m.size) for m in ptxas.merges(runs, dict(t.instances))]
+    assert got == [((1, 2, 3, 4), 16), ((5, 6), 8)]  # LDS at +12, LDS.128 at +16, LDS.64 at +32
+    r = analyse(source_from_ptx(ptx, "k.ptx"), Launch((32, 1, 1)))
+    assert [i.instructions for i in r.instructions] == [1, 1, 0, 0, 0, 1, 0, 0]
+    assert [i.instr for i in r.instructions][:2] == ["ld32", "ld128"]
+
+
+def test_several_kernels_need_a_name():
+    two = LOOP + LOOP.replace(".entry k(", ".entry k2(").replace("k_param_0", "k2_param_0")
+    with pytest.raises(InputError, match="must name one kernel of the module: k, k2"):
+        bankproof.kernel(two, block=32, language="ptx")
+    r = bankproof.kernel(two, kernel="k2", block=32, args={"k2_param_0": 1}, language="ptx")
+    assert r.kernel == "k2"
+
+
+def test_dynamic_shared_after_static():
+    ptx = """
+.extern .shared .align 16 .b8 dyn[];
+.visible .entry k()
+{
+  .shared .align 4 .b8 small[20];
+  mov.u32 %r1, dyn;
+  st.shared.u32 [%r1], %r1;
+}"""
+    r = bankproof.kernel(ptx, block=32, dynamic_smem=64, language="ptx")
+    assert r.shared_symbols == {"small": 0, "dyn": 32}

@@ -1,0 +1,104 @@
+"""GPU truth for ``bankproof kernel``: the CUDA examples measured on an H100 with Nsight Compute
+(gpu_checks/results/h100-2026-11-28-kernel-truth.json.gz, made by lab/gpu/kernel_truth.py: the
+PTX compiled here by NVRTC, built there by ptxas, launched once with the cases' arguments, the
+SASS-level counters and the SourceCounters source view recorded). The analysis of each recorded
+PTX must equal the counters on every modelled total and every source line the source view lists."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from bankproof.verifier.kernel.totals import COUNTERS, kind_of
+from bankproof.verifier.triton.profile import read_export, sass_class
+
+from tests import kernel_cases as kc
+
+RECORD = Path(__file__).resolve().parent.parent / "gpu_checks" / "results" / "h100-2026-11-28-kernel-truth.json.gz"
+RECORDED = json.loads(gzip.decompress(RECORD.read_bytes()))["cases"]
+
+
+def _num(v) -> int:
+    return int(float(str(v).replace(",", "")))
+
+
+@pytest.fixture(scope="module")
+def analysed():
+    return {r["name"]: kc.analyse_case(kc.case(r["name"]), r["ptx_text"]) for r in RECORDED}
+
+
+def test_record_covers_the_examples():
+    assert len(RECORDED) >= 15
+    assert not any(r.get("failed") for r in RECORDED)
+    assert {r["name"] for r in RECORDED} == {c["name"] for c in kc.cases()}
+
+
+@pytest.mark.parametrize("rec", RECORDED, ids=[r["name"] for r in RECORDED])
+def test_totals_equal_the_counters(analysed, rec):
+    r = analysed[rec["name"]]
+    checked = 0
+    for t in r.totals:
+        if t.kind not in COUNTERS:
+            continue
+        inst, wave = (rec["metrics"][m] for m in COUNTERS[t.kind])
+        assert t.instructions == _num(inst), (t.kind, t.instructions, inst)
+        if t.wavefronts is not None:
+            assert t.wavefronts == _num(wave), (t.kind, t.wavefronts, wave)
+            checked += 1
+        else:  # only what the model names as not modelled may be unknown
+            assert all(i.status == "not modelled" for i in r.instructions if kind_of(i.family, i.instr) == t.kind)
+    for kind, (inst, _) in COUNTERS.items():  # nothing measured that the analysis did not see
+        if kind not in {t.kind for t in r.totals}:
+            assert _num(rec["metrics"][inst]) == 0, kind
+    assert checked >= 1
+
+
+@pytest.mark.parametrize("rec", RECORDED, ids=[r["name"] for r in RECORDED])
+def test_source_lines_equal_the_view(analysed, rec):
+    """Per innermost source line and class (the source view's lines; an address it lists under
+    several lines of its inline chain is taken once, at the line the analysis names): wavefronts
+    equal, instructions executed between those with a lane on and those counting warps that
+    branched around the line (the view counts them where ptxas predicated the branch)."""
+    r = analysed[rec["name"]]
+    pred = defaultdict(lambda: [0, 0, 0])
+    for i in r.instructions:
+        kind = kind_of(i.family, i.instr).replace("atomic", "atom")
+        loc = i.inlined_from or i.location
+        p = pred[(loc.file.rsplit("/", 1)[-1], loc.line, kind)]
+        p[0] += i.instructions or 0
+        p[1] = None if p[1] is None or i.wavefronts is None else p[1] + i.wavefronts
+        p[2] += i.instructions_predicated or i.instructions_reached or i.instructions or 0
+    by_address = defaultdict(list)
+    for row in read_export(rec["source_csv"]):
+        if not row.sass.startswith("@!PT"):  # padding ptxas never issues
+            by_address[row.address].append(row)
+    meas = defaultdict(lambda: [0, 0])
+    for rows in by_address.values():
+        kind = sass_class(rows[0].sass)
+        pick = next((x for x in rows if (x.file, x.line, kind) in pred), rows[0])
+        meas[(pick.file, pick.line, kind)][0] += pick.executed
+        meas[(pick.file, pick.line, kind)][1] += pick.wavefronts
+    lines = 0
+    for key, (executed, wavefronts) in meas.items():
+        if key[2] in ("gmma", "other"):
+            continue
+        assert key in pred, f"measured {key} has no instruction in the analysis"
+        lo, wf, hi = pred[key]
+        assert lo <= executed <= hi, (key, lo, executed, hi)
+        if wf is not None:
+            assert wf == wavefronts, (key, wf, wavefronts)
+        lines += 1
+    assert lines >= 1
+
+
+def test_line_count():
+    """The record's source views list at least 50 shared-memory lines in all."""
+    total = 0
+    for rec in RECORDED:
+        seen = {(x.file, x.line, sass_class(x.sass)) for x in read_export(rec["source_csv"])
+                if sass_class(x.sass) not in ("gmma", "other") and not x.sass.startswith("@!PT")}  # fmt: skip
+        total += len(seen)
+    assert total >= 50

@@ -1,0 +1,70 @@
+"""Source locations of PTX instructions: ``.loc F L C[, function_name N, inlined_at F2 L2 C2]``
+lines read in order, giving each instruction its innermost location (a CuTe or CUB header's),
+its chain of callers, and the user's line: the innermost of the chain in the kernel's own file.
+
+>>> locs = Locations({"1": "user.cu", "2": "cute/copy.hpp"})
+>>> locs.read(".loc 1 9 5")
+>>> locs.read(".loc 2 40 7, function_name $L__info_string0, inlined_at 1 9 5")
+>>> locs.inner.text(), locs.outer.text(), [c.line for c in locs.chain]
+('cute/copy.hpp:40', 'user.cu:9', [40, 9])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source location: the file as ``.file`` names it, line and column (1-based; 0 = unknown)."""
+
+    file: str
+    line: int
+    column: int = 0
+
+    def text(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class Locations:
+    """``.loc`` lines: the current innermost location and, through ``inlined_at``, the outermost."""
+
+    def __init__(self, files: Mapping[str, str]):
+        self.files = files
+        self.parent: dict[tuple[str, int, int], tuple[str, int, int]] = {}
+        self.inner: Loc | None = None
+        self.outer: Loc | None = None
+        self.chain: tuple[Loc, ...] = ()
+        self.own: str | None = None
+
+    def read(self, line: str) -> None:
+        m = _LOC.match(line)
+        if not m:
+            return
+        key = (m.group(1), int(m.group(2)), int(m.group(3)))
+        inl = _INLINED.search(m.group(4))
+        if inl:
+            up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
+            if up != key:
+                self.parent[key] = up
+        chain, seen = [key], {key}
+        while chain[-1] in self.parent and self.parent[chain[-1]] not in seen:
+            chain.append(self.parent[chain[-1]])
+            seen.add(chain[-1])
+        if self.own is None:
+            self.own = key[0]  # the kernel's own file: where its first location is
+        self.inner = self._loc(key)
+        self.chain = tuple(self._loc(k) for k in chain)
+        mine = next((k for k in chain if k[0] == self.own), None)  # the innermost line of the user's file
+        if mine is not None:
+            self.outer = self._loc(mine)
+        elif self.outer is None:
+            self.outer = self._loc(chain[-1])
+
+    def _loc(self, key: tuple[str, int, int]) -> Loc:
+        return Loc(self.files.get(key[0], key[0]), key[1], key[2])

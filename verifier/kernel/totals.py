@@ -1,0 +1,108 @@
+"""A kernel's account summed: per user's source line, and per op kind as Nsight Compute's
+SASS-level counters count them (``COUNTERS``: the instructions and wavefronts metrics of each kind).
+
+>>> kind_of("lsu", "ldsm.x4.trans"), kind_of("lsu", "st128"), kind_of("ldgsts", "cp16.cg")
+('ldsm', 'st', 'ldgsts')
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bankproof.verifier.kernel.records import InstructionReport, KindTotal, LineTotal, SourceLine
+from bankproof.verifier.kernel.sites import COUNTED
+
+COUNTERS = {  # op kind -> Nsight Compute's SASS-level counters (instructions, wavefronts)
+    "ld": (
+        "smsp__sass_inst_executed_op_shared_ld.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    ),
+    "st": (
+        "smsp__sass_inst_executed_op_shared_st.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    ),
+    "ldsm": (
+        "sm__sass_inst_executed_op_ldsm.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
+    ),
+    "stsm": (
+        "sm__sass_inst_executed_op_shared_stsm.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_stsm.sum",
+    ),
+    "ldgsts": (
+        "sm__sass_inst_executed_op_ldgsts.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    ),
+}
+
+
+def kind_of(family: str, name: str) -> str:
+    """The op kind Nsight Compute counts an instruction under (``ld``, ``st``, ``ldsm``, ...)."""
+    if family == "lsu":
+        return name.split(".")[0] if name.startswith(("ldsm", "stsm")) else name[:2]
+    return family
+
+
+def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
+    """Per user's line: warp instructions and LSU wavefronts of its shared-memory instructions.
+    A line whose every instruction is of a family with no wavefront model (mbarrier, atomics) has
+    its instructions counted and its wavefronts ``None``, verdict ``not modelled``."""
+    by: dict = defaultdict(list)
+    for r in reports:
+        by[(r.location.file, r.location.line) if r.location else ("", 0)].append(r)
+    out = []
+    for (f, ln), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        ins = [r.instructions for r in rs]
+        costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.family in ("tma", "mma")]
+        wf = [r.wavefronts for r in costed]
+        idl = [r.ideal for r in costed]
+        if any(r.verdict == "refuted" for r in rs):
+            verdict = "refuted"
+        elif not costed:
+            verdict = "not modelled"
+        elif any(r.verdict == "unknown" for r in costed):
+            verdict = "unknown"
+        else:
+            verdict = "proved"
+        kinds = tuple(sorted({kind_of(r.family, r.instr) for r in rs}))
+        total = None if None in ins else sum(ins)
+        wsum = None if None in wf or not costed else sum(wf)
+        isum = None if None in idl or not costed else sum(idl)
+        out.append(LineTotal(SourceLine(f, ln) if f else None, kinds, total, wsum, isum, verdict))
+    return tuple(out)
+
+
+def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
+    by: dict = defaultdict(list)
+    for r in reports:
+        by[kind_of(r.family, r.instr)].append(r)
+    out = []
+    for kind in (
+        "ld",
+        "st",
+        "ldsm",
+        "stsm",
+        "ldgsts",
+        "tma",
+        "mma",
+        "atomic",
+        "mbarrier",
+        "tensormap",
+        "tmem",
+    ):
+        rs = by.get(kind)
+        if not rs:
+            continue
+        ins = [r.instructions for r in rs]
+        wf = [r.wavefronts for r in rs]
+        idl = [r.ideal for r in rs]
+        out.append(
+            KindTotal(
+                kind,
+                None if None in ins else sum(ins),
+                None if None in wf else sum(wf),
+                None if None in idl else sum(idl),
+                COUNTERS.get(kind, ()),
+            )
+        )
+    return tuple(out)
