@@ -231,6 +231,14 @@ def kernel(
         raise InputError(WHERE, "include", "must be a list of folders", include)
     if defines is not None and not isinstance(defines, Mapping):
         raise InputError(WHERE, "defines", "must be a mapping NAME -> value", defines)
+    if args is not None and not isinstance(args, Mapping):
+        raise InputError(WHERE, "args", "must be a mapping NAME -> integer", args)
+    if kernel is not None and not isinstance(kernel, str):
+        raise InputError(WHERE, "kernel", "must be a kernel's name", kernel)
+    if language is not None and language not in ("cuda", "ptx"):
+        raise InputError(WHERE, "language", "must be cuda or ptx", language)
+    if not isinstance(arch, str):
+        raise InputError(WHERE, "arch", "must be an arch name (sm80, sm90, ...)", arch)
     src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
     given = dict(args or {})
     unknown = [k for k in given if not _known_arg(str(k), src, names)]

@@ -252,15 +252,21 @@ def _instruction(
             status = "assumed"
             notes.append("generic ld/st of shared addresses are counted as ld/st.shared (not yet measured)")
     over = np.flatnonzero(ok & (cnt > ideal))
-    conflict = (
-        costs.conflict(ins, inst, int(over[0]), int(cnt[over[0]]), int(ideal[over[0]])) if over.size else None
-    )
-    if over.size and fam == "ldgsts":
-        conflict = None if name.endswith("ca") else conflict
+    conflict, reason = None, None
+    if over.size:
+        row = int(over[0])
+        store = costs.counts(ins, inst.offsets[row : row + 1], inst.active[row : row + 1])[0][0]
+        if store > ideal[row]:  # the shared side conflicts (for cp.async: its store)
+            conflict = costs.conflict(ins, inst, row, int(cnt[row]), int(ideal[row]))
+        else:  # a cp.async.ca that reads more 128-byte global lines than its store takes wavefronts
+            reason = (
+                f"warp {int(inst.warp[row])}, execution {int(inst.execution[row])}: the copy reads "
+                f"{int(cnt[row])} global 128-byte lines (its shared store takes {int(store)} wavefronts)"
+            )
     all_known = bool(ok.all())
     verdict = "refuted" if over.size else ("proved" if all_known else "unknown")
     total = int(cnt[ok].sum()) if all_known else None
-    reason = None if all_known else _why_unknown(fam, inst, ok)
+    reason = reason if all_known else _why_unknown(fam, inst, ok)
     return InstructionReport(
         **base,
         instructions=on,

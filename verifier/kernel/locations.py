@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
-_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_LOC = re.compile(r"^\.loc\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})(.*)$")
+_INLINED = re.compile(r"inlined_at\s+(\d{1,9})\s+(\d{1,9})\s+(\d{1,9})")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ _HEADER = re.compile(
     r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M
 )
 _SHARED = re.compile(
-    r"^\s*(\.extern\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.(?:b|u|s|f)(\d+)\s+([\w$]+)\s*(?:\[(\d*)\])?\s*;",
+    r"^\s*(\.extern\s+)?\.shared\s+(?:\.align\s+(\d{1,6})\s+)?\.(?:b|u|s|f)(\d{1,3})\s+([\w$]+)\s*(?:\[(\d{0,10})\])?\s*;",
     re.M,
 )
 _TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
@@ -216,7 +216,7 @@ def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
     text = module.text[a:b]
     head, _, rest = text.partition("{")
     params = tuple(_params(head))
-    req = re.search(r"\.reqntid\s+([\d,\s]+)", head)
+    req = re.search(r"\.reqntid\s+(\d{1,6}(?:\s*,\s*\d{1,6}){0,2})", head)
     hint = tuple(int(x) for x in req.group(1).replace(",", " ").split()) if req else None
     start_line = module.text.count("\n", 0, a + len(head) + 1) + 1
     body, labels, tables, local, regs = _body(rest[: rest.rfind("}")], start_line, module.files)
@@ -345,7 +345,7 @@ def _declared(line: str) -> list[str]:
     for item in line.rstrip(";").split()[2:] if len(line.split()) > 2 else []:
         for name in item.split(","):
             name = name.strip()
-            m = re.fullmatch(r"(%?[\w$]+)<(\d+)>", name)
+            m = re.fullmatch(r"(%?[\w$]+)<(\d{1,7})>", name)
             if m:
                 names += [f"{m.group(1)}{i}" for i in range(min(int(m.group(2)), 4096))]
             elif name:
@@ -360,5 +360,7 @@ def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
         guard = (g.group(1) == "!", g.group(2))
         text = text[g.end() :]
     parts = text.split(None, 1)
+    if len(parts[0]) > 96 or re.search(r"\d{5,}", parts[0]):
+        raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
     operands = _split_operands(parts[1]) if len(parts) > 1 else ()
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain)

@@ -43,6 +43,7 @@ import re
 import time
 
 import numpy as np
+from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
@@ -143,6 +144,8 @@ class Machine:
                 return Value((lo.v & 0xFFFFFFFF) | (hi.v << 32), lo.k & hi.k)
             return Value.unknown(self.n)
         if _IMM.match(t):
+            if len(t) > 24:
+                raise InputError("kernel", "ptx", "has an immediate wider than 64 bits", t[:40])
             return Value.const(immediate(t), self.n)
         return Value.unknown(self.n)
 
@@ -201,7 +204,16 @@ class Machine:
                 stop = int(others.min()) if others.size else size + 1
                 self.pc[group] = min(int(nxt[pc]), stop) if nxt[pc] > pc else pc + 1
                 continue
-            self.step(op, kind, group, pc)
+            try:
+                self.step(op, kind, group, pc)
+            except (IndexError, ValueError, OverflowError, ZeroDivisionError, TypeError) as e:
+                # a malformed instruction (operands missing, a type of no width): not PTX ptxas takes
+                raise InputError(
+                    "kernel",
+                    "ptx",
+                    f"PTX line {op.ptx_line}: {op.opcode} is malformed ({type(e).__name__})",
+                    " ".join(op.operands)[:80],
+                ) from None
         return Trace(
             {i: _stack(rows) for i, rows in self.rec.items()},
             {i: (v[0], v[1]) for i, v in self.executed.items()},
@@ -333,7 +345,9 @@ class Machine:
         return [Value(low, mask.k.copy()), Value((lane == low).astype(np.int64), mask.k.copy())]
 
     def param(self, op: Op) -> Value | None:
-        m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d+))?\s*\]", op.operands[1].strip())
+        if len(op.operands) != 2:
+            return None
+        m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d{1,6}))?\s*\]", op.operands[1].strip())
         if not m or m.group(1) not in self.args:
             return None
         v = self.args[m.group(1)] >> (8 * int(m.group(2) or 0))

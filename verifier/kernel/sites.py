@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Launch
 from bankproof.verifier.triton.ptx.parse import Instruction
@@ -80,9 +81,14 @@ def _dests(op: Op) -> tuple[str, ...]:
 def classify(op: Op, shared_ptrs: set[str]) -> tuple[str, str] | None:
     """``(family, name)`` of a shared-memory instruction (a generic ``ld``/``st`` whose address
     comes from a shared symbol included), else ``None``."""
-    c = classify_shared(
-        Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard, ("", 0, 0))
-    )
+    try:
+        c = classify_shared(
+            Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard, ("", 0, 0))
+        )
+    except (ValueError, IndexError):
+        raise InputError(
+            "kernel", "ptx", f"has an instruction that is not PTX (PTX line {op.ptx_line})", op.opcode
+        ) from None
     if c is not None:
         return c
     parts = op.opcode.split(".")
