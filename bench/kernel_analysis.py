@@ -29,6 +29,7 @@ def main() -> None:
     from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
     from bankproof.verifier.triton.ptx import analyse as triton_analyse
     from bankproof.verifier.triton.ptx import parse_kernel
+
     from tests import kernel_cases as kc
 
     case = kc.case("hgemm_tn_sm80")
