@@ -129,3 +129,37 @@ def test_swizzle_is_the_fix(results):
     for plain, fixed in (("hgemm_tn_sm80_unswizzled", "hgemm_tn_sm80"), ("tk_load_tile_unswizzled", "tk_load_tile"),
                          ("stsm_epilogue_unswizzled", "stsm_epilogue"), ("fa2_forward", "fa2_forward_padded")):  # fmt: skip
         assert results[plain].verdict == "refuted" and results[fixed].verdict == "proved"
+
+
+def _fix_cost(text: str) -> int:
+    return int(text.split("then cost ")[1].split(" ")[0])
+
+
+def test_fix_is_the_swizzle_the_library_uses(results):
+    """The fix found for each unswizzled variant is the swizzle its library's own kernel uses
+    (CuTe's Swizzle<3,4,3> on bytes, ThunderKittens' 128-byte swizzle, the padded transpose's extra
+    word), and it costs exactly what that kernel measured on the H100 (tests/test_kernel_truth.py)."""
+    import gzip
+    import json
+
+    from tests.test_kernel_truth import RECORD, _num
+
+    measured = {r["name"]: r["metrics"] for r in json.loads(gzip.decompress(RECORD.read_bytes()))["cases"]}
+
+    def wavefronts(name: str) -> int:
+        return sum(_num(v) for k, v in measured[name].items() if k.startswith("sm__sass_l1tex_data_pipe"))
+
+    for plain, fixed, words in (
+        ("hgemm_tn_sm80_unswizzled", "hgemm_tn_sm80", "CuTe Swizzle<3,4,3> on bytes"),
+        ("tk_load_tile_unswizzled", "tk_load_tile", "CuTe Swizzle<3,4,3> on bytes"),
+        ("stsm_epilogue_unswizzled", "stsm_epilogue", "CuTe Swizzle<3,4,3> on bytes"),
+        ("transpose_naive_tile", "transpose_padded", "4 bytes after every 128"),
+    ):
+        (fix,) = {i.fix for i in results[plain].instructions if i.fix}
+        assert words in fix, fix
+        assert _fix_cost(fix) == wavefronts(fixed), (plain, fix)
+
+
+def test_no_fix_where_none_is_cheaper(results):
+    for name in ("cub_block_scan", "tma_wgmma_gemm", "hgemm_tn_sm80", "transpose_padded"):
+        assert not any(i.fix for i in results[name].instructions)

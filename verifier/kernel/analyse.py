@@ -27,12 +27,13 @@ the PTX machine, every instance counted, and the account returned as frozen reco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models import target
 from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel import costs, ptxas, simt
+from bankproof.verifier.kernel import costs, fixes, ptxas, simt
 from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -87,6 +88,8 @@ def analyse(
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
+    if any(r.verdict == "refuted" and r.conflict is not None for r in reports):
+        reports = _with_fixes(src.code, trace, reports, merge_of, launch, notes)
     verdict = (
         "refuted"
         if any(r.verdict == "refuted" for r in reports)
@@ -119,6 +122,51 @@ def analyse(
         dict(trace.symbols),
         trace.steps,
     )
+
+
+def _with_fixes(
+    code: KernelCode, trace: Trace, reports: list, merge_of: dict, launch: Launch, notes: list
+) -> list:
+    """Each conflicting instruction with the fix of its buffer (:mod:`.fixes`), where one is found;
+    not where TMA or a tensor core also touches shared memory (their layouts are fixed by them)."""
+    if any(r.family in ("tma", "mma") for r in reports):
+        notes.append("no layout fix is proposed: TMA or tensor-core instructions read shared memory in "
+                     "layouts of their own (see bankproof agree)")  # fmt: skip
+        return reports
+    op_of = {o.ptx_line: o for o in code.body}
+    places = simt.plan(code).placement(launch.dynamic_smem)
+    sizes = {sym.name: sym.size if sym.size is not None else launch.dynamic_smem for sym in code.shared}
+    by_buffer: dict[str, list] = defaultdict(list)
+    for r in reports:
+        op = op_of[r.ptx_line]
+        inst = trace.instances.get(op.index)
+        m = merge_of.get(op.index)
+        if r.family not in COUNTED or inst is None or isinstance(m, ptxas.Reuse) or r.instructions == 0:
+            continue
+        if m is not None:
+            inst = ptxas.merged_instances(m, dict(trace.instances))
+        live = inst.offsets[inst.active & inst.known[:, None]]
+        name = next(
+            (n for n, b in places.items() if live.size and b <= live.min() and live.max() < b + sizes[n]),
+            None,
+        )
+        if name is None:
+            continue
+        width = int(r.instr[2:].split(".")[0]) if r.family == "ldgsts" else 0
+        ins = instruction({4: "st32", 8: "st64", 16: "st128"}[width]) if width else instruction(r.instr)
+        by_buffer[name].append((r, fixes.Access(ins, inst)))
+    out = {id(r): r for r in reports}
+    for name, items in by_buffer.items():
+        if not any(r.conflict is not None for r, _ in items):
+            continue
+        text = fixes.best(
+            [a for _, a in items], places[name], max(1, sizes[name]), f"`{fixes.readable(name)}`"
+        )
+        if text:
+            for r, _ in items:
+                if r.conflict is not None:
+                    out[id(r)] = replace(r, fix=text)
+    return [out[id(r)] for r in reports]
 
 
 def _where(op: Op) -> str:

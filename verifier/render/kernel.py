@@ -45,15 +45,25 @@ def to_text(r: KernelResult) -> str:
             f"  {where[-32:]:<32} {kinds:<12} {_n(ln.instructions):>8}  {_n(ln.wavefronts):>10}  "
             f"{_n(ln.ideal):>5}  {ln.verdict}"
         )
-    for i in r.instructions:
-        if i.verdict == "proved":
+    shown: dict = {}
+    for i in r.instructions:  # per source line: its first undecided or conflicting instruction
+        if i.verdict == "proved" or (i.verdict == "unknown" and i.status == "not modelled"):
             continue
+        key = (i.location.file, i.location.line) if i.location else ("", i.ptx_line)
+        shown.setdefault(key, []).append(i)
+    for group in shown.values():
+        i = group[0]
         head = f"  {_loc(i)} {i.opcode} (PTX line {i.ptx_line})"
         if i.inlined_from is not None:
             head += f", inlined from {i.inlined_from.file}:{i.inlined_from.line}"
+        more = (
+            f"; {len(group) - 1} more instruction{'s' * (len(group) > 2)} of this line too"
+            if len(group) > 1
+            else ""
+        )
         if i.conflict is not None:
             c = i.conflict
-            out.append(f"{head}: {_n(i.wavefronts)} wavefronts, ideal {_n(i.ideal)}")
+            out.append(f"{head}: {_n(i.wavefronts)} wavefronts, ideal {_n(i.ideal)}{more}")
             out.append(
                 f"    warp {c.warp}, execution {c.execution}: lanes {c.lanes[0]} and {c.lanes[1]} (threads "
                 f"{c.threads[0]}, {c.threads[1]}) hit bank {c.bank} at bytes {c.byte_addresses[0]} and "
@@ -63,7 +73,7 @@ def to_text(r: KernelResult) -> str:
                 f"    reproduce: {c.reproduce if len(c.reproduce) < 400 else c.reproduce[:400] + '...'}"
             )
         else:
-            out.append(f"{head}: {i.verdict}: {i.reason or i.status}")
+            out.append(f"{head}: {i.verdict}: {i.reason or i.status}{more}")
         if i.fix:
             out.append(f"    fix: {i.fix}")
     if r.totals:
