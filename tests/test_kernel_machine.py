@@ -283,3 +283,44 @@ def test_dynamic_shared_after_static():
 }"""
     r = bankproof.kernel(ptx, block=32, dynamic_smem=64, language="ptx")
     assert r.shared_symbols == {"small": 0, "dyn": 32}
+
+
+def test_second_engine_proves_from_the_bases():
+    """An F2-affine instruction is decided again by verify's engines (Lemma 9.4, Z3) from its
+    bases; counts agree with the enumeration, and a conflict names its bad byte-address bits."""
+    from bankproof.verifier.kernel import linear
+
+    text = LOOP.replace("shl.b32 %r3, %r1, 2;", "shl.b32 %r3, %r1, 7;").replace("%r2, 7;", "%r2, 12;")
+    text = text.replace("st.shared.u32 [%r5], %r2;", "ld.shared.u32 %r6, [%r5];")  # a store must cover its tensor
+    r = bankproof.kernel(text.replace("buf[4096]", "buf[32768]"), block=32, args={"0": 4}, language="ptx")
+    (st,) = r.instructions
+    assert (st.verdict, st.wavefronts) == ("refuted", 128)
+    assert "over every lane, warp and iteration bit" in st.proof
+    assert st.bad_direction.startswith("byte-address bits 7 (128)")
+    lanes = np.arange(32)
+    assert linear.bases(np.stack([lanes * 4 + (lanes % 3)]), np.array([0]), np.array([0])) is None  # not affine
+
+
+def test_analyses_do_not_share_state():
+    """A generic-pointer kernel analysed after another gives the same answer as alone (a cache
+    keyed by an object's id once returned another kernel's shared pointers)."""
+    for _ in range(3):
+        bankproof.kernel(LOOP, block=64, args={"0": 5}, language="ptx")
+        test_generic_pointer_to_a_shared_symbol()
+
+
+def test_disagreement_is_exit_4(monkeypatch):
+    """Were the layout's engines to count otherwise than the enumeration, the kernel says so."""
+    from bankproof.verifier.kernel import crosscheck, linear
+
+    real = linear.verify_instruction
+
+    def off_by_one(*a, **k):
+        acc, elem = real(*a, **k)
+        return type(acc)(**{**acc.__dict__, "wavefronts": acc.wavefronts + 1}), elem
+
+    monkeypatch.setattr(linear, "verify_instruction", off_by_one)
+    assert crosscheck.linear is linear
+    r = bankproof.kernel(LOOP, block=32, args={"0": 2}, language="ptx")
+    assert r.verdict == "disagree" and r.exit_code == 4
+    assert "the layout's engines" in r.instructions[0].reason

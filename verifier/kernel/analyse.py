@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from bankproof.models import target
 from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel import costs, fixes, ptxas, simt
+from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, simt
 from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -42,7 +42,7 @@ from bankproof.verifier.kernel.records import (
     SourceLine,
     Trace,
 )
-from bankproof.verifier.kernel.sites import COUNTED
+from bankproof.verifier.kernel.sites import COUNTED, shared_pointers
 from bankproof.verifier.kernel.totals import kind_totals, line_totals
 
 
@@ -83,15 +83,19 @@ def analyse(
     merge_of.update({r.index: r for r in reused})
     reports = []
     notes = list(trace.notes)
+    shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
     for op in src.code.body:
-        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of)
+        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of, shared)
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
+    reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
     if any(r.verdict == "refuted" and r.conflict is not None for r in reports):
         reports = _with_fixes(src.code, trace, reports, merge_of, launch, notes)
     verdict = (
-        "refuted"
+        "disagree"
+        if any(r.verdict == "disagree" for r in reports)
+        else "refuted"
         if any(r.verdict == "refuted" for r in reports)
         else (
             "unknown"
@@ -174,9 +178,9 @@ def _where(op: Op) -> str:
 
 
 def _instruction(
-    code: KernelCode, op: Op, trace: Trace, arch: str, lost: bool, notes: list, merge_of: dict
+    code: KernelCode, op: Op, trace: Trace, arch: str, lost: bool, notes: list, merge_of: dict, shared: set
 ) -> InstructionReport | None:
-    c = simt.classify(op, _shared_ptrs(code))
+    c = simt.classify(op, shared)
     if c is None:
         return None
     fam, name = c
@@ -341,15 +345,3 @@ def _why_unknown(fam: str, inst, ok) -> str:
             "cp.async.ca: lanes copying to one shared address, or global addresses not known (not modelled)"
         )
     return "not decided"
-
-
-def _shared_ptrs(code: KernelCode) -> set[str]:
-    from bankproof.verifier.kernel.sites import _shared_pointers  # noqa: PLC0415
-
-    key = id(code)
-    if _SP.get("key") != key:
-        _SP["key"], _SP["value"] = key, _shared_pointers(code)
-    return _SP["value"]
-
-
-_SP: dict = {}

@@ -49,6 +49,20 @@ class Instances:
     source: np.ndarray | None = None
     source_known: np.ndarray | None = None
 
+    @staticmethod
+    def stack(rows: list) -> Instances:
+        """One record of the machine's per-step rows ``(warps, executions, offsets, active, reached,
+        known, (source, source_known) or None)``."""
+
+        def cat(i: int) -> np.ndarray:
+            return np.concatenate([r[i] for r in rows])
+
+        src = [r[6] for r in rows]
+        has = all(x is not None for x in src)
+        first = np.concatenate([x[0] for x in src]) if has else None
+        second = np.concatenate([x[1] for x in src]) if has else None
+        return Instances(cat(0), cat(1), cat(2), cat(3), cat(4), cat(5), first, second)
+
 
 @dataclass(frozen=True)
 class Trace:
@@ -176,4 +190,4 @@ class KernelResult(Result):
 
     @property
     def exit_code(self) -> int:
-        return {"proved": 0, "refuted": 1, "unknown": 3}[self.verdict]
+        return {"proved": 0, "refuted": 1, "unknown": 3, "disagree": 4}[self.verdict]

@@ -215,7 +215,7 @@ class Machine:
                     " ".join(op.operands)[:80],
                 ) from None
         return Trace(
-            {i: _stack(rows) for i, rows in self.rec.items()},
+            {i: Instances.stack(rows) for i, rows in self.rec.items()},
             {i: (v[0], v[1]) for i, v in self.executed.items()},
             dict(self.lost),
             tuple(dict.fromkeys(self.notes)),
@@ -377,22 +377,6 @@ class Machine:
             gv = g.v + (int(off.group(1)) if off else 0)
             src = (gv.reshape(self.warps, 32)[present], g.k.reshape(self.warps, 32)[present])
         self.rec.setdefault(pc, []).append((present, execs, offs, act, warps[present], known, src))
-
-
-def _stack(rows: list) -> Instances:
-    cat = lambda i: np.concatenate([r[i] for r in rows])  # noqa: E731
-    src = [r[6] for r in rows]
-    has_src = all(s is not None for s in src)
-    return Instances(
-        cat(0),
-        cat(1),
-        cat(2),
-        cat(3),
-        cat(4),
-        cat(5),
-        np.concatenate([s[0] for s in src]) if has_src else None,
-        np.concatenate([s[1] for s in src]) if has_src else None,
-    )
 
 
 def run(

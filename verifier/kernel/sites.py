@@ -151,7 +151,7 @@ def plan(code: KernelCode) -> Plan:
     """The :class:`Plan` of ``code``."""
     body = code.body
     p = Plan(code, local=code.local)
-    shared_ptrs = _shared_pointers(code)
+    shared_ptrs = shared_pointers(code)
     classes = [classify(op, shared_ptrs) for op in body]
     need = _slice(code, classes)
     for op, c in zip(body, classes):
@@ -186,7 +186,7 @@ def _uses(op: Op, local) -> list[str]:
     return [_key(n, op, local) for n in names]
 
 
-def _shared_pointers(code: KernelCode) -> set[str]:
+def shared_pointers(code: KernelCode) -> set[str]:
     """Registers holding shared addresses: from a shared symbol (or ``cvta`` of one) through
     arithmetic (never through a load)."""
     syms = {s.name for s in code.shared}

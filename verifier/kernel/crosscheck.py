@@ -1,0 +1,86 @@
+"""Each enumerated instruction checked by a second engine where its addresses allow one
+(:mod:`.linear`): the instruction's layout given to ``bankproof verify`` (Lemma 9.4 and a Z3 proof
+over every lane, warp and iteration bit), its verdict and count compared with the enumeration's,
+the bad directions reported; a disagreement is a ``disagree`` verdict (exit 4). Layouts that differ
+only by a constant are proved once; the pass stops proving after a time budget (and says so).
+
+>>> BUDGET_S
+5.0
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from bankproof.verifier.kernel import linear
+from bankproof.verifier.kernel.records import InstructionReport, Trace
+
+BUDGET_S = 5.0
+
+
+def cross_check(reports: list[InstructionReport], code, trace: Trace, merge_of: dict, notes: list) -> list:
+    """``reports`` with ``proof`` and ``bad_direction`` from the second engine where it applies."""
+    op_of = {o.ptx_line: o for o in code.body}
+    cache: dict = {}
+    start = time.monotonic()
+    out = []
+    for r in reports:
+        op = op_of[r.ptx_line]
+        inst = trace.instances.get(op.index)
+        eligible = (
+            r.family == "lsu"
+            and r.verdict in ("proved", "refuted")
+            and not r.instr.startswith(("ldsm", "stsm"))
+            and inst is not None
+            and bool(r.instructions)
+            and op.index not in merge_of
+            and bool(inst.known.all())
+            and bool(inst.active.all())
+        )
+        if not eligible:
+            out.append(r)
+            continue
+        got = linear.bases(inst.offsets, inst.warp, inst.execution)
+        if got is None:
+            out.append(r)
+            continue
+        kind = "load" if r.instr.startswith("ld") else "store"
+        width = int(r.instr[2:].rstrip("b")) // 8
+        imgs = dict(got[1])
+        repeat = 1 << sum(1 for b in imgs["register"] if b == 0)  # executions at the same addresses
+        imgs["register"] = [b for b in imgs["register"] if b != 0]
+        key = (kind, width, tuple(tuple(v) for v in imgs.values()))
+        if key not in cache:
+            if time.monotonic() - start > BUDGET_S:
+                notes.append(
+                    f"the second engine stopped after {BUDGET_S:g} s; later instructions are enumerated only"
+                )
+                out.append(r)
+                continue
+            cache[key] = linear.verify_instruction(kind, width, imgs)
+        out.append(_merge(r, cache[key], repeat))
+    return out
+
+
+def _merge(r: InstructionReport, answer, repeat: int) -> InstructionReport:
+    """``repeat``: executions the layout folds into one (an iteration that reads the same addresses
+    again is one instruction of the layout, ``repeat`` of the kernel)."""
+    if answer is None:
+        return r
+    acc, elem = answer
+    z3 = acc.engines.get("z3")
+    alg = acc.engines.get("algebra")
+    total = None if acc.wavefronts is None else acc.wavefronts * repeat
+    agree = total == r.wavefronts and acc.proof.status == r.verdict
+    if not agree:
+        return replace(r, verdict="disagree",
+                       reason=f"the enumeration counts {r.wavefronts} wavefronts ({r.verdict}); the layout's "
+                       f"engines {total} ({acc.proof.status})")  # fmt: skip
+    how = f"{acc.proof.status} by {acc.proof.engine} over every lane, warp and iteration bit (F2-affine)"
+    if z3 is not None and z3.verdict in ("proved", "refuted") and acc.proof.engine != "z3":
+        how += f"; z3 {z3.verdict}"
+    bad = (
+        linear.directions(alg.conflict_directions if alg else None, elem) if r.verdict == "refuted" else None
+    )
+    return replace(r, proof=how, bad_direction=bad)
