@@ -324,3 +324,48 @@ def test_disagreement_is_exit_4(monkeypatch):
     r = bankproof.kernel(LOOP, block=32, args={"0": 2}, language="ptx")
     assert r.verdict == "disagree" and r.exit_code == 4
     assert "the layout's engines" in r.instructions[0].reason
+
+
+def test_a_memory_operand_is_not_a_destination():
+    """``mbarrier.init [%r1], 1`` writes shared memory, not ``%r1`` (it once clobbered the base
+    register and made a later stmatrix look misaligned)."""
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 1024 .b8 buf[8192];
+  mov.u32 %r1, buf;
+  mbarrier.init.shared::cta.b64 [%r1], 1;
+  mov.u32 %r2, %tid.x;
+  and.b32 %r3, %r2, 7;
+  shl.b32 %r4, %r3, 7;
+  add.s32 %r5, %r1, %r4;
+  stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r5+1024], {%r6};
+}"""
+    (mb, st) = bankproof.kernel(ptx, block=32, language="ptx").instructions
+    assert (st.verdict, st.status, st.wavefronts) == ("refuted", "measured", 8)
+
+
+def test_a_branch_that_skips_nothing_needed_is_followed():
+    """A branch on loaded data over code that computes no address and touches no shared memory
+    (libdevice's special cases) is followed either way; one over shared work makes what follows unknown."""
+    ptx = """
+.visible .entry k(.param .u64 k_param_0)
+{
+  .shared .align 4 .b8 buf[4096];
+  ld.param.u64 %rd1, [k_param_0];
+  ld.global.f32 %f1, [%rd1];
+  setp.lt.f32 %p1, %f1, 0f00000000;
+  @%p1 bra $L_skip;
+  add.f32 %f2, %f1, %f1;
+$L_skip:
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+}"""
+    r = bankproof.kernel(ptx, block=32, language="ptx")
+    assert r.verdict == "proved" and r.instructions[0].wavefronts == 1
+    worse = ptx.replace("  add.f32 %f2, %f1, %f1;", "  st.shared.u32 [buf], %r9;")
+    r = bankproof.kernel(worse, block=32, language="ptx")
+    assert r.verdict == "unknown" and r.instructions[-1].wavefronts is None

@@ -76,7 +76,7 @@ def analyse(
 ) -> KernelResult:
     """The account of one CTA of ``launch`` (see the module docstring)."""
     target.require(arch, "kernel", "kernel")
-    trace = simt.run(src.code, launch, max_steps, max_seconds)
+    trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds))
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
     runs, reused = ptxas.scan(src.code)
     merge_of: dict = {i: m for m in ptxas.merges(runs, dict(trace.instances)) for i in m.members}
@@ -126,6 +126,24 @@ def analyse(
         dict(trace.symbols),
         trace.steps,
     )
+
+
+def _exits(code: KernelCode, trace: Trace) -> Trace:
+    """The trace as ptxas runs the kernel's tail: loads it moves after an early exit
+    (:func:`.ptxas.exits_before`) issue only in warps with a thread that stays."""
+    moved = ptxas.exits_before(code) if not trace.lost else {}
+    if not moved:
+        return trace
+    instances, executed = dict(trace.instances), dict(trace.executed)
+    for i, (negated, reg) in moved.items():
+        value = trace.final.get(reg)
+        inst = instances.get(i)
+        if value is None or inst is None or not value.k.all() or inst.execution.max() > 0:
+            continue
+        kept = ptxas.after_exit(inst, (negated, value))
+        instances[i] = kept
+        executed[i] = (len(kept.warp), len(kept.warp))
+    return replace(trace, instances=instances, executed=executed)
 
 
 def _with_fixes(

@@ -196,3 +196,73 @@ def merged_instances(m: Merge, instances: dict[int, Instances]) -> Instances:
     first = instances[m.members[0]]
     return Instances(first.warp, first.execution, first.offsets + m.delta, first.active, first.reached,
                      first.known)  # fmt: skip
+
+
+_EFFECTS = ("st", "ld", "bar", "barrier", "atom", "red", "cp", "mbarrier", "stmatrix", "ldmatrix", "wgmma",
+            "tcgen05", "fence", "membar", "bra", "brx", "call", "exit", "trap")  # fmt: skip
+
+
+def exits_before(code: KernelCode) -> dict[int, tuple[bool, str]]:
+    """Shared loads in a kernel's tail that ptxas moves after an early exit: when everything after
+    the load up to ``ret`` is free of side effects or guarded by one predicate P, and the loaded
+    value is used only under P, ptxas exits the threads where P is false before the load (SASS
+    ``@!P EXIT; LDS``), so only warps with a thread under P execute it (measured in Triton's
+    reductions, gpu_checks/results/h100-2026-11-23-triton-kernels.json; ldmatrix is kept before the
+    exit). Returns load index -> P as ``(negated, register)``.
+
+    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> code = kernel_code(read_module('''
+    ... .visible .entry k(.param .u64 k_param_0)
+    ... {
+    ...   .shared .align 4 .b8 buf[64];
+    ...   mov.u32 %r1, %tid.x;
+    ...   ld.shared.u32 %r2, [buf];
+    ...   setp.eq.s32 %p1, %r1, 0;
+    ...   @%p1 st.global.u32 [%rd1], %r2;
+    ...   ret;
+    ... }'''), None)
+    >>> exits_before(code)
+    {1: (False, '%p1')}
+    """
+    out = {}
+    body = code.body
+    for op in body:
+        parts = op.opcode.split(".")
+        if parts[0] != "ld" or not any(p.startswith("shared") for p in parts) or not op.operands:
+            continue
+        dests = set(re.findall(r"%[\w$]+", op.operands[0]))
+        guard = None
+        for later in body[op.index + 1 :]:
+            if later.base == "ret" and later.guard is None:
+                break
+            uses = any(d in o for o in later.operands[1:] for d in dests) or (
+                later.base == "st" and any(d in " ".join(later.operands) for d in dests)
+            )
+            if later.guard is not None:
+                if guard is not None and later.guard != guard:
+                    guard = None
+                    break
+                guard = later.guard
+                continue
+            if uses or later.base in _EFFECTS:
+                guard = None
+                break
+        else:
+            guard = None
+        if guard is not None:
+            out[op.index] = guard
+    return out
+
+
+def after_exit(inst: Instances, pred) -> Instances:
+    """``inst`` with only the lanes whose predicate ``pred`` (a ``(negated, Value)``) holds active; a
+    warp with none is dropped (it exited before the load)."""
+    negated, value = pred
+    on = ((value.v != 0) ^ negated) & value.k
+    lanes = on.reshape(-1, 32)[inst.warp]
+    act = inst.active & lanes
+    keep = act.any(axis=1)
+    src = None if inst.source is None else inst.source[keep]
+    srck = None if inst.source_known is None else inst.source_known[keep]
+    return Instances(inst.warp[keep], inst.execution[keep], inst.offsets[keep], act[keep], inst.reached[keep],
+                     inst.known[keep], src, srck)  # fmt: skip

@@ -79,6 +79,7 @@ class Trace:
     warps: int
     symbols: Mapping[str, int] = field(default_factory=dict)
     skipped: Mapping[int, int] = field(default_factory=dict)  # index -> warps a forward branch took around it
+    final: Mapping = field(default_factory=dict, repr=False)  # register -> its value when the CTA ended
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,7 @@ class Machine:
             self.warps,
             dict(self.symbols),
             dict(self.skipped),
+            self.regs,
         )
 
     def step(self, op: Op, kind: MachineOp, group: np.ndarray, pc: int) -> None:
@@ -238,6 +239,13 @@ class Machine:
 
     def control(self, op: Op, group, on, unknown, pc: int) -> None:
         base = op.base
+        if unknown.any() and pc in self.plan.harmless:  # either way: the counts do not depend on it
+            self.pc[unknown] = self.plan.target(op)
+            self.notes.append(
+                "branches on unknown values that skip no shared-memory work and no address or "
+                "guard arithmetic are followed either way (the counts do not depend on them)"
+            )
+            unknown = unknown & False
         if unknown.any():
             self.lost[pc] = f"the branch condition {op.guard[1]} depends on values the analysis does not know"
             self.done |= unknown
@@ -303,11 +311,13 @@ class Machine:
             res = [Value(per_warp(group), np.ones(self.n, bool))]
         elif base == "elect":
             res = self.elect(srcs[0], group)
-        elif base == "mbarrier":  # try_wait / test_wait: taken to succeed at once (see notes)
-            res = [Value.const(1, self.n)]
+        elif base == "mbarrier" and "wait" in op.opcode:  # try_wait / test_wait: taken to succeed at once
+            res = [Value.const(1, self.n)] + [None] * (len(kind.dests) - 1)
             self.notes.append(
                 "mbarrier waits are taken to succeed at their first try (a spin count is timing)"
             )
+        elif base == "mbarrier":  # an arrival's state token
+            res = [None] * len(kind.dests)
         elif base in ("ld", "atom", "ldmatrix", "tcgen05", "wgmma", "red", "cp", "match", "redux"):
             res = [None] * len(kind.dests)
             if base == "ld" and ".param" in op.opcode:

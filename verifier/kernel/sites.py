@@ -73,7 +73,7 @@ def _dests(op: Op) -> tuple[str, ...]:
     if op.base in _NO_DEST or not op.operands:
         return ()
     first = op.operands[0]
-    if op.base == "wgmma":
+    if op.base == "wgmma" or first.lstrip().startswith("[") or first == "_":  # a memory operand: no dest
         return ()
     return tuple(_REGS.findall(first)) or ((first,) if re.fullmatch(r"[A-Za-z_$][\w$]*", first) else ())
 
@@ -115,6 +115,7 @@ class Plan:
     pointers: tuple[str, ...] = ()
     shared_callees: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
+    harmless: frozenset[int] = frozenset()  # forward branches over nothing the analysis needs
 
     def target(self, op: Op) -> int | None:
         name = op.operands[-1] if op.operands else ""
@@ -169,6 +170,13 @@ def plan(code: KernelCode) -> Plan:
     idx = np.where(interesting, np.arange(len(interesting)), len(interesting))
     p.next_interesting = np.minimum.accumulate(idx[::-1])[::-1][:-1] if len(body) else idx[:0]
     p.pointers = _pointer_params(code)
+    harmless = set()
+    for op in body:  # a branch whose way does not matter: what it skips touches no shared memory
+        if op.base == "bra" and op.guard is not None:  # and computes nothing an address or guard needs
+            t = p.target(op)
+            if t is not None and t > op.index and all(p.kinds[i] is None for i in range(op.index + 1, t)):
+                harmless.add(op.index)
+    p.harmless = frozenset(harmless)
     p.shared_callees = frozenset()  # a callee's body is another .func: not followed (see Machine.call)
     return p
 
@@ -244,7 +252,11 @@ def _pointer_params(code: KernelCode) -> tuple[str, ...]:
     arithmetic, not loads) a ``cvta.to.global`` or the address of a global access or copy."""
     origin: dict[str, set[str]] = {}
     for op in code.body:
-        if op.opcode.startswith("ld.param") and ".u64" in op.opcode and len(op.operands) == 2:
+        if (
+            op.opcode.startswith("ld.param")
+            and op.opcode[-3:] in ("u64", "b64", "s64")
+            and len(op.operands) == 2
+        ):
             m = re.fullmatch(r"\[\s*([\w$]+)\s*\]", op.operands[1].strip())
             if m and _REGS.fullmatch(op.operands[0]):
                 origin.setdefault(op.operands[0], set()).add(m.group(1))
