@@ -49,7 +49,7 @@ def _pack(values: np.ndarray, elem_bits: int) -> np.ndarray:
     return (packed & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-def _unpack(words: np.ndarray, v: int, elem_bits: int) -> np.ndarray:
+def unpack_case(words: np.ndarray, v: int, elem_bits: int) -> np.ndarray:
     w = words.astype(np.uint64)
     out = np.zeros(words.shape[:-1] + (v,), dtype=np.int64)
     for j in range(v):

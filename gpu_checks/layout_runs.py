@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 from bankproof.gpu_checks.kernels import SMEM_BYTES
-from bankproof.gpu_checks.layout_cases import _unpack
+from bankproof.gpu_checks.layout_cases import unpack_case
 from bankproof.gpu_checks.layout_kernels import case_kernel
 from bankproof.gpu_checks.metrics import (
     COPY_INSTRUCTIONS,
@@ -96,22 +96,22 @@ def emulate(case: dict) -> np.ndarray:
 
 def check_data(case: dict, words: np.ndarray) -> int:
     """How many loaded elements differ from what the load layout names."""
-    got = _unpack(words, case["load"]["vector"], case["elem_bits"])
+    got = unpack_case(words, case["load"]["vector"], case["elem_bits"])
     return int((got != np.array(case["load"]["expect"])).sum())
 
 
 def _instructions(row: dict, op: str) -> int:
     """Shared-memory instructions of one direction: ncu counts ``LDS``/``STS`` and ``LDSM``/``STSM``
     under separate metrics; a matrix metric the row lacks counts as zero."""
-    from bankproof.gpu_checks.measure import _number
+    from bankproof.gpu_checks.measure import number_value
 
-    plain = _number(row[INSTRUCTIONS[op]])
-    matrix = _number(row.get(INSTRUCTIONS[op + "sm"], ""))
+    plain = number_value(row[INSTRUCTIONS[op]])
+    matrix = number_value(row.get(INSTRUCTIONS[op + "sm"], ""))
     return plain + (matrix or 0)
 
 
 def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> None:
-    from bankproof.gpu_checks.measure import _env, _number, parse_ncu_csv
+    from bankproof.gpu_checks.measure import environment, number_value, parse_ncu_csv
 
     with open(plan_path) as fh:
         cases = json.load(fh)
@@ -125,10 +125,10 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
         bad = check_data(c, data[str(i)])
         st_ins = instruction(c["store"]["instr"])
         if st_ins.is_copy:  # a cp.async: its own metrics (Nsight Compute sees no .cg wavefronts)
-            store = _number(r.get(COPY_WAVEFRONTS[st_ins.variant], ""))
-            store_n = _number(r.get(COPY_INSTRUCTIONS, ""))
+            store = number_value(r.get(COPY_WAVEFRONTS[st_ins.variant], ""))
+            store_n = number_value(r.get(COPY_INSTRUCTIONS, ""))
         else:
-            store, store_n = _number(r[WAVEFRONTS["st"]]), _instructions(r, "st")
+            store, store_n = number_value(r[WAVEFRONTS["st"]]), _instructions(r, "st")
         runs.append(
             {
                 "id": c["id"],
@@ -147,7 +147,7 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
                 },
                 "measured": {
                     "store": store,
-                    "load": _number(r[WAVEFRONTS["ld"]]),
+                    "load": number_value(r[WAVEFRONTS["ld"]]),
                     "store_instructions": store_n,
                     "load_instructions": _instructions(r, "ld"),
                 },
@@ -161,7 +161,7 @@ def collect(plan_path: str, out_path: str, ncu_path: str, results_path: str) -> 
             {
                 "schema": 1,
                 "kind": "layout_runs",
-                **_env(),
+                **environment(),
                 "date": datetime.date.today().isoformat(),
                 "runs": runs,
             },
@@ -184,7 +184,7 @@ def time_cases(plan_path: str, results_path: str, iters: int = 200) -> None:
     import cupy as cp
     from bankproof.gpu_checks.layout_cases import address_table
     from bankproof.gpu_checks.layout_kernels import timed_kernel_source
-    from bankproof.gpu_checks.measure import _env
+    from bankproof.gpu_checks.measure import environment
 
     with open(plan_path) as fh:
         cases = json.load(fh)
@@ -224,7 +224,7 @@ def time_cases(plan_path: str, results_path: str, iters: int = 200) -> None:
                      "blocks": blocks, "iterations": iters, "ns_per_tile": t / (blocks * iters) * 1e9})  # fmt: skip
         print(f"{c['id']}: {rows[-1]['ns_per_tile']:.2f} ns per tile")
     with open(results_path, "w") as fh:
-        json.dump({"schema": 1, "kind": "layout_times", **_env(), "date": datetime.date.today().isoformat(),
+        json.dump({"schema": 1, "kind": "layout_times", **environment(), "date": datetime.date.today().isoformat(),
                    "rows": rows}, fh, indent=1)  # fmt: skip
 
 

@@ -65,10 +65,10 @@ def counters(row: dict, metrics: list[str]) -> dict[str, float | int | None]:
     >>> counters({"a": "1,024", "b": "n/a"}, ["a", "b", "c"])
     {'a': 1024, 'b': None, 'c': None}
     """
-    return {m: _number(row.get(m, "")) for m in metrics}
+    return {m: number_value(row.get(m, "")) for m in metrics}
 
 
-def _number(v: str) -> float | int | None:
+def number_value(v: str) -> float | int | None:
     v = v.replace(",", "").strip()
     if v in ("", "n/a", "nan"):
         return None
@@ -76,7 +76,7 @@ def _number(v: str) -> float | int | None:
     return int(f) if f.is_integer() else f
 
 
-def _env() -> dict:
+def environment() -> dict:
     def q(cmd: list[str]) -> str:
         try:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
@@ -103,7 +103,7 @@ def match_launches(plan_path: str, ncu_path: str, kernel_of, metrics: list[str])
         want = kernel_of(p)
         if not r["Kernel Name"].startswith(want):
             raise SystemExit(f"launch {p['id']}: ncu row is {r['Kernel Name']}, expected {want}")
-        out.append({**p, "metrics": {m: _number(r[m]) for m in metrics if m in r}})
+        out.append({**p, "metrics": {m: number_value(r[m]) for m in metrics if m in r}})
     return out
 
 
@@ -111,7 +111,7 @@ def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
     measurements = match_launches(
         plan_path, ncu_path, lambda p: kernel_name(instruction(p["instr"])), METRICS
     )
-    env = _env()
+    env = environment()
     result = {
         "schema": 1,
         **env,

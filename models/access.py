@@ -136,9 +136,9 @@ def _element_offsets_cached(memory: LinearLayout | PaddedLayout) -> np.ndarray:
 
 def clear_caches() -> None:
     """Forget the kept tables and offsets (benchmarks time the first call, as a new process would)."""
-    from bankproof.models.layout import _table
+    from bankproof.models.layout import element_table
 
-    _table.cache_clear()
+    element_table.cache_clear()
     _element_offsets_cached.cache_clear()
 
 
@@ -192,7 +192,7 @@ def _vector_first(regs: list[tuple[int, ...]], offsets: np.ndarray) -> list[tupl
     return [regs[i] for i in first] + [r for i, r in enumerate(regs) if i not in first]
 
 
-def _vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
+def vector_ok(addr: np.ndarray, v: int, eb: int) -> bool:
     """Registers r..r+v-1 (r a multiple of v) at consecutive addresses, aligned to v elements."""
     nreg = addr.shape[-1]
     if nreg % v:
@@ -207,7 +207,7 @@ def widest_vector(addr: np.ndarray, eb: int, cap: int = 16) -> int:
     aligned addresses: the vector the widest legal load or store moves (``addr``: ``(...,
     registers)`` bytes)."""
     v, nreg = 1, addr.shape[-1]
-    while v * 2 <= nreg and v * 2 * eb <= min(16, cap) and _vector_ok(addr, v * 2, eb):
+    while v * 2 <= nreg and v * 2 * eb <= min(16, cap) and vector_ok(addr, v * 2, eb):
         v *= 2
     return v
 
@@ -288,7 +288,7 @@ def build_access(
                 instr,
             )
         v = ins.width // eb
-        if v > nreg or not _vector_ok(addr, v, eb):
+        if v > nreg or not vector_ok(addr, v, eb):
             raise InputError(
                 "access",
                 "instr",

@@ -227,7 +227,7 @@ class LinearLayout(LayoutAlgebra):
         n = self.in_bits
         if n > 26:
             raise InputError("layout", "input", "is too large to enumerate (limit 2^26 points)", f"2^{n}")
-        return _table(self)
+        return element_table(self)
 
     def transpose_outs(self, names: Sequence[str]) -> LinearLayout:
         """Reorder the output dims (the bases' coordinates follow).
@@ -359,7 +359,7 @@ class LinearLayout(LayoutAlgebra):
 
 
 @functools.lru_cache(maxsize=64)
-def _table(layout: LinearLayout) -> np.ndarray:
+def element_table(layout: LinearLayout) -> np.ndarray:
     """:meth:`LinearLayout.table`, kept for the last layouts (read-only): a search enumerates
     many accesses of the same layouts."""
     # Doubling: the table for bits 0..k is the table for bits 0..k-1, then it XOR image k.

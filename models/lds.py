@@ -27,10 +27,10 @@ from bankproof.models import f2
 from bankproof.models.access import (
     MAX_ACCESS_BITS,
     WarpInstructions,
-    _vector_ok,
     access_layout,
     element_offsets,
     vector_cap,
+    vector_ok,
     widest_vector,
 )
 from bankproof.models.errors import InputError
@@ -208,7 +208,7 @@ def build(
         if r.kind != kind:
             raise InputError("access", "instr", f"is a {r.kind} but the access is a {kind}", instr)
         v = r.width // eb
-        if r.width % eb or v > nreg or not _vector_ok(addr, v, eb):
+        if r.width % eb or v > nreg or not vector_ok(addr, v, eb):
             raise InputError("access", "instr", f"needs {v} consecutive aligned elements per lane", instr)
     first = addr[..., ::v]
     n_chunks = first.shape[-1]

@@ -19,7 +19,7 @@ LANE_BITS = 5
 ROW_BYTES = BANKS * BANK_BYTES  # one 128-byte segment: every bank once
 
 
-def _thread_sets(
+def thread_set_pairs(
     layout: LinearLayout, space: Space, vec_bytes: int, kind: str
 ) -> tuple[list[int], list[int], list[int], int]:
     """(all lane vectors, lane vectors that share a phase, lane vectors split off by phases,
@@ -36,7 +36,7 @@ def _thread_sets(
     return [v for v in lanes if v], same, split, phases
 
 
-def _meet(u: list[int], v: list[int]) -> int:
+def meet_space(u: list[int], v: list[int]) -> int:
     """dim(span(u) ∩ span(v))."""
     return f2.rank(u) + f2.rank(v) - f2.rank(u + v)
 
@@ -45,7 +45,7 @@ def conflict_dim(word: list[int], idx: list[int], lanes: list[int]) -> int:
     """log2 of the wavefronts per phase: lane differences that stay in one bank
     (span(word ∪ idx)) but leave the word (not in span(word)); Lemma 9.4 when ``word`` holds
     only vector bits."""
-    return _meet(word + idx, lanes) - _meet(word, lanes)
+    return meet_space(word + idx, lanes) - meet_space(word, lanes)
 
 
 def conflict_directions(word: list[int], idx: list[int], lanes: list[int]) -> list[int]:
@@ -100,7 +100,7 @@ def lemma_9_4(memory: LinearLayout, dist: LinearLayout, elem_bits: int, kind: st
     nb = min(len(cols) - vec_bits, log2(ROW_BYTES // vec_bytes))
     n_sub = min(nb, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
     word, idx = cols[: vec_bits + n_sub], cols[vec_bits + nb :]
-    _, same, _, phases = _thread_sets(dist, space, vec_bytes, kind)
+    _, same, _, phases = thread_set_pairs(dist, space, vec_bytes, kind)
     directions = conflict_directions(word, idx, same)
     count = phases * (1 << len(directions))
     return Lemma94(True, count, not reasons, "; ".join(reasons), tuple(directions), tuple(idx), tuple(same))

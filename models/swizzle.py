@@ -24,7 +24,7 @@ from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
 from bankproof.models.hardware import vector_limit
 from bankproof.models.layout import LinearLayout
-from bankproof.models.lemmas import LANE_BITS, ROW_BYTES, _meet, _thread_sets, conflict_dim
+from bankproof.models.lemmas import LANE_BITS, ROW_BYTES, conflict_dim, meet_space, thread_set_pairs
 from bankproof.models.space import Space
 
 
@@ -143,7 +143,7 @@ def optimal_swizzle(
     nb = min(d - v, log2(max(1, row_bytes // vec_bytes)))
     ell = d - v - nb
     side_bytes = [vec_bytes if x is None else (1 << x) * w for x in widths]
-    sets = _thread_sets if groups is None else groups.thread_sets
+    sets = thread_set_pairs if groups is None else groups.thread_sets
     a_thr, a_bank, split_a, phases_a = sets(a, space, side_bytes[0], kind_a)
     b_thr, b_bank, split_b, phases_b = sets(b, space, side_bytes[1], kind_b)
     vmask = 0
@@ -247,7 +247,7 @@ class LaneGroups:
     group: Callable[[int, str], tuple[list[int], int] | None]
 
     def thread_sets(self, layout: LinearLayout, space: Space, vec_bytes: int, kind: str):
-        """:func:`_thread_sets` over lane groups: the lane vectors of lane 0's group share a
+        """:func:`thread_set_pairs` over lane groups: the lane vectors of lane 0's group share a
         phase; the rest split groups off. A side with no published grouping constrains nothing
         (the layout is built for the other; that side's count is unknown when verified)."""
         got = self.group(vec_bytes, kind)
@@ -308,7 +308,7 @@ def optimum_per_instruction(s: Construction) -> tuple[int, int]:
     d, v, word = s.space.bits, len(s.vec), s.vec + s.sub
 
     def side(bank: list[int], phases: int) -> int:
-        room = d - v - len(s.sub) - (f2.rank(bank) - _meet(word, bank))
+        room = d - v - len(s.sub) - (f2.rank(bank) - meet_space(word, bank))
         return phases * (1 << max(0, s.ell - room))
 
     return side(s.a_bank, s.phases_a), side(s.b_bank, s.phases_b)

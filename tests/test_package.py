@@ -337,3 +337,15 @@ def test_no_module_over_400_lines():
             if n > 400:
                 long.append(f"{path.relative_to(ROOT)}: {n} lines")
     assert not long, "\n".join(long)
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """What crosses a module boundary has a public name: no ``from bankproof.x import _name``."""
+    bad = []
+    for folder in ("bankproof", *FOLDERS):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bankproof"):
+                    bad += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
+    assert not bad, "\n".join(bad)

@@ -23,7 +23,7 @@ import random
 import sys
 
 from bankproof.gpu_checks.kernels import _HEADER
-from bankproof.gpu_checks.measure import _env, match_launches
+from bankproof.gpu_checks.measure import environment, match_launches
 from bankproof.gpu_checks.metrics import LDGSTS
 from bankproof.gpu_checks.patterns import _lane_patterns
 from bankproof.models.hardware import instruction
@@ -93,7 +93,7 @@ def run(plan_path: str) -> None:
 
 def collect(plan_path: str, ncu_path: str, metrics: list[str], out_path: str) -> None:
     runs = match_launches(plan_path, ncu_path, lambda p: f"k_{p['probe']}", metrics)
-    result = {"schema": 1, **_env(), "metrics": metrics, "cp_async_measurements": runs}
+    result = {"schema": 1, **environment(), "metrics": metrics, "cp_async_measurements": runs}
     with open(out_path, "w") as fh:
         json.dump(result, fh, separators=(",", ":"))
     print(f"{len(runs)} cp.async measurements -> {out_path}")

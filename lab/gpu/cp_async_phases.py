@@ -160,18 +160,18 @@ def run(plan_path: str) -> None:
 
 
 def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
-    from bankproof.gpu_checks.measure import _env, match_launches
+    from bankproof.gpu_checks.measure import environment, match_launches
 
     runs = match_launches(plan_path, ncu_path, lambda p: f"k_{p['mode']}", METRICS)
     with open(out_path, "w") as fh:
-        json.dump({"schema": 1, **_env(), "metrics": METRICS, "cp_async_phase_probes": runs}, fh)
+        json.dump({"schema": 1, **environment(), "metrics": METRICS, "cp_async_phase_probes": runs}, fh)
     print(f"{len(runs)} cp.async phase probes -> {out_path}")
 
 
 def time_patterns(patterns_path: str, out_path: str) -> None:
     import cupy as cp
     import numpy as np
-    from bankproof.gpu_checks.measure import _env
+    from bankproof.gpu_checks.measure import environment
 
     with open(patterns_path) as fh:
         patterns = json.load(fh)
@@ -192,7 +192,7 @@ def time_patterns(patterns_path: str, out_path: str) -> None:
                          "cycles_per_copy": min(cycles) / REPS})  # fmt: skip
             print(f"{name:>24} {mode:>6}: {min(cycles) / REPS:7.2f} cycles per copy")
     with open(out_path, "w") as fh:
-        json.dump({"schema": 1, **_env(), "timings": rows}, fh)
+        json.dump({"schema": 1, **environment(), "timings": rows}, fh)
 
 
 def main(argv: list[str]) -> None:

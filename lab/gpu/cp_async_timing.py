@@ -64,7 +64,7 @@ def kernel_source() -> str:
 def run(out_path: str) -> None:
     import cupy as cp
     import numpy as np
-    from bankproof.gpu_checks.measure import _env
+    from bankproof.gpu_checks.measure import environment
     from bankproof.models.hardware import instruction, wavefront_counts
 
     arch = int(cp.cuda.Device().compute_capability)
@@ -87,7 +87,7 @@ def run(out_path: str) -> None:
         print(f"{c['mode']}{c['width']:>3} stride {c['stride']:>3}: store {st:>2} wavefronts, "
               f"{min(cycles) / REPS:6.2f} cycles per copy")  # fmt: skip
     with open(out_path, "w") as fh:
-        json.dump({"schema": 1, **_env(), "timings": results}, fh, indent=1)
+        json.dump({"schema": 1, **environment(), "timings": results}, fh, indent=1)
 
 
 if __name__ == "__main__":

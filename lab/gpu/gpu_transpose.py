@@ -110,14 +110,14 @@ def kernel_of(row: dict) -> str:
 
 def join(rows_path: str, ncu_path: str, out_path: str) -> None:
     """Measured wavefronts of each one-tile launch next to its prediction, matched by kernel name."""
-    from bankproof.gpu_checks.measure import _number, parse_ncu_csv
+    from bankproof.gpu_checks.measure import number_value, parse_ncu_csv
     from bankproof.gpu_checks.metrics import WAVEFRONTS
 
     with open(rows_path) as fh:
         rows = json.load(fh)["rows"]
     with open(ncu_path) as fh:
         measured = {
-            r["Kernel Name"]: {"store": _number(r[WAVEFRONTS["st"]]), "load": _number(r[WAVEFRONTS["ld"]])}
+            r["Kernel Name"]: {"store": number_value(r[WAVEFRONTS["st"]]), "load": number_value(r[WAVEFRONTS["ld"]])}
             for r in parse_ncu_csv(fh.read())
             if r.get("Kernel Name", "").startswith("k_bench_")
         }
@@ -141,7 +141,7 @@ def main(argv: list[str]) -> None:
     import datetime
 
     import cupy as cp
-    from bankproof.gpu_checks.measure import _env
+    from bankproof.gpu_checks.measure import environment
 
     out_path, with_ncu = argv[0], "--ncu" in argv
     one_tile = None
@@ -230,7 +230,7 @@ def main(argv: list[str]) -> None:
             {
                 "schema": 1,
                 "kind": "transpose_bench",
-                **_env(),
+                **environment(),
                 "date": datetime.date.today().isoformat(),
                 "ncu_one_tile": one_tile,
                 "peak_GBps": peak / 1e9,

@@ -24,12 +24,12 @@ from bankproof.models.errors import InputError
 from bankproof.models.notation.cute_compose import composition
 from bankproof.models.notation.cute_shapes import Nested, compact, congruent, fmt, leaves, size
 from bankproof.models.notation.cute_values import (
-    _GMMA_ATOM,
+    GMMA_ATOM,
     Composed,
     Layout,
+    PointerValue,
     Swizzle,
     Tag,
-    _Ptr,
     gmma_layout_atom,
 )
 
@@ -154,7 +154,7 @@ class _Reader:
         if kind == "num":
             return int(t)
         if kind == "ptr":
-            return _Ptr(int(t))
+            return PointerValue(int(t))
         if t == "(":
             items = self.args(")", depth)
             if not items:
@@ -230,7 +230,7 @@ def compose(parts: list, error) -> Composed:
     for p in front:
         if isinstance(p, Swizzle) and sw is None and not offset and not ptr:
             sw = p if p.b else None  # Sw<0,M,S> is the identity
-        elif isinstance(p, _Ptr) and not ptr:
+        elif isinstance(p, PointerValue) and not ptr:
             ptr = p.bits
         elif isinstance(p, int) and not isinstance(p, bool) and not offset:
             offset = p
@@ -257,11 +257,11 @@ def template(name: str, targs: list, error):
             raise error("Layout<Shape, Stride> takes a shape and an optional stride")
         shape = targs[0]
         return make_layout(shape, targs[1] if len(targs) == 2 else Tag("LayoutLeft"), error)
-    gmma = _GMMA_ATOM.fullmatch(name)
+    gmma = GMMA_ATOM.fullmatch(name)
     if gmma:
         return gmma_layout_atom(gmma.group(1), gmma.group(2), targs, error)
     if name in ("smem_ptr_flag_bits",):
-        return _Ptr(_int(targs[0], "smem_ptr_flag_bits<N>", error))
+        return PointerValue(_int(targs[0], "smem_ptr_flag_bits<N>", error))
     if name == "ComposedLayout":
         if len(targs) != 3:
             raise error("ComposedLayout<Swizzle, offset, Layout> takes three arguments")

@@ -105,7 +105,7 @@ class Tag:
 
 
 @dataclass(frozen=True)
-class _Ptr:
+class PointerValue:
     bits: int
 
 
@@ -113,7 +113,7 @@ class _Ptr:
 TYPE_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128,
              "int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "half_t": 16, "bfloat16_t": 16,
              "float": 32, "tfloat32_t": 32, "double": 64, "float_e4m3_t": 8, "float_e5m2_t": 8}  # fmt: skip
-_GMMA_ATOM = re.compile(r"Layout_(K|MN)_(INTER|SW32|SW64|SW128|SW128_32B)_Atom")
+GMMA_ATOM = re.compile(r"Layout_(K|MN)_(INTER|SW32|SW64|SW128|SW128_32B)_Atom")
 _GMMA_SWIZZLE = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 

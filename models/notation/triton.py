@@ -17,7 +17,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.mlir import Attribute, parse_attribute
 from bankproof.models.notation.triton_distributed import Blocked, DotOperand, Linear, NvidiaMma, Slice
-from bankproof.models.notation.triton_fields import TritonLayout, _Fields, _fmt, _t
+from bankproof.models.notation.triton_fields import Fields, TritonLayout, bases_tuple, fmt_value
 from bankproof.models.notation.triton_shared import NVMMAShared, PaddedShared, SharedLinear, SwizzledShared
 
 __all__ = [
@@ -56,7 +56,7 @@ def from_attribute(attr: Attribute) -> TritonLayout:
         raise InputError(
             "triton", "attribute", f"kind must be one of #ttg.{', #ttg.'.join(_FIELDS)}", "#" + attr.kind
         )
-    f = _Fields(kind, attr.params, _FIELDS[kind])
+    f = Fields(kind, attr.params, _FIELDS[kind])
     if attr.trailing and kind != "shared_linear":
         raise InputError(kind, ", ".join(attr.trailing), "is not a field of " + kind)
     if attr.intervals and kind != "padded_shared":
@@ -64,7 +64,7 @@ def from_attribute(attr: Attribute) -> TritonLayout:
     if kind in ("dot_op", "slice"):
         p = f.get("parent")
         if not isinstance(p, Attribute):
-            raise InputError(kind, "parent", "must be a layout attribute", _fmt(p))
+            raise InputError(kind, "parent", "must be a layout attribute", fmt_value(p))
         parent = from_attribute(p)
         return DotOperand.parse(f, parent) if kind == "dot_op" else Slice.parse(f, parent)
     if kind == "shared_linear":
@@ -91,7 +91,7 @@ def parse_triton(text: str, aliases: Mapping[str, str] | None = None) -> TritonL
 def linear_text(layout: LinearLayout) -> str:
     """A distributed :class:`LinearLayout` as ``#ttg.linear<...>``."""
     b = layout.as_dict()
-    return Linear(*(_t(b.get(d, [])) for d in ("register", "lane", "warp", "block"))).text()
+    return Linear(*(bases_tuple(b.get(d, [])) for d in ("register", "lane", "warp", "block"))).text()
 
 
 def shared_alignment(attr: object) -> int:
@@ -113,7 +113,7 @@ def shared_alignment(attr: object) -> int:
 def shared_linear_text(layout: LinearLayout, alignment: int = 16) -> str:
     """A memory :class:`LinearLayout` as ``#ttg.shared_linear<...>``."""
     b = layout.as_dict()
-    return SharedLinear(_t(b.get("offset", [])), _t(b.get("block", [])), alignment).text()
+    return SharedLinear(bases_tuple(b.get("offset", [])), bases_tuple(b.get("block", [])), alignment).text()
 
 
 

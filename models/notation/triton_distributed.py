@@ -15,13 +15,13 @@ from bankproof.models.errors import InputError, is_pow2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.triton_fields import (
+    Fields,
     TritonLayout,
-    _cga,
-    _cga_text,
-    _check_shape,
-    _Fields,
-    _fmt,
-    _t,
+    bases_tuple,
+    cga_layout,
+    cga_text,
+    check_shape,
+    fmt_value,
 )
 
 
@@ -35,7 +35,7 @@ class Blocked(TritonLayout):
     kind = "blocked"
 
     @staticmethod
-    def parse(f: _Fields) -> Blocked:
+    def parse(f: Fields) -> Blocked:
         spt = f.ints("sizePerThread", pow2=True)
         rank = len(spt)
         if rank == 0:
@@ -45,7 +45,7 @@ class Blocked(TritonLayout):
         tpw = f.ints("threadsPerWarp", pow2=True, rank=rank)
         wpc = f.ints("warpsPerCTA", pow2=True, rank=rank)
         order = f.order("order", rank)
-        return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(order), _t(_cga(f, rank)))
+        return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(order), bases_tuple(cga_layout(f, rank)))
 
     @property
     def rank(self) -> int:
@@ -56,13 +56,13 @@ class Blocked(TritonLayout):
 
     def text(self) -> str:
         return (
-            f"#ttg.blocked<{{sizePerThread = {_fmt(self.size_per_thread)}, threadsPerWarp = "
-            f"{_fmt(self.threads_per_warp)}, warpsPerCTA = {_fmt(self.warps_per_cta)}, order = "
-            f"{_fmt(self.order)}{_cga_text(self.cga_bases)}}}>"
+            f"#ttg.blocked<{{sizePerThread = {fmt_value(self.size_per_thread)}, threadsPerWarp = "
+            f"{fmt_value(self.threads_per_warp)}, warpsPerCTA = {fmt_value(self.warps_per_cta)}, order = "
+            f"{fmt_value(self.order)}{cga_text(self.cga_bases)}}}>"
         )
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         cta = (
             tl.identity_standard_nd("register", self.size_per_thread, self.order)
             * tl.identity_standard_nd("lane", self.threads_per_warp, self.order)
@@ -80,7 +80,7 @@ class Linear(TritonLayout):
     kind = "linear"
 
     @staticmethod
-    def parse(f: _Fields) -> Linear:
+    def parse(f: Fields) -> Linear:
         reg = f.bases("register")
         rank = len(reg[0]) if reg else None
         lane = f.bases("lane", rank=rank)
@@ -92,10 +92,10 @@ class Linear(TritonLayout):
         for name, bs in (("register", reg), ("lane", lane), ("warp", warp), ("block", block)):
             for b in bs:
                 if len(b) != rank:
-                    raise InputError(f.kind, name, f"bases must have {rank} coordinates", _fmt(b))
+                    raise InputError(f.kind, name, f"bases must have {rank} coordinates", fmt_value(b))
                 if any(x and not is_pow2(x) for x in b):
-                    raise InputError(f.kind, name, "coordinates must be 0 or powers of two", _fmt(b))
-        return Linear(_t(reg), _t(lane), _t(warp), _t(block))
+                    raise InputError(f.kind, name, "coordinates must be 0 or powers of two", fmt_value(b))
+        return Linear(bases_tuple(reg), bases_tuple(lane), bases_tuple(warp), bases_tuple(block))
 
     @property
     def rank(self) -> int:
@@ -110,12 +110,12 @@ class Linear(TritonLayout):
 
     def text(self) -> str:
         return (
-            f"#ttg.linear<{{register = {_fmt(self.register)}, lane = {_fmt(self.lane)}, warp = "
-            f"{_fmt(self.warp)}, block = {_fmt(self.block)}}}>"
+            f"#ttg.linear<{{register = {fmt_value(self.register)}, lane = {fmt_value(self.lane)}, warp = "
+            f"{fmt_value(self.warp)}, block = {fmt_value(self.block)}}}>"
         )
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         ll = self.layout()
         canonical = ll.out_dim_names
         order: list[int] = []
@@ -142,7 +142,7 @@ class NvidiaMma(TritonLayout):
     kind = "nvidia_mma"
 
     @staticmethod
-    def parse(f: _Fields) -> NvidiaMma:
+    def parse(f: Fields) -> NvidiaMma:
         major = f.int("versionMajor")
         if major not in (2, 3):
             raise InputError(f.kind, "versionMajor", "must be 2 (Ampere mma) or 3 (Hopper wgmma)", major)
@@ -151,14 +151,14 @@ class NvidiaMma(TritonLayout):
         rank = len(wpc)
         if rank not in (2, 3) or (major == 3 and rank != 2):
             raise InputError(
-                f.kind, "warpsPerCTA", "must have 2 entries (or 3 for versionMajor 2)", _fmt(wpc)
+                f.kind, "warpsPerCTA", "must have 2 entries (or 3 for versionMajor 2)", fmt_value(wpc)
             )
         instr = f.ints("instrShape", pow2=False)
         if major == 2:
             want = [16, 8] if rank == 2 else [1, 16, 8]
             if instr != want:
                 raise InputError(
-                    f.kind, "instrShape", f"must be {_fmt(want)} for versionMajor 2", _fmt(instr)
+                    f.kind, "instrShape", f"must be {fmt_value(want)} for versionMajor 2", fmt_value(instr)
                 )
         else:
             if len(instr) != 3 or instr[0] != 16 or instr[1] % 8 or not 8 <= instr[1] <= 256:
@@ -166,9 +166,9 @@ class NvidiaMma(TritonLayout):
                     f.kind,
                     "instrShape",
                     "must be [16, N, K] with N a multiple of 8 in 8..256 for versionMajor 3",
-                    _fmt(instr),
+                    fmt_value(instr),
                 )
-        return NvidiaMma(major, minor, tuple(wpc), tuple(instr), _t(_cga(f, rank)))
+        return NvidiaMma(major, minor, tuple(wpc), tuple(instr), bases_tuple(cga_layout(f, rank)))
 
     @property
     def rank(self) -> int:
@@ -184,18 +184,18 @@ class NvidiaMma(TritonLayout):
     def text(self) -> str:
         return (
             f"#ttg.nvidia_mma<{{versionMajor = {self.version_major}, versionMinor = {self.version_minor}, "
-            f"warpsPerCTA = {_fmt(self.warps_per_cta)}, instrShape = {_fmt(self.instr_shape)}"
-            f"{_cga_text(self.cga_bases)}}}>"
+            f"warpsPerCTA = {fmt_value(self.warps_per_cta)}, instrShape = {fmt_value(self.instr_shape)}"
+            f"{cga_text(self.cga_bases)}}}>"
         )
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         if self.hopper and not is_pow2(self.instr_shape[1]):
             raise InputError(
                 self.kind,
                 "instrShape",
                 "N must be a power of two for a linear layout",
-                _fmt(self.instr_shape),
+                fmt_value(self.instr_shape),
             )
         tile = list(self.instr_shape) if not self.hopper else list(self.instr_shape[:2])
         order = tl.matrix_order(self.rank, True)
@@ -215,7 +215,7 @@ class DotOperand(TritonLayout):
     kind = "dot_op"
 
     @staticmethod
-    def parse(f: _Fields, parent: TritonLayout) -> DotOperand:
+    def parse(f: Fields, parent: TritonLayout) -> DotOperand:
         op_idx = f.int("opIdx")
         if op_idx not in (0, 1):
             raise InputError(f.kind, "opIdx", "must be 0 or 1", op_idx)
@@ -258,7 +258,7 @@ class DotOperand(TritonLayout):
         return f"#ttg.dot_op<{{opIdx = {self.op_idx}, parent = {self.parent.text()}{kw}}}>"
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         rank = self.rank
         names = tl.dims(rank)
         if hasattr(self.parent, "dot_operand_layout"):
@@ -298,7 +298,7 @@ class Slice(TritonLayout):
     kind = "slice"
 
     @staticmethod
-    def parse(f: _Fields, parent: TritonLayout) -> Slice:
+    def parse(f: Fields, parent: TritonLayout) -> Slice:
         if parent.memory:
             raise InputError(f.kind, "parent", "must be a distributed layout", parent.text())
         dim = f.int("dim")
@@ -319,7 +319,7 @@ class Slice(TritonLayout):
         return f"#ttg.slice<{{dim = {self.dim}, parent = {self.parent.text()}}}>"
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         parent_shape = list(shape)
         parent_shape.insert(self.dim, 1)
         parent = self.parent.to_layout(parent_shape)

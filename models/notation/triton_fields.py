@@ -1,7 +1,7 @@
 """Reading a Triton layout attribute's fields (with checks naming the field) and the interface
 every attribute kind shares (:class:`TritonLayout`).
 
->>> _cga_text([[0, 1]])
+>>> cga_text([[0, 1]])
 ', CGALayout = [[0, 1]]'
 """
 
@@ -15,17 +15,17 @@ from bankproof.models.memory import PaddedLayout
 
 
 # ----- field readers ---------------------------------------------------------------------------
-def _fmt(v: object) -> str:
+def fmt_value(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+        return "[" + ", ".join(fmt_value(x) for x in v) + "]"
     if isinstance(v, TritonLayout):
         return v.text()
     return str(v)
 
 
-class _Fields:
+class Fields:
     """Reads and checks an attribute's fields, naming the kind and field in every error."""
 
     def __init__(self, kind: str, params: Mapping[str, object], allowed: Sequence[str]):
@@ -45,7 +45,7 @@ class _Fields:
     def int(self, key: str, default: object = ..., pow2: bool = False, minimum: int = 0) -> int:
         v = self.get(key, default)
         if not isinstance(v, int) or isinstance(v, bool):
-            raise InputError(self.kind, key, "must be an integer", _fmt(v))
+            raise InputError(self.kind, key, "must be an integer", fmt_value(v))
         if pow2 and not is_pow2(v):
             raise InputError(self.kind, key, "must be a power of two", v)
         if v < minimum:
@@ -55,25 +55,25 @@ class _Fields:
     def bool(self, key: str, default: object = ...) -> bool:
         v = self.get(key, default)
         if not isinstance(v, bool):
-            raise InputError(self.kind, key, "must be true or false", _fmt(v))
+            raise InputError(self.kind, key, "must be true or false", fmt_value(v))
         return v
 
     def ints(self, key: str, default: object = ..., pow2: bool = False, rank: int | None = None) -> list[int]:
         v = self.get(key, default)
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise InputError(self.kind, key, "must be a list of integers", _fmt(v))
+            raise InputError(self.kind, key, "must be a list of integers", fmt_value(v))
         if rank is not None and len(v) != rank:
-            raise InputError(self.kind, key, f"must have {rank} entries (the layout's rank)", _fmt(v))
+            raise InputError(self.kind, key, f"must have {rank} entries (the layout's rank)", fmt_value(v))
         if pow2:
             for x in v:
                 if not is_pow2(x):
-                    raise InputError(self.kind, key, "entries must be powers of two", _fmt(v))
+                    raise InputError(self.kind, key, "entries must be powers of two", fmt_value(v))
         return list(v)
 
     def order(self, key: str, rank: int) -> list[int]:
         v = self.ints(key, rank=rank)
         if sorted(v) != list(range(rank)):
-            raise InputError(self.kind, key, f"must be a permutation of 0..{rank - 1}", _fmt(v))
+            raise InputError(self.kind, key, f"must be a permutation of 0..{rank - 1}", fmt_value(v))
         return v
 
     def bases(self, key: str, default: object = ..., rank: int | None = None) -> list[list[int]]:
@@ -87,15 +87,15 @@ class _Fields:
                 self.kind,
                 key,
                 "must be a list of bases [[c0, c1, ...], ...] of non-negative integers",
-                _fmt(v),
+                fmt_value(v),
             )
         for b in v:
             if rank is not None and len(b) != rank:
-                raise InputError(self.kind, key, f"bases must have {rank} coordinates", _fmt(b))
+                raise InputError(self.kind, key, f"bases must have {rank} coordinates", fmt_value(b))
         return [list(b) for b in v]
 
 
-def _check_shape(kind: str, shape: Sequence[int], rank: int) -> None:
+def check_shape(kind: str, shape: Sequence[int], rank: int) -> None:
     if len(shape) != rank:
         raise InputError(
             kind, "shape", f"must have {rank} dims (the layout's rank)", "x".join(map(str, shape))
@@ -105,16 +105,16 @@ def _check_shape(kind: str, shape: Sequence[int], rank: int) -> None:
             raise InputError(kind, "shape", "sizes must be powers of two", "x".join(map(str, shape)))
 
 
-def _cga(f: _Fields, rank: int) -> list[list[int]]:
+def cga_layout(f: Fields, rank: int) -> list[list[int]]:
     cga = f.bases("CGALayout", [], rank=rank)
     for b in cga:
         if any(x and not is_pow2(x) for x in b):
-            raise InputError(f.kind, "CGALayout", "coordinates must be 0 or powers of two", _fmt(b))
+            raise InputError(f.kind, "CGALayout", "coordinates must be 0 or powers of two", fmt_value(b))
     return cga
 
 
-def _cga_text(cga: Sequence[Sequence[int]]) -> str:
-    return f", CGALayout = {_fmt([list(b) for b in cga])}" if cga else ""
+def cga_text(cga: Sequence[Sequence[int]]) -> str:
+    return f", CGALayout = {fmt_value([list(b) for b in cga])}" if cga else ""
 
 
 # ----- the kinds -------------------------------------------------------------------------------
@@ -140,11 +140,11 @@ class TritonLayout:
 
 
 
-def _t(bases: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
+def bases_tuple(bases: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(b) for b in bases)
 
 
-def _prod(xs: Sequence[int]) -> int:
+def product_of(xs: Sequence[int]) -> int:
     out = 1
     for x in xs:
         out *= x

@@ -18,13 +18,13 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.triton import SwizzledShared, parse_triton, register  # noqa: F401 - doctest
 from bankproof.models.notation.triton_fields import (
+    Fields,
     TritonLayout,
-    _cga,
-    _cga_text,
-    _check_shape,
-    _Fields,
-    _fmt,
-    _t,
+    bases_tuple,
+    cga_layout,
+    cga_text,
+    check_shape,
+    fmt_value,
 )
 
 MFMA_LANES = 64
@@ -53,18 +53,18 @@ class AmdMfma(TritonLayout):
     lanes = MFMA_LANES
 
     @staticmethod
-    def parse(f: _Fields) -> AmdMfma:
+    def parse(f: Fields) -> AmdMfma:
         version = f.int("version")
         if not 1 <= version <= 4:
             raise InputError(f.kind, "version", "must be 1 to 4 (gfx908, gfx90a, gfx942, gfx950)", version)
         wpc = f.ints("warpsPerCTA", pow2=True)
         rank = len(wpc)
         if rank not in (2, 3):
-            raise InputError(f.kind, "warpsPerCTA", "must have 2 or 3 entries", _fmt(wpc))
+            raise InputError(f.kind, "warpsPerCTA", "must have 2 or 3 entries", fmt_value(wpc))
         instr = f.ints("instrShape", pow2=True)
         if len(instr) not in (2, 3) or tuple(instr[:2]) not in MFMA_SHAPES:
             what = "must be [M, N, K] with M x N one of 32x32, 16x16, 64x4, 4x64"
-            raise InputError(f.kind, "instrShape", what, _fmt(instr))
+            raise InputError(f.kind, "instrShape", what, fmt_value(instr))
         transposed = f.bool("isTransposed", False)
         if tuple(instr[:2]) == (64, 4) and not transposed:
             raise InputError(
@@ -74,7 +74,8 @@ class AmdMfma(TritonLayout):
         bits = f.int("elementBitWidth", 32)
         if bits not in (32, 64):
             raise InputError(f.kind, "elementBitWidth", "must be 32 or 64", bits)
-        return AmdMfma(version, tuple(wpc), tuple(instr), transposed, tuple(tiles), bits, _t(_cga(f, rank)))
+        cga = bases_tuple(cga_layout(f, rank))
+        return AmdMfma(version, tuple(wpc), tuple(instr), transposed, tuple(tiles), bits, cga)
 
     @property
     def rank(self) -> int:
@@ -85,22 +86,23 @@ class AmdMfma(TritonLayout):
 
     def text(self) -> str:
         tiles = (
-            f", tilesPerWarp = {_fmt(self.tiles_per_warp)}"
+            f", tilesPerWarp = {fmt_value(self.tiles_per_warp)}"
             if any(t != 1 for t in self.tiles_per_warp)
             else ""
         )
         bits = f", elementBitWidth = {self.element_bits}" if self.element_bits != 32 else ""
         return (
-            f"#ttg.amd_mfma<{{version = {self.version}, warpsPerCTA = {_fmt(self.warps_per_cta)}, "
-            f"instrShape = {_fmt(self.instr_shape)}, isTransposed = {_fmt(self.transposed)}{tiles}{bits}"
-            f"{_cga_text(self.cga_bases)}}}>"
+            f"#ttg.amd_mfma<{{version = {self.version}, warpsPerCTA = {fmt_value(self.warps_per_cta)}, "
+            f"instrShape = {fmt_value(self.instr_shape)}, "
+            f"isTransposed = {fmt_value(self.transposed)}{tiles}{bits}"
+            f"{cga_text(self.cga_bases)}}}>"
         )
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
         """Lanes along N then M (or M then N when transposed), ``height`` registers per lane
         (4; 1 for 64-bit results), tiles of the instruction, then N-contiguous repeats:
         tilesPerWarp N, warps N, the rest of N, tilesPerWarp M, warps M."""
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         rank = self.rank
         names = tl.dims(rank)
         m_i, n_i = rank - 2, rank - 1
@@ -181,35 +183,36 @@ class AmdWmma(TritonLayout):
     lanes = WMMA_LANES
 
     @staticmethod
-    def parse(f: _Fields) -> AmdWmma:
+    def parse(f: Fields) -> AmdWmma:
         version = f.int("version")
         if not 1 <= version <= 3:
             raise InputError(f.kind, "version", "must be 1 to 3 (RDNA3, RDNA4, gfx1250)", version)
         transposed = f.bool("isTranspose", False)
         cta = f.get("ctaLayout", {})
         if not isinstance(cta, dict) or set(cta) - {"register", "warp"}:
-            raise InputError(f.kind, "ctaLayout", "must be {register = [...], warp = [...]}", _fmt(cta))
-        sub = _Fields(f.kind, cta, ["register", "warp"])
+            raise InputError(f.kind, "ctaLayout", "must be {register = [...], warp = [...]}", fmt_value(cta))
+        sub = Fields(f.kind, cta, ["register", "warp"])
         rank = f.int("rank", 2)  # Triton 3.9.0: 2 unless the attribute says otherwise
         reg = sub.bases("register", [])
         warp = sub.bases("warp", [])
         cga = f.bases("CGALayout", [])
         for name, bases in (("ctaLayout.register", reg), ("ctaLayout.warp", warp), ("CGALayout", cga)):
             if any(len(b) != rank for b in bases):
-                raise InputError(f.kind, name, f"bases must have {rank} coordinates", _fmt(bases))
+                raise InputError(f.kind, name, f"bases must have {rank} coordinates", fmt_value(bases))
         if rank not in (2, 3):
             raise InputError(f.kind, "rank", "must be 2 or 3", rank)
         instr = f.ints("instrShape", [16, 16, 16], pow2=True)
         if len(instr) != 3 or instr[:2] != [16, 16] or instr[2] not in WMMA_K[version]:
             ks = " or ".join(map(str, WMMA_K[version]))
             raise InputError(f.kind, "instrShape", f"must be [16, 16, K] with K {ks} for version {version}",
-                             _fmt(instr))  # fmt: skip
+                             fmt_value(instr))  # fmt: skip
         grid = LinearLayout.from_bases({"register": reg, "warp": warp}, _tiles(reg + warp, rank))
         if not grid.is_surjective():
             raise InputError(
-                f.kind, "ctaLayout", "must reach every tile it spans (Triton requires it)", _fmt(cta)
+                f.kind, "ctaLayout", "must reach every tile it spans (Triton requires it)", fmt_value(cta)
             )
-        return AmdWmma(version, transposed, _t(reg), _t(warp), tuple(instr), rank, _t(cga))
+        reg, warp, cga = bases_tuple(reg), bases_tuple(warp), bases_tuple(cga)
+        return AmdWmma(version, transposed, reg, warp, tuple(instr), rank, cga)
 
     @property
     def rank(self) -> int:
@@ -219,13 +222,13 @@ class AmdWmma(TritonLayout):
         return [list(b) for b in self.cga_bases]
 
     def text(self) -> str:
-        parts = [f"register = {_fmt(self.register)}"] if self.register else []
-        parts.append(f"warp = {_fmt(self.warp)}")
+        parts = [f"register = {fmt_value(self.register)}"] if self.register else []
+        parts.append(f"warp = {fmt_value(self.warp)}")
         rank = f", rank = {self.rank_}" if self.rank_ != 2 else ""
         return (
-            f"#ttg.amd_wmma<{{version = {self.version}, isTranspose = {_fmt(self.transposed)}, "
-            f"ctaLayout = {{{', '.join(parts)}}}, instrShape = {_fmt(self.instr_shape)}{rank}"
-            f"{_cga_text(self.cga_bases)}}}>"
+            f"#ttg.amd_wmma<{{version = {self.version}, isTranspose = {fmt_value(self.transposed)}, "
+            f"ctaLayout = {{{', '.join(parts)}}}, instrShape = {fmt_value(self.instr_shape)}{rank}"
+            f"{cga_text(self.cga_bases)}}}>"
         )
 
     def _grid(self, bases_reg, bases_warp) -> LinearLayout:
@@ -238,7 +241,7 @@ class AmdWmma(TritonLayout):
         """The 16x16 instruction tile (version 1: 8 registers every other row of M, lanes along N
         then the row parity; 2 and 3: 8 consecutive rows, the second 16 lanes 8 rows on), the
         tile grid of ``ctaLayout``, then repeats N-first to the shape."""
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         rank = self.rank
         names = tl.dims(rank)
         m_i, n_i = rank - 2, rank - 1
@@ -299,7 +302,7 @@ class AmdRotatingShared(SwizzledShared):
     kind = "amd_rotating_shared"
 
     @staticmethod
-    def parse(f: _Fields) -> AmdRotatingShared:
+    def parse(f: Fields) -> AmdRotatingShared:
         s = SwizzledShared.parse(f)
         return AmdRotatingShared(s.vec, s.per_phase, s.max_phase, s.order, s.cga_bases)
 

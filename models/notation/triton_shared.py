@@ -15,14 +15,14 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.triton_fields import (
+    Fields,
     TritonLayout,
-    _cga,
-    _cga_text,
-    _check_shape,
-    _Fields,
-    _fmt,
-    _prod,
-    _t,
+    bases_tuple,
+    cga_layout,
+    cga_text,
+    check_shape,
+    fmt_value,
+    product_of,
 )
 
 
@@ -37,13 +37,13 @@ class SwizzledShared(TritonLayout):
     memory = True
 
     @staticmethod
-    def parse(f: _Fields) -> SwizzledShared:
+    def parse(f: Fields) -> SwizzledShared:
         vec = f.int("vec", pow2=True)
         per_phase = f.int("perPhase", pow2=True)
         max_phase = f.int("maxPhase", pow2=True)
         order = f.ints("order")
         order = f.order("order", len(order))
-        return SwizzledShared(vec, per_phase, max_phase, tuple(order), _t(_cga(f, len(order))))
+        return SwizzledShared(vec, per_phase, max_phase, tuple(order), bases_tuple(cga_layout(f, len(order))))
 
     @property
     def rank(self) -> int:
@@ -59,11 +59,11 @@ class SwizzledShared(TritonLayout):
     def text(self) -> str:
         return (
             f"#ttg.swizzled_shared<{{vec = {self.vec}, perPhase = {self.per_phase}, maxPhase = "
-            f"{self.max_phase}, order = {_fmt(self.order)}{_cga_text(self.cga_bases)}}}>"
+            f"{self.max_phase}, order = {fmt_value(self.order)}{cga_text(self.cga_bases)}}}>"
         )
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         per_cta = tl.shape_per_cta(shape, self.cga())
         names = tl.dims(self.rank)
         if self.rank == 1:
@@ -94,7 +94,7 @@ class NVMMAShared(TritonLayout):
     memory = True
 
     @staticmethod
-    def parse(f: _Fields) -> NVMMAShared:
+    def parse(f: Fields) -> NVMMAShared:
         swizzle = f.int("swizzlingByteWidth")
         if swizzle not in (0, 32, 64, 128):
             raise InputError(f.kind, "swizzlingByteWidth", "must be 0, 32, 64 or 128", swizzle)
@@ -111,7 +111,7 @@ class NVMMAShared(TritonLayout):
         rank = f.int("rank", len(cga[0]) if cga else 2, minimum=1)
         if cga and rank != len(cga[0]):
             raise InputError(f.kind, "rank", f"must equal the CGALayout's rank ({len(cga[0])})", rank)
-        return NVMMAShared(swizzle, transposed, bits, fp4, _t(_cga(f, rank)), rank)
+        return NVMMAShared(swizzle, transposed, bits, fp4, bases_tuple(cga_layout(f, rank)), rank)
 
     @property
     def rank(self) -> int:
@@ -126,8 +126,8 @@ class NVMMAShared(TritonLayout):
         rank = f", rank = {self.rank_field}" if not self.cga_bases and self.rank_field != 2 else ""
         return (
             f"#ttg.nvmma_shared<{{swizzlingByteWidth = {self.swizzle}, transposed = "
-            f"{_fmt(self.transposed)}, elementBitWidth = {self.element_bits}{fp4}{rank}"
-            f"{_cga_text(self.cga_bases)}}}>"
+            f"{fmt_value(self.transposed)}, elementBitWidth = {self.element_bits}{fp4}{rank}"
+            f"{cga_text(self.cga_bases)}}}>"
         )
 
     def tma_block_shape(self, per_cta: Sequence[int]) -> list[int]:
@@ -179,7 +179,7 @@ class NVMMAShared(TritonLayout):
                 "neither is written)",
                 "x".join(map(str, shape)),
             )
-        _check_shape(self.kind, shape, rank)
+        check_shape(self.kind, shape, rank)
         if self.transposed and self.swizzle == 0 and rank > 2:
             raise InputError(
                 self.kind,
@@ -208,7 +208,7 @@ class NVMMAShared(TritonLayout):
                 "must have at least 2 dims for a swizzled layout",
                 "x".join(map(str, shape)),
             )
-        collapsed = [_prod(tma[:-1]), tma[-1]]
+        collapsed = [product_of(tma[:-1]), tma[-1]]
         if self.transposed:
             collapsed.reverse()
         tile = self.core_matrix()
@@ -236,7 +236,7 @@ class SharedLinear(TritonLayout):
     memory = True
 
     @staticmethod
-    def parse(f: _Fields, trailing: Mapping[str, object]) -> SharedLinear:
+    def parse(f: Fields, trailing: Mapping[str, object]) -> SharedLinear:
         offset = f.bases("offset")
         if not offset:
             raise InputError(f.kind, "offset", "must have at least one basis")
@@ -244,10 +244,10 @@ class SharedLinear(TritonLayout):
         block = f.bases("block", [], rank=rank)
         for b in offset:
             if len(b) != rank:
-                raise InputError(f.kind, "offset", f"bases must have {rank} coordinates", _fmt(b))
-        t = _Fields(f.kind, trailing, ["alignment"])
+                raise InputError(f.kind, "offset", f"bases must have {rank} coordinates", fmt_value(b))
+        t = Fields(f.kind, trailing, ["alignment"])
         alignment = t.int("alignment", 16, pow2=True)
-        return SharedLinear(_t(offset), _t(block), alignment)
+        return SharedLinear(bases_tuple(offset), bases_tuple(block), alignment)
 
     @property
     def rank(self) -> int:
@@ -257,11 +257,12 @@ class SharedLinear(TritonLayout):
         return LinearLayout.from_bases({"offset": self.offset, "block": self.block}, tl.dims(self.rank))
 
     def text(self) -> str:
-        block = f", block = {_fmt(self.block)}" if self.block else ""
-        return f"#ttg.shared_linear<{{offset = {_fmt(self.offset)}{block}}}, alignment = {self.alignment}>"
+        block = f", block = {fmt_value(self.block)}" if self.block else ""
+        offset = fmt_value(self.offset)
+        return f"#ttg.shared_linear<{{offset = {offset}{block}}}, alignment = {self.alignment}>"
 
     def to_layout(self, shape: Sequence[int]) -> LinearLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         ll = self.layout()
         have = [ll.out_dim_size(n) for n in ll.out_dim_names]
         if list(shape) != have:
@@ -285,7 +286,7 @@ class PaddedShared(TritonLayout):
     memory = True
 
     @staticmethod
-    def parse(f: _Fields, intervals: Sequence[tuple[int, int]]) -> PaddedShared:
+    def parse(f: Fields, intervals: Sequence[tuple[int, int]]) -> PaddedShared:
         if not intervals:
             raise InputError(f.kind, "intervals", "must list at least one [interval:+pad]")
         for interval, pad in intervals:
@@ -294,12 +295,12 @@ class PaddedShared(TritonLayout):
             if not is_pow2(pad):
                 raise InputError(f.kind, "padding", "must be a power of two", pad)
         if len({i for i, _ in intervals}) != len(intervals):
-            raise InputError(f.kind, "intervals", "must be distinct", _fmt([list(x) for x in intervals]))
+            raise InputError(f.kind, "intervals", "must be distinct", fmt_value([list(x) for x in intervals]))
         if "offset" in f.params:
             offset = f.bases("offset")
             rank = len(offset[0]) if offset else 0
             block = f.bases("block", [], rank=rank)
-            return PaddedShared(tuple(intervals), offset=_t(offset), block=_t(block))
+            return PaddedShared(tuple(intervals), offset=bases_tuple(offset), block=bases_tuple(block))
         shape = f.ints("shape", pow2=True)
         order = f.order("order", len(shape))
         return PaddedShared(tuple(intervals), order=tuple(order), shape=tuple(shape))
@@ -317,13 +318,13 @@ class PaddedShared(TritonLayout):
     def text(self) -> str:
         iv = ", ".join(f"{i}:+{p}" for i, p in self.intervals)
         if self.offset:
-            body = f"offset = {_fmt(self.offset)}, block = {_fmt(self.block)}"
+            body = f"offset = {fmt_value(self.offset)}, block = {fmt_value(self.block)}"
         else:
-            body = f"order = {_fmt(self.order)}, shape = {_fmt(self.shape)}"
+            body = f"order = {fmt_value(self.order)}, shape = {fmt_value(self.shape)}"
         return f"#ttg.padded_shared<[{iv}] {{{body}}}>"
 
     def to_layout(self, shape: Sequence[int]) -> PaddedLayout:
-        _check_shape(self.kind, shape, self.rank)
+        check_shape(self.kind, shape, self.rank)
         ll = self.linear_component()
         have = [ll.out_dim_size(n) for n in ll.out_dim_names]
         if list(shape) != have:

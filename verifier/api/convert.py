@@ -10,9 +10,9 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     MemoryLike,
     SpecLike,
-    _modeled,
-    _timeout,
     problem,
+    require_modeled,
+    timeout_arg,
 )
 from bankproof.verifier.engine import conversion
 from bankproof.verifier.results import (
@@ -42,7 +42,7 @@ def convert(
     >>> convert(rows, cols, shape=(32, 32), dtype="f32").verdict
     'proved'
     """
-    seconds = _timeout(timeout, "convert")
+    seconds = timeout_arg(timeout, "convert")
     if spec is None and (source is None or destination is None):
         raise InputError("convert", "source/destination", "must both be given (or spec=...)")
     accesses = (
@@ -52,5 +52,5 @@ def convert(
     )
     p = problem(memory, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims, spec=spec,
                 require_memory=False)  # fmt: skip
-    _modeled(p, "convert")
+    require_modeled(p, "convert")
     return conversion.convert(p, seconds)

@@ -8,8 +8,8 @@ from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
     SpecLike,
-    _modeled,
     problem,
+    require_modeled,
 )
 from bankproof.verifier.engine import synthesis
 from bankproof.verifier.results import (
@@ -41,5 +41,5 @@ def explain(
     """
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
-    _modeled(p, "explain")
+    require_modeled(p, "explain")
     return synthesis.explain(p)

@@ -55,12 +55,12 @@ class Access:
     instr: str = "auto"
 
 
-def _modeled(p: Spec, command: str) -> None:
+def require_modeled(p: Spec, command: str) -> None:
     """Refuse a command its arch's target does not model (yet), naming the arch."""
     target.require(p.arch, command, command)
 
 
-def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
+def engines_arg(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
     if isinstance(engines, str):
         if engines not in ENGINES:
             raise InputError(where, "engines", f"must be one of {', '.join(ENGINES)}", engines)
@@ -74,7 +74,7 @@ def _engines(engines: str | Sequence[str], where: str) -> tuple[str, ...]:
     return tuple(e for e in full if e in chosen)
 
 
-def _timeout(timeout: float, where: str) -> float:
+def timeout_arg(timeout: float, where: str) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
         raise InputError(where, "timeout", "must be between 0 and 3600 seconds", timeout)
     return float(timeout)

@@ -10,8 +10,8 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     MemoryLike,
     SpecLike,
-    _modeled,
     problem,
+    require_modeled,
 )
 from bankproof.verifier.engine import scope
 from bankproof.verifier.results import (
@@ -43,7 +43,7 @@ def show(
     """
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, spec=spec)  # fmt: skip
-    _modeled(p, "show")
+    require_modeled(p, "show")
     if access is not None and not isinstance(access, str):
         raise InputError("show", "access", "must be an access's name", access)
     if instruction is not None and (isinstance(instruction, bool) or not isinstance(instruction, int)):

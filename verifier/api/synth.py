@@ -8,10 +8,10 @@ from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
     SpecLike,
-    _engines,
-    _modeled,
-    _timeout,
+    engines_arg,
     problem,
+    require_modeled,
+    timeout_arg,
 )
 from bankproof.verifier.engine import synthesis
 from bankproof.verifier.results import (
@@ -43,8 +43,8 @@ def synth(
     >>> [(a.instr, a.instructions, a.wavefronts) for a in r.accesses], r.verdict
     ([('st.shared.v4.b32', 4, 16), ('ld.shared.b32', 16, 16)], 'proved')
     """
-    chosen, seconds = _engines(engines, "synth"), _timeout(timeout, "synth")
+    chosen, seconds = engines_arg(engines, "synth"), timeout_arg(timeout, "synth")
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
-    _modeled(p, "synth")
+    require_modeled(p, "synth")
     return synthesis.synth(p, chosen, seconds)

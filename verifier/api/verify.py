@@ -9,9 +9,9 @@ from bankproof.verifier.api.problem import (
     LayoutLike,
     MemoryLike,
     SpecLike,
-    _engines,
-    _timeout,
+    engines_arg,
     problem,
+    timeout_arg,
 )
 from bankproof.verifier.engine import check
 from bankproof.verifier.results import (
@@ -41,7 +41,7 @@ def verify(
     ...     "layout": {"bases": {"lane": [[1], [2], [4], [8], [16]]}}}]}).verdict
     'proved'
     """
-    chosen, seconds = _engines(engines, "verify"), _timeout(timeout, "verify")
+    chosen, seconds = engines_arg(engines, "verify"), timeout_arg(timeout, "verify")
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, units=units, base_align=base_align, spec=spec)  # fmt: skip
     return check.verify(p, chosen, seconds)

@@ -40,7 +40,7 @@ def _check_timeout(command: str, timeout: float) -> float:
     return timeout
 
 
-def _writable(command: str, flag: str, path: str) -> None:
+def check_writable(command: str, flag: str, path: str) -> None:
     """Refuse an output file that cannot be written before any work is done."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
@@ -49,7 +49,7 @@ def _writable(command: str, flag: str, path: str) -> None:
         raise InputError(command, flag, "cannot be written (no such writable folder)", path)
 
 
-def _write(command: str, flag: str, path: str, text: str) -> None:
+def write_output(command: str, flag: str, path: str, text: str) -> None:
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -60,11 +60,12 @@ def _write(command: str, flag: str, path: str, text: str) -> None:
 def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("verify", args.timeout)
     if args.html:
-        _writable("verify", "--html", args.html)
+        check_writable("verify", "--html", args.html)
     spec = load_spec(args.spec)
     result = api.verify(spec=spec, engines=args.engine, timeout=args.timeout)
     if args.html:
-        _write("verify", "--html", args.html, html_render.to_html(result, scope.page_data(spec, result)))
+        page = html_render.to_html(result, scope.page_data(spec, result))
+        write_output("verify", "--html", args.html, page)
     out.write(result.to_json() if args.json else text_render.to_text(result))
     return result.exit_code
 
@@ -116,12 +117,12 @@ def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.svg:
-        _writable("show", "--svg", args.svg)
+        check_writable("show", "--svg", args.svg)
     result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
     color = args.color == "always" or (args.color == "auto" and out.isatty())
     out.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
     if args.svg:
-        _write("show", "--svg", args.svg, scope_render.to_svg(result))
+        write_output("show", "--svg", args.svg, scope_render.to_svg(result))
     return 0
 
 

@@ -50,7 +50,7 @@ def _same_file(a: str, b: str) -> bool:
 
 def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from bankproof.verifier.api.kernel import kernel as run
-    from bankproof.verifier.cli.commands import _writable, _write
+    from bankproof.verifier.cli.commands import check_writable, write_output
     from bankproof.verifier.render import kernel as render
 
     if args.html is not None:
@@ -58,7 +58,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise InputError(WHERE, "--html", "must name a file")
         if _same_file(args.html, args.file):
             raise InputError(WHERE, "--html", "would overwrite the kernel's own source", args.html)
-        _writable(WHERE, "--html", args.html)
+        check_writable(WHERE, "--html", args.html)
     if args.max_steps < 1:
         raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
     result = run(
@@ -68,7 +68,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         time_limit=args.time_limit,
     )  # fmt: skip
     if args.html:
-        _write(WHERE, "--html", args.html, render.to_html(result))
+        write_output(WHERE, "--html", args.html, render.to_html(result))
     if args.json:
         out.write(result.to_json())
     elif args.sarif:

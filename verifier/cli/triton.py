@@ -15,7 +15,7 @@ from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier import api
-from bankproof.verifier.cli.commands import _write
+from bankproof.verifier.cli.commands import write_output
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.results import EXIT
 from bankproof.verifier.triton import corpus as corpus_wing
@@ -96,7 +96,7 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
     if args.update_baseline:
         flat = corpus_wing.flat_accesses(list(result.entries))
-        _write("triton corpus", "--baseline", args.baseline,
+        write_output("triton corpus", "--baseline", args.baseline,
                json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n")  # fmt: skip
         err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
     for w in result.worse:

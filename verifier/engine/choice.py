@@ -35,10 +35,10 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.space import Space
 from bankproof.models.swizzle import Construction, optimal_swizzle, packed_bases, vectorization
 from bankproof.verifier.engine.costs import (
-    _tensor_to_offset,
     access_bound,
     best_cost,
     matrix_options,
+    tensor_to_offset,
 )
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 
@@ -158,7 +158,7 @@ def clear_caches() -> None:
     clear_models()
     target.clear_caches()
     packed_bases.cache_clear()
-    _tensor_to_offset.cache_clear()
+    tensor_to_offset.cache_clear()
 
 
 def _floor(a: AccessSpec, elem_bits: int, arch: str, vec: tuple[int, ...], space: Space) -> tuple | None:

@@ -42,7 +42,7 @@ def vector_instr(kind: str, bits: int) -> str:
 def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list[int]] | None:
     """Each register, lane and warp basis of ``layout`` as an element offset of ``memory``
     (broadcast bases: 0); None when ``memory`` is not invertible."""
-    inverse = _tensor_to_offset(memory)
+    inverse = tensor_to_offset(memory)
     if inverse is None:
         return None
     packed = packed_bases(layout, memory.out_dims)
@@ -50,7 +50,7 @@ def _basis_offsets(layout: LinearLayout, memory: LinearLayout) -> dict[str, list
 
 
 @functools.lru_cache(maxsize=64)
-def _tensor_to_offset(memory: LinearLayout) -> tuple[int, ...] | None:
+def tensor_to_offset(memory: LinearLayout) -> tuple[int, ...] | None:
     """The memory layout's inverse as columns: tensor bit i (row-major) -> its element offset;
     None when the memory layout is not invertible."""
     space = Space.of(memory)

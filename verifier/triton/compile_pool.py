@@ -28,7 +28,7 @@ def _send(stream, obj: object) -> None:
     stream.flush()
 
 
-def _receive(line: bytes) -> object:
+def receive_line(line: bytes) -> object:
     return pickle.loads(base64.b64decode(line))
 
 
@@ -72,10 +72,10 @@ def serve(function: Callable) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # whatever the job prints must not corrupt the protocol
     for line in stdin:
-        _send(stdout, function(_receive(line)))
+        _send(stdout, function(receive_line(line)))
 
 
-class _Worker:
+class PoolWorker:
     def __init__(self, target: str, env: dict[str, str] | None = None):
         code = f"from {target.rsplit('.', 1)[0]} import {target.rsplit('.', 1)[1]} as f; " \
                "from bankproof.verifier.triton.compile_pool import serve; serve(f)"  # fmt: skip
@@ -121,18 +121,18 @@ def run_jobs(
     results: list = [None] * len(jobs)
     pending = list(range(len(jobs)))[::-1]
     sel = selectors.DefaultSelector()
-    pool: list[_Worker] = []
+    pool: list[PoolWorker] = []
 
     def start() -> None:
         if not pending:
             return
-        w = _Worker(function)
+        w = PoolWorker(function)
         pool.append(w)
         sel.register(w.proc.stdout, selectors.EVENT_READ, w)
         i = pending.pop()
         w.give(i, jobs[i])
 
-    def lose(w: _Worker, why: str) -> None:
+    def lose(w: PoolWorker, why: str) -> None:
         nonlocal done
         results[w.job] = on_lost(jobs[w.job], why)
         keep(w.job, results[w.job])
@@ -157,7 +157,7 @@ def run_jobs(
                 if not line:  # the worker died: report its job, start another
                     lose(w, "crashed the worker process")
                     continue
-                results[w.job] = _receive(line)
+                results[w.job] = receive_line(line)
                 keep(w.job, results[w.job])
                 done += 1
                 tick(done, len(jobs))

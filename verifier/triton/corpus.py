@@ -24,7 +24,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.files import BASELINE_BYTES, read_text
 from bankproof.verifier.triton import dispatch, ledger
 from bankproof.verifier.triton.corpus_configs import builtin_configs
-from bankproof.verifier.triton.jobs import _load_file, compile_config, compile_kernel, make_entry  # noqa: F401 - the corpus's API
+from bankproof.verifier.triton.jobs import compile_config, compile_kernel, load_kernels_file, make_entry  # noqa: F401 - the corpus's API
 from bankproof.verifier.triton.results import CorpusResult
 from bankproof.verifier.triton.scan import scan_unchecked
 
@@ -112,7 +112,7 @@ def check_corpus(
         if a not in ALL_ARCHS:
             raise InputError("triton corpus", "arch", f"must be among {', '.join(ALL_ARCHS)}", a)
     if kernels_file:
-        mod = _load_file(kernels_file)
+        mod = load_kernels_file(kernels_file)
         configs = getattr(mod, "CONFIGS", None)
         if not isinstance(configs, list) or not configs:
             raise InputError(

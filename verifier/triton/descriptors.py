@@ -23,7 +23,7 @@ from bankproof.models.engines.tma import mode, swizzled
 from bankproof.models.errors import InputError
 from bankproof.models.notation.triton import parse_triton
 from bankproof.models.notation.triton_shared import NVMMAShared
-from bankproof.verifier.triton.ptx.machine import _Machine, compute
+from bankproof.verifier.triton.ptx.machine import PtxMachine, compute
 from bankproof.verifier.triton.ptx.parse import parse_kernel
 from bankproof.verifier.triton.ttgir import read_ttgir
 
@@ -98,7 +98,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
         if got:
             sites += [(ins, "AB"[pos - 1], ins.operands[pos].strip()) for pos in got[1]]
     k.memo["extra_need"] = {reg for _, _, reg in sites}
-    m = _Machine(k)
+    m = PtxMachine(k)
     m.run()
     dots = _candidates(_operand_tiles(ttgir))
     out = []
@@ -117,7 +117,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
     return out
 
 
-def _first_iteration(m: _Machine, op: str, scope: int, seen: dict, depth: int = 0) -> np.ndarray | None:
+def _first_iteration(m: PtxMachine, op: str, scope: int, seen: dict, depth: int = 0) -> np.ndarray | None:
     """``op``'s value in the loop's first iteration: a register written in several places takes its
     first write in program order (the initial value of a carried one); one with no write the
     evaluator can follow (a load, a parameter) is unknown."""

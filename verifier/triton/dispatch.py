@@ -30,7 +30,7 @@ def lost(job: tuple, why: str) -> dict:
 def keys(jobs: list[tuple]) -> list[str]:
     """The store key of every job (imports Triton and the kernels: Triton's own source hash)."""
     import triton
-    from bankproof.verifier.triton.jobs import _kernel
+    from bankproof.verifier.triton.jobs import kernel_function
 
     kernel_keys: dict[tuple[str, str | None], str] = {}
     out = []
@@ -38,7 +38,7 @@ def keys(jobs: list[tuple]) -> list[str]:
         where = (config["kernel"], kernels_file)
         if where not in kernel_keys:
             try:
-                kernel_keys[where] = _kernel(*where).cache_key
+                kernel_keys[where] = kernel_function(*where).cache_key
             except (InputError, AttributeError, SyntaxError, ImportError) as e:
                 kernel_keys[where] = f"unreadable: {type(e).__name__}"
         out.append(job_key(config, arch, kernel_keys[where], triton.__version__))

@@ -19,9 +19,9 @@ from bankproof.verifier.triton import descriptors, ledger, lowering
 from bankproof.verifier.triton.scan import scan_text
 
 
-def _kernel(name: str, kernels_file: str | None):
+def kernel_function(name: str, kernels_file: str | None):
     if kernels_file:
-        mod = _load_file(kernels_file)
+        mod = load_kernels_file(kernels_file)
     else:
         from bankproof.verifier.triton import corpus_kernels as mod
     if not hasattr(mod, name):
@@ -29,7 +29,7 @@ def _kernel(name: str, kernels_file: str | None):
     return getattr(mod, name)
 
 
-def _load_file(path: str):
+def load_kernels_file(path: str):
     if not Path(path).is_file():
         raise InputError("corpus", "kernels", "is not a file", path)
     spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
@@ -47,7 +47,7 @@ def compile_config(config: dict, arch: str, kernels_file: str | None = None):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    fn = _kernel(config["kernel"], kernels_file)
+    fn = kernel_function(config["kernel"], kernels_file)
     sig = config["signature"]
     attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
     src = ASTSource(fn=fn, signature=sig, constexprs=config.get("constexprs", {}), attrs=attrs)

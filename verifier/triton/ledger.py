@@ -51,10 +51,10 @@ from bankproof.verifier.triton.ledger_rules import (
     TENSORMAP_LSU,
     Group,
     Ledger,
-    _instr_name,
-    _warps,
-    _where,
     claim_moved,
+    instr_name,
+    warps_of,
+    where_text,
 )
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.measured_rules import bound_narrow_ca, guarded_cg_range
@@ -130,14 +130,15 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
 
 def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int, args, conds=()) -> dict:
     """What every entry says: where, which instruction, how many per warp and per CTA, how often."""
-    entry = {"location": _where(loc), "family": fam, "instr": name, "ptx_lines": [o.ins.line for o in grp]}
+    lines = [o.ins.line for o in grp]
+    entry = {"location": where_text(loc), "family": fam, "instr": name, "ptx_lines": lines}
     if fam == "ldgsts":
         entry["cache"] = sorted({o.name.split(".")[1] for o in grp})
     # warps that execute it: those with an active lane where the PTX says which (ptxas branches
     # around a shared access no lane of a warp makes: measured, descriptor zeroing), else those
     # whose control flow reaches it
     entry["instructions_per_warp"] = len(grp)
-    entry["instructions"] = sum(_warps(o, warps) for o in grp)
+    entry["instructions"] = sum(warps_of(o, warps) for o in grp)
     reached = sum(int(o.reach.any(axis=1).sum()) if o.reach is not None else warps for o in grp)
     if reached > entry["instructions"]:  # warps the guard turns wholly off: ptxas predicates or branches
         entry["instructions_reached"] = reached
@@ -219,7 +220,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
 
     groups: dict[tuple, list[SharedOp]] = defaultdict(list)
     for o in ops:
-        groups[(site_of(o.ins.loc), o.family, _instr_name(o), o.loops, o.extra.get("ws_state", 0))].append(o)
+        groups[(site_of(o.ins.loc), o.family, instr_name(o), o.loops, o.extra.get("ws_state", 0))].append(o)
     for (loc, fam, name, _, state), grp in groups.items():
         lp = nest(grp[0])
         names = {s.name for s in led.by_site.get(loc, [])}
@@ -235,7 +236,7 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
     claim_moved(led, {site_of(o.ins.loc) for o in ops if o.family == "lsu"})  # a wgmma there is not its own
     for (loc, name, _), accesses in led.scan.items():  # counted by the scan, absent from the PTX
         led.disagreements.append(
-            f"{_where(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
+            f"{where_text(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
         )
     bound_narrow_ca(led.entries)
     for e in led.entries:

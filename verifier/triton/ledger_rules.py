@@ -11,7 +11,7 @@
 - :func:`claim_moved`: groups LLVM gave another source line, claimed by a scan access or a
   scratch op of the same loop nest.
 
->>> _where(("k.py", 7, 3))
+>>> where_text(("k.py", 7, 3))
 'k.py:7:3'
 """
 
@@ -59,18 +59,18 @@ DESCRIPTOR_OPS = ("ttng.tensormap_create",)
 TMEM_OPS = ("ttng.tmem_alloc",)
 
 
-def _where(site: tuple[str, int, int] | None) -> str:
+def where_text(site: tuple[str, int, int] | None) -> str:
     return f"{site[0]}:{site[1]}:{site[2]}" if site else "?"
 
 
 
-def _warps(o: SharedOp, warps: int) -> int:
+def warps_of(o: SharedOp, warps: int) -> int:
     if o.active is not None:  # warps with a lane on (ncu counts no instruction of the others)
         return int(o.active.any(axis=1).sum())
     return int(o.reach.any(axis=1).sum()) if o.reach is not None else warps
 
 
-def _instr_name(o: SharedOp) -> str:
+def instr_name(o: SharedOp) -> str:
     """The instruction an entry groups by: ``cp16`` for ``cp16.cg`` (the cache mode is listed apart)."""
     return o.name.split(".")[0] if o.family == "ldgsts" else o.name
 
@@ -84,7 +84,7 @@ def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
     for o in ops:
         run = o.active.any(axis=1)  # warps that execute it (a partition's, a branch's)
         if run.any():  # a cp.async's shared side is a store of its width
-            name = _instr_name(o)
+            name = instr_name(o)
             rows[{"cp4": "st32", "cp8": "st64", "cp16": "st128"}.get(name, name)].append(
                 (o.offsets[run], o.active[run])
             )
@@ -199,12 +199,12 @@ def engine_rule(g: Group, led: Ledger) -> bool:
         entry["note"] = "the PTX gives another source line than the op's"
     if not owners:
         led.unattributed.append(
-            f"{_where(g.loc)}: {g.per_warp} {g.name} ({g.family}) with no TTGIR op to own it"
+            f"{where_text(g.loc)}: {g.per_warp} {g.name} ({g.family}) with no TTGIR op to own it"
         )
         return True
     entry.update({"op": owners[0], "kind": g.family, "counted": False, "reason": NOT_COUNTED[g.family]})
     if g.name == "wgmma":
-        gmma = sum(_warps(o, led.warps) * wgmma_bytes(o.ins.opcode, o.ins.operands) for o in g.ops)
+        gmma = sum(warps_of(o, led.warps) * wgmma_bytes(o.ins.opcode, o.ins.operands) for o in g.ops)
         entry["gmma_wavefronts"] = None if gmma is None else gmma // (128 * 4)
         entry["gmma_note"] = GMMA_NOTE
     led.entries.append(entry)
@@ -246,7 +246,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         others = [n for n in g.names if n in SCRATCH_OPS]
         if scan_per_warp > per_warp or not others:
             led.disagreements.append(
-                f"{_where(g.loc)}: scan counts {scan_per_warp} {name} per warp, the PTX has {per_warp}"
+                f"{where_text(g.loc)}: scan counts {scan_per_warp} {name} per warp, the PTX has {per_warp}"
             )
             led.entries.append({**entry, "wavefronts": None, "counted": False})
             return True
@@ -263,7 +263,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
     if g.ptx_wf is not None:
         if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
-                f"{_where(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
+                f"{where_text(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
             )
         entry["wavefronts"], entry["ideal"], entry["source"] = g.ptx_wf[0], g.ptx_wf[1], "ptx+scan"
     else:
@@ -332,21 +332,22 @@ def claim_moved(led: Ledger, ptx_locs: set) -> None:
             cands = {s.site: s.name for s in led.sites if s.name in SCRATCH_OPS and s.loops == (lp or ())
                      and s.site not in ptx_locs}  # fmt: skip
             if len(cands) != 1 or g.ptx_wf is None:
-                led.unattributed.append(f"{_where(g.loc)}: {g.per_warp} {name} with no TTGIR op to own it")
+                where = where_text(g.loc)
+                led.unattributed.append(f"{where}: {g.per_warp} {name} with no TTGIR op to own it")
                 continue
             ((site, op),) = cands.items()
             entry.update({"op": op, "kind": "scratch", "wavefronts": g.ptx_wf[0], "ideal": g.ptx_wf[1],
                           "source": "ptx", "counted": True})  # fmt: skip
-            entry["note"] = f"the PTX gives line {_where(g.loc)}; the op is at {_where(site)}"
+            entry["note"] = f"the PTX gives line {where_text(g.loc)}; the op is at {where_text(site)}"
             led.entries.append(entry)
             continue
         accesses = led.scan.pop(key)
         scan_wf = sum(a["wavefronts"] for a in accesses)
         _owned_by_scan(entry, accesses)
-        entry["note"] = f"the PTX gives line {_where(g.loc)}; the op is at {_where(key[0])}"
+        entry["note"] = f"the PTX gives line {where_text(g.loc)}; the op is at {where_text(key[0])}"
         if g.ptx_wf is not None and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
-                f"{_where(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
+                f"{where_text(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
             )
         wf = g.ptx_wf or (scan_wf, sum(a["ideal"] for a in accesses))
         source = "ptx+scan" if g.ptx_wf else "scan"

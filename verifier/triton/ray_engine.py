@@ -44,12 +44,12 @@ def _task(function: str, job: object, limit_s: float) -> tuple[str, object, dict
     """One job in this Ray worker's compile subprocess, at most ``limit_s`` seconds:
     ``("ok", result, stats)`` or ``("lost", why, stats)``."""
     global _WORKER, _SLOT
-    from bankproof.verifier.triton.compile_pool import _receive, _Worker, cache_slot
+    from bankproof.verifier.triton.compile_pool import PoolWorker, cache_slot, receive_line
 
     if _SLOT is None:
         _SLOT = cache_slot()
     if _WORKER is None or _WORKER.proc.poll() is not None:
-        _WORKER = _Worker(function, {"TRITON_CACHE_DIR": _SLOT, "BANKPROOF_TRITON_SLOT": _SLOT})
+        _WORKER = PoolWorker(function, {"TRITON_CACHE_DIR": _SLOT, "BANKPROOF_TRITON_SLOT": _SLOT})
     w = _WORKER
     w.give(0, job)
     sel = selectors.DefaultSelector()
@@ -60,7 +60,7 @@ def _task(function: str, job: object, limit_s: float) -> tuple[str, object, dict
     stats = {"cache_dir": _SLOT, "ray_worker_pid": os.getpid(), "compile_peak_kb": _peak_kb(w.proc.pid),
              "ray_worker_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}  # fmt: skip
     if line:
-        return "ok", _receive(line), stats
+        return "ok", receive_line(line), stats
     w.kill()
     _WORKER = None
     why = f"did not finish within {limit_s:g} s" if not ready else "crashed the worker process"

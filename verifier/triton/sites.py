@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from bankproof.verifier.triton.scalars import INT_OPS, Cond, unknown_why, value
-from bankproof.verifier.triton.ttgir import _ALIAS, _LOC_FILE, _LOC_REF, _trailing_loc
+from bankproof.verifier.triton.ttgir import ALIAS, LOC_FILE, LOC_REF, trailing_loc
 
 _ANY_OP = re.compile(r'^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?"?([a-z_]+\.[a-z_0-9.]+)"?')
 _SCALAR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.(\w+)\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
@@ -104,13 +104,13 @@ def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[st
                 cut = i
         if cut >= 0:
             return _loc_chain(inner[:cut], locs, depth + 1) + _loc_chain(inner[cut + 4 :], locs, depth + 1)
-    m = _LOC_FILE.match(ref) or _LOC_FILE.match(f"loc({ref}")
+    m = LOC_FILE.match(ref) or LOC_FILE.match(f"loc({ref}")
     if m:
         return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),)
-    for r in _LOC_REF.findall(ref):
+    for r in LOC_REF.findall(ref):
         if r in locs:
             return _loc_chain(locs[r], locs, depth + 1)
-    m = _LOC_FILE.search(ref)
+    m = LOC_FILE.search(ref)
     return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),) if m else ()
 
 
@@ -143,7 +143,7 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
     locs: dict[str, str] = {}
     lines = text.splitlines()
     for line in lines:
-        a = _ALIAS.match(line)
+        a = ALIAS.match(line)
         if a and a.group(2).startswith("loc("):
             locs[a.group(1)] = a.group(2)
     consts: dict[str, int] = {}
@@ -176,7 +176,7 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
                 part = (int(p.group(1)), int(p.group(2))) if p else None
                 stack.append(("partition" if p else "block", part, opened))
             elif opened is not None:  # a region op's location is written after its regions
-                body, loc_text = _trailing_loc(s)
+                body, loc_text = trailing_loc(s)
                 old = sites[opened]
                 chain = _loc_chain(loc_text, locs) if loc_text else old.chain
                 sites[opened] = replace(old, site=chain[-1] if chain else old.site, chain=chain)
@@ -201,7 +201,7 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
         parts = [v for k, v, _ in stack if k == "partition"]
         added = bool(m and m.group(2) not in ("tt.func", "module"))
         if added:
-            body, loc_text = _trailing_loc(s)
+            body, loc_text = trailing_loc(s)
             chain = _loc_chain(loc_text, locs) if loc_text else ()
             if m.group(2) == "ttg.warp_specialize" and "(" in s:
                 captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])

@@ -33,10 +33,10 @@ SHARED_OPS = (
 )
 MAX_TEXT = 64 * 1024 * 1024
 
-_ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
+ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z0-9_.]+)\b(.*)$")
-_LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d{1,9}):(\d{1,9})')
-_LOC_REF = re.compile(r"#(loc\d*)\b")
+LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d{1,9}):(\d{1,9})')
+LOC_REF = re.compile(r"#(loc\d*)\b")
 
 
 @dataclass(frozen=True)
@@ -155,12 +155,12 @@ def find_types(text: str) -> list[Type]:
 
 def _resolve_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, int, int] | None:
     """The first ``"file":line:col`` a location (possibly through aliases, names, fusions) names."""
-    m = _LOC_FILE.search(ref)
+    m = LOC_FILE.search(ref)
     if m and len(m.group(2)) < 10 and len(m.group(3)) < 10:
         return (m.group(1), int(m.group(2)), int(m.group(3)))
     if depth > 32:
         return None
-    for r in _LOC_REF.findall(ref):
+    for r in LOC_REF.findall(ref):
         if r in locs:
             found = _resolve_loc(locs[r], locs, depth + 1)
             if found:
@@ -168,7 +168,7 @@ def _resolve_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, i
     return None
 
 
-def _trailing_loc(text: str) -> tuple[str, str]:
+def trailing_loc(text: str) -> tuple[str, str]:
     """Split an op's text into its body and its trailing ``loc(...)``."""
     i = text.rfind(" loc(")
     if i < 0:
@@ -186,7 +186,7 @@ def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
     locs: dict[str, str] = {}
     lines = text.splitlines()
     for line in lines:
-        a = _ALIAS.match(line)
+        a = ALIAS.match(line)
         if a:
             if a.group(2).startswith("loc("):
                 locs[a.group(1)] = a.group(2)
@@ -203,7 +203,7 @@ def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
         m = _OP.match(line)
         if not m or m.group(2) not in ops:
             continue
-        body, loc_text = _trailing_loc(line.strip())
+        body, loc_text = trailing_loc(line.strip())
         head, _, type_text = body.partition(" : ")
         operands = re.findall(r"%[\w$.#-]+", head.split(m.group(2), 1)[1])
         mod.ops.append(

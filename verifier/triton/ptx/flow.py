@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.verifier.triton.ptx.machine import _REGS, _Machine
-from bankproof.verifier.triton.ptx.parse import Instruction, Kernel, SharedOp, _classes, _width
+from bankproof.verifier.triton.ptx.machine import REGS, PtxMachine
+from bankproof.verifier.triton.ptx.parse import Instruction, Kernel, SharedOp, classes_of, type_width
 
 
 def _target(k: Kernel, ins: Instruction) -> int | None:
@@ -118,7 +118,7 @@ def _loops(k: Kernel, dispatch: frozenset[int] = frozenset()) -> list[PtxLoop]:
     return out
 
 
-def _state_epochs(k: Kernel, m: _Machine) -> tuple[dict[int, list[int]], list[dict[str, np.ndarray]]]:
+def _state_epochs(k: Kernel, m: PtxMachine) -> tuple[dict[int, list[int]], list[dict[str, np.ndarray]]]:
     """Warp specialization's state word. The default warps store, with constant stores, one byte
     per worker warp saying which partition it runs (and at the end, "exit"); each worker warp loads
     its byte (an address that depends on the warp) and branches on it. Returns the state loads
@@ -131,7 +131,7 @@ def _state_epochs(k: Kernel, m: _Machine) -> tuple[dict[int, list[int]], list[di
             elems = [m.value(x, st.scope) for x in st.operands[1].strip("{}").split(",")]  # {v0, v1}
             if a is None or len(set(a.tolist())) != 1 or any(v is None or np.ptp(v) for v in elems):
                 continue
-            size = _width(st.opcode) // 8
+            size = type_width(st.opcode) // 8
             word = sum((int(v[0]) & ((1 << (8 * size)) - 1)) << (8 * size * i) for i, v in enumerate(elems))
             consts.append((st.index, int(a[0]), size * len(elems), word))
     loads: dict[int, list[int]] = {}
@@ -146,7 +146,7 @@ def _state_epochs(k: Kernel, m: _Machine) -> tuple[dict[int, list[int]], list[di
             continue
         if len(set(addr[: warps * 32 : 32].tolist())) < 2:  # one byte for every warp: not a state word
             continue
-        width = _width(ld.opcode) // 8
+        width = type_width(ld.opcode) // 8
         cover = [c for c in consts if ((addr >= c[1]) & (addr + width <= c[1] + c[2])).any()]
         if not cover:
             continue
@@ -159,7 +159,7 @@ def _state_epochs(k: Kernel, m: _Machine) -> tuple[dict[int, list[int]], list[di
     return loads, [epochs[i] for i in sorted(epochs)]
 
 
-def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
+def _block_masks(k: Kernel, m: PtxMachine) -> tuple[list[np.ndarray], list[bool]]:
     """Per instruction: the threads that reach it, and whether a branch on a run-time value
     decides it (then both ways are taken). Reachability per thread is a fixpoint over all edges,
     back edges included (a rotated loop is entered in its middle)."""
@@ -225,7 +225,7 @@ def _block_masks(k: Kernel, m: _Machine) -> tuple[list[np.ndarray], list[bool]]:
 Edge = tuple[int, "np.ndarray | None", bool]  # (successor, threads taking it or all, on a run-time value)
 
 
-def _switch_edges(k: Kernel, m: _Machine, ins: Instruction, block_of: np.ndarray,
+def _switch_edges(k: Kernel, m: PtxMachine, ins: Instruction, block_of: np.ndarray,
                   rest: np.ndarray | None, unk: bool) -> list[Edge]:  # fmt: skip
     """The edges of ``brx.idx``: to each table entry, for the threads whose index selects it (all
     of them, on a run-time value, where the index is not known)."""
@@ -244,12 +244,12 @@ def _switch_edges(k: Kernel, m: _Machine, ins: Instruction, block_of: np.ndarray
     return out
 
 
-def _reach(k: Kernel) -> tuple[_Machine, list[np.ndarray], list[bool], dict[int, list[int]]]:
+def _reach(k: Kernel) -> tuple[PtxMachine, list[np.ndarray], list[bool], dict[int, list[int]]]:
     """Per-thread reachability, with warp specialization's dispatch resolved: the control flow is
     followed once per state-word store with the state loads' values known, and the threads
     reaching an instruction in any of them reach it. If a thread the stores do not cover reaches a
     state load, the state is treated as unknown (both ways) instead."""
-    m = _Machine(k)
+    m = PtxMachine(k)
     masks, conds = _block_masks(k, m)
     loads, epochs = _state_epochs(k, m)
     if not epochs:
@@ -257,7 +257,7 @@ def _reach(k: Kernel) -> tuple[_Machine, list[np.ndarray], list[bool], dict[int,
     um = [np.zeros_like(x) for x in masks]
     uc = [False] * len(masks)
     for assign in epochs:
-        me = _Machine(k)
+        me = PtxMachine(k)
         me.vals.update(assign)
         em, ec = _block_masks(k, me)
         for i in range(len(masks)):
@@ -274,7 +274,7 @@ _SIDE_EFFECTS = ("st", "ld", "bar", "barrier", "atom", "red", "cp", "mbarrier", 
                  "wgmma", "tcgen05", "fence", "membar", "bra", "brx", "call", "exit", "trap")  # fmt: skip
 
 
-def _exit_guard(k: Kernel, m: _Machine, ins: Instruction) -> np.ndarray | None:
+def _exit_guard(k: Kernel, m: PtxMachine, ins: Instruction) -> np.ndarray | None:
     """The threads that still need a shared load in the kernel's tail: when everything after it
     up to ``ret`` is side-effect free or guarded by one predicate P, and the loaded value is only
     used under P, ptxas exits the threads where P is false before the load (SASS ``@!P EXIT;
@@ -288,8 +288,8 @@ def _exit_guard(k: Kernel, m: _Machine, ins: Instruction) -> np.ndarray | None:
         base = later.opcode.split(".", 1)[0]
         if base == "ret" and later.guard is None:
             break
-        uses = any(r in dests for o in later.operands[1:] for r in _REGS.findall(o)) or (
-            base == "st" and any(r in dests for r in _REGS.findall(" ".join(later.operands)))
+        uses = any(r in dests for o in later.operands[1:] for r in REGS.findall(o)) or (
+            base == "st" and any(r in dests for r in REGS.findall(" ".join(later.operands)))
         )
         if later.guard is not None:
             if guard is not None and later.guard != guard:
@@ -325,7 +325,7 @@ def analyse(k: Kernel) -> tuple[list[SharedOp], list[PtxLoop]]:
         state[load] = len(stores)
         state.update(dict.fromkeys(stores, 1))
     out = []
-    for ins, c in zip(k.body, _classes(k), strict=True):
+    for ins, c in zip(k.body, classes_of(k), strict=True):
         if c is None:
             continue
         fam, name = c

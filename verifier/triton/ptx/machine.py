@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from bankproof.verifier.triton.ptx.parse import _MEM, Instruction, Kernel, _classes, _signed, _width
+from bankproof.verifier.triton.ptx.parse import (
+    MEM_OPERAND,
+    Instruction,
+    Kernel,
+    classes_of,
+    signed_type,
+    type_width,
+)
+from bankproof.verifier.triton.ptx.warp import shuffle
 
 # ----- evaluation --------------------------------------------------------------------------------
 _SREG = {"%tid.x": "tid", "%laneid": "lane"}
@@ -23,9 +31,7 @@ _DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier"
               "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol")  # fmt: skip
 
 
-
-
-_REGS = re.compile(r"%[\w$]+")
+REGS = re.compile(r"%[\w$]+")
 _FLOAT = re.compile(r"\.(?:b?f\d+(?:x\d)?|e[45]m[23]\w*|tf32)(?:\.|$)")  # a float type: not an address
 
 
@@ -33,7 +39,7 @@ def _reg(name: str, scope: int, local: set[tuple[int, str]]) -> str:
     return f"{name}@{scope}" if (scope, name) in local else name
 
 
-class _Machine:
+class PtxMachine:
     """Per-thread values of single-definition registers."""
 
     def __init__(self, kernel: Kernel):
@@ -108,7 +114,7 @@ class _Machine:
         return self.consts[op]
 
     def address(self, operand: str, scope: int) -> np.ndarray | None:
-        m = _MEM.search(operand)
+        m = MEM_OPERAND.search(operand)
         if not m:
             return None
         total = np.zeros_like(self.tid)
@@ -156,7 +162,7 @@ class _Machine:
                 continue
             if self.defs.get(dests[0], 1) != 1 or dests[0] in self.guarded:
                 continue
-            w = _width(ins.opcode)
+            w = type_width(ins.opcode)
             v = (int(given[m.group(1)]) >> (8 * int(m.group(2) or 0))) & ((1 << w) - 1)
             self.vals[dests[0]] = np.full_like(self.tid, v)
 
@@ -173,16 +179,16 @@ class _Machine:
             if ins.guard is not None:
                 need.add(_reg(ins.guard[1], ins.scope, self.local))
             base = ins.opcode.split(".", 1)[0]
-            if base in ("bra", "brx") or _classes(self.k)[ins.index] is not None:
+            if base in ("bra", "brx") or classes_of(self.k)[ins.index] is not None:
                 for o in ins.operands:
                     if o.lstrip().startswith("[") or base in ("bra", "brx"):
-                        need |= {_reg(r, ins.scope, self.local) for r in _REGS.findall(o)}
+                        need |= {_reg(r, ins.scope, self.local) for r in REGS.findall(o)}
         writers: dict[str, list[Instruction]] = self.k.memo["writers"]
         todo = list(need)
         while todo:
             for ins in writers.get(todo.pop(), []):
                 for o in ins.operands[1:]:
-                    for r in _REGS.findall(o):
+                    for r in REGS.findall(o):
                         r = _reg(r, ins.scope, self.local)
                         if r not in need:
                             need.add(r)
@@ -221,8 +227,8 @@ class _Args:
         self.parts = opcode.split(".")
         self.s = s
         self.a = s[0] if s else None
-        self.w = _width(opcode)
-        self.signed = _signed(opcode)
+        self.w = type_width(opcode)
+        self.signed = signed_type(opcode)
         self.mask = (1 << self.w) - 1 if self.w < 64 else -1
 
     def wrap(self, x):
@@ -349,7 +355,7 @@ _RULES = {
     "mul": (2, _mul),
     "mad": (3, _mad),
     "prmt": (3, _prmt),
-    "shfl": (3, lambda o: _shuffle(o.parts, o.s[0], o.s[1], o.s[2]) if "sync" in o.parts else None),
+    "shfl": (3, lambda o: shuffle(o.parts, o.s[0], o.s[1], o.s[2]) if "sync" in o.parts else None),
     "selp": (3, lambda o: np.where(o.s[2].astype(bool), o.s[0], o.s[1])),
     "bfe": (3, _bfe),
     "bfi": (4, _bfi),
@@ -374,23 +380,3 @@ def compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarr
     if rule is None or not _known(s, rule[0]):
         return None
     return rule[1](_Args(opcode, s))
-
-
-def _shuffle(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray | None:
-    """``shfl.sync.MODE``: each thread reads ``a`` from a source lane of its own warp (whole-warp
-    segments only: ``c`` = 31 for idx/bfly/down, 0 for up; out-of-range sources read their own)."""
-    t = np.arange(a.shape[0])
-    lane, base = t % 32, t - t % 32
-    mode = parts[2] if len(parts) > 2 else ""
-    if mode == "idx" and np.all(c == 31):
-        src = b & 31
-    elif mode == "bfly" and np.all(c == 31):
-        src = lane ^ (b & 31)
-    elif mode == "down" and np.all(c == 31):
-        src = np.where(lane + b <= 31, lane + b, lane)
-    elif mode == "up" and np.all(c == 0):
-        src = np.where(lane - b >= 0, lane - b, lane)
-    else:
-        return None
-    idx = np.minimum(base + src, a.shape[0] - 1)
-    return a[idx]

@@ -24,7 +24,7 @@ _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", re.S)
 _LABEL = re.compile(r"^\s*([$\w]+):")
 _PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
-_MEM = re.compile(r"\[\s*([^\]]*?)\s*\]")
+MEM_OPERAND = re.compile(r"\[\s*([^\]]*?)\s*\]")
 MASK32 = (1 << 32) - 1
 
 
@@ -178,16 +178,14 @@ def parse_kernel(ptx: str) -> Kernel:
     return Kernel(m.group(1), params, threads, body, labels, tables=tables)
 
 
-
-
-def _width(opcode: str) -> int:
+def type_width(opcode: str) -> int:
     for part in reversed(opcode.split(".")):
         if part[:1] in "usbf" and part[1:].isdigit():
             return int(part[1:])
     return 32
 
 
-def _signed(opcode: str) -> bool:
+def signed_type(opcode: str) -> bool:
     return any(p[:1] == "s" and p[1:].isdigit() for p in opcode.split("."))
 
 
@@ -213,14 +211,14 @@ def _lsu_name(opcode: str) -> str | None:
     parts = opcode.split(".")
     if parts[0] in ("ld", "st") and any(p.startswith("shared") for p in parts):
         vec = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d", p)), 1)
-        return f"{parts[0]}{vec * _width(opcode)}"
+        return f"{parts[0]}{vec * type_width(opcode)}"
     if parts[0] in ("ldmatrix", "stmatrix"):
         x = next((p for p in parts if re.fullmatch(r"x\d", p)), "x1")
         return f"{'ldsm' if parts[0] == 'ldmatrix' else 'stsm'}.{x}{'.trans' if 'trans' in parts else ''}"
     return None
 
 
-def _classes(k: Kernel) -> list[tuple[str, str] | None]:
+def classes_of(k: Kernel) -> list[tuple[str, str] | None]:
     """:func:`classify` of every instruction of the kernel (computed once)."""
     if "classes" not in k.memo:
         k.memo["classes"] = [classify(ins) for ins in k.body]
