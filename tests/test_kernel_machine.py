@@ -159,7 +159,7 @@ def test_generic_pointer_to_a_shared_symbol():
 }"""
     r = bankproof.kernel(ptx, block=32, language="ptx")
     (ld,) = r.instructions
-    assert (ld.instr, ld.wavefronts, ld.status) == ("ld32", 32, "assumed")
+    assert (ld.instr, ld.wavefronts, ld.status) == ("ld32", 32, "measured")
 
 
 def test_inline_asm_on_one_line_and_its_own_registers():

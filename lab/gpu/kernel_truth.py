@@ -44,9 +44,14 @@ def prepare(folder: str) -> None:
     for c in cases:
         src, names = read_source(root / c["source"], c.get("kernel", c["name"]), defines=c.get("defines", {}))
         (out / f"{c['name']}.ptx").write_text(src.module.text)
+        prebuilt = None
+        if c["source"].endswith(".ptx"):  # a newer PTX ISA than the device's ptxas reads: built here
+            prebuilt = f"{c['name']}.cubin"
+            subprocess.run([_ptxas(), "-arch=sm_90a", "-lineinfo", "-o", str(out / prebuilt),
+                            str(out / f"{c['name']}.ptx")], check=True)  # fmt: skip
         pos = {v: k for k, v in names.items()}
         given = {*c.get("args", {}), *c.get("buffers", {}), *c.get("tensor_maps", {})}
-        missing = given - set(names)
+        missing = given - set(names) - {n for _, n in src.code.params}
         if missing:
             raise SystemExit(f"{c['name']}: {sorted(missing)} name no parameter ({sorted(names)})")
         params = []
@@ -59,11 +64,24 @@ def prepare(folder: str) -> None:
             else:
                 params.append({"kind": "value", "type": ptype, "value": c.get("args", {}).get(cname, 0)})
         block = c["block"] if isinstance(c["block"], list) else [c["block"]]
-        plan.append({"name": c["name"], "kernel": src.code.name, "ptx": f"{c['name']}.ptx",
+        plan.append({"name": c["name"], "kernel": src.code.name, "ptx": f"{c['name']}.ptx", "cubin": prebuilt,
                      "block": block + [1] * (3 - len(block)), "dynamic_smem": c.get("dynamic_smem", 0),
                      "params": params})  # fmt: skip
     (out / "plan.json").write_text(json.dumps(plan, indent=1))
     print(f"{len(plan)} cases prepared in {out}")
+
+
+def _ptxas() -> str:
+    """Triton's bundled ptxas (CUDA 13.4: reads Triton 3.9's PTX ISA 9.4), else the one on PATH."""
+    try:
+        import triton
+
+        path = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas-blackwell"
+        if path.exists():
+            return str(path)
+    except ImportError:
+        pass
+    return "ptxas"
 
 
 # ----- the device side: the driver API through ctypes (no CuPy needed) ------------------------------
@@ -90,7 +108,8 @@ def launch(folder: str, only: list[str] | None = None) -> None:
     for case in plan:
         ptx = Path(folder) / case["ptx"]
         cubin = ptx.with_suffix(".cubin")
-        subprocess.run(["ptxas", "-arch=sm_90a", "-lineinfo", "-o", str(cubin), str(ptx)], check=True)
+        if not case.get("cubin"):
+            subprocess.run(["ptxas", "-arch=sm_90a", "-lineinfo", "-o", str(cubin), str(ptx)], check=True)
         mod = ctypes.c_void_p()
         data = cubin.read_bytes()
         check(lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(data)), "load " + case["name"])

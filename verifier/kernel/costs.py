@@ -19,6 +19,11 @@ from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel.ptx_module import KernelCode
 from bankproof.verifier.kernel.records import Conflict, Instances
 
+ZFILL_CG = (
+    "cp.async.cg with zero-fill (a src-size operand): Nsight Compute's count of these copies is not the "
+    "store's (4x it on some, equal on others, in one Triton fp8 matmul on an H100: "
+    "gpu_checks/results/h100-2026-11-28-kernel-truth-2.json.gz), so it is not modelled"
+)
 TMA_NOTE = (
     "TMA copies add no LSU shared wavefronts (measured: gpu_checks/results/h100-2026-11-27-engines.json.gz)"
 )
@@ -43,14 +48,21 @@ def misaligned(ins: hardware.Instr, inst: Instances) -> int | None:
     return int(rows[0]) if rows.size else None
 
 
-def copy_counts(name: str, inst: Instances) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+def copy_counts(
+    name: str, inst: Instances, zfill: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """``cp.async`` rows: wavefronts (``-1`` unknown), ideals, which are known, and the status.
-    ``.ca``: the measured rule (:func:`~bankproof.models.hardware.ldgsts_wavefronts`), which needs
-    the global addresses; ``.cg``: as the store of the same width (assumed, as everywhere)."""
+    ``.ca``: the measured rule (:func:`~bankproof.models.hardware.ldgsts_wavefronts`: the larger of
+    the store's wavefronts and the 128-byte global lines read), which needs the global addresses; a
+    lane whose src-size is 0 (zero-fill) reads no line; ``.cg``: as the store of the same width
+    (assumed, as everywhere), except in the zero-fill form (``zfill``: a src-size operand), whose
+    measured count is not the store's (:data:`ZFILL_CG`)."""
     width, mode = int(name[2:].split(".")[0]), name.split(".")[1]
     store = instruction({4: "st32", 8: "st64", 16: "st128"}[width])
     c, ideal = counts(store, inst.offsets, inst.active)
     if mode == "cg":
+        if zfill:  # the zero-fill form (a src-size operand): see ZFILL_CG
+            return np.full(len(c), -1, dtype=np.int64), ideal, np.zeros(len(c), bool), "not modelled"
         return c, ideal, inst.known.copy(), "assumed"
     out = np.full(len(c), -1, dtype=np.int64)
     ok = inst.known.copy()
@@ -58,11 +70,13 @@ def copy_counts(name: str, inst: Instances) -> tuple[np.ndarray, np.ndarray, np.
         if not ok[r] or inst.source is None or not inst.source_known[r][inst.active[r]].all():
             ok[r] = False
             continue
+        reads = inst.active[r] & (inst.source[r] >= 0)  # zero-fill lanes (src-size 0) read nothing
         w = hardware.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
         if w is None:
             ok[r] = False
         else:
-            out[r] = w
+            lines = len({int(g) // hardware.LINE_BYTES for g in inst.source[r][reads]})
+            out[r] = max(int(c[r]), lines)
     return out, ideal, ok, "measured"
 
 

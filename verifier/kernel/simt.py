@@ -385,6 +385,9 @@ class Machine:
             g = self.value(re.sub(r"[\[\]]", "", op.operands[1]).split("+")[0], op)
             off = re.search(r"\+\s*(-?\d+)\s*\]", op.operands[1])
             gv = g.v + (int(off.group(1)) if off else 0)
+            if len(op.operands) > 3:  # src-size: a lane copying 0 bytes reads no global memory (zero-fill)
+                size = self.value(op.operands[3], op)
+                gv = np.where(size.k & (size.v == 0), -1, gv)
             src = (gv.reshape(self.warps, 32)[present], g.k.reshape(self.warps, 32)[present])
         self.rec.setdefault(pc, []).append((present, execs, offs, act, warps[present], known, src))
 

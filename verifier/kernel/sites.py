@@ -228,6 +228,8 @@ def _slice(code: KernelCode, classes) -> set[str]:
             for o in op.operands:
                 if o.lstrip().startswith("["):
                     need.update(_key(r, op, local) for r in _REGS.findall(o))
+            if c[0] == "ldgsts":  # cp.async's src-size (zero-fill) decides which lanes read global memory
+                need.update(_key(r, op, local) for o in op.operands[3:] for r in _REGS.findall(o))
     writers: dict[str, list[Op]] = {}
     for op in code.body:
         for d in _dests(op):
