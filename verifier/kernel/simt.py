@@ -47,7 +47,16 @@ from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
-from bankproof.verifier.kernel.values import Value, arith, as_i64, immediate, per_warp, shuffle, width
+from bankproof.verifier.kernel.values import (
+    Value,
+    arith,
+    as_i64,
+    immediate,
+    per_warp,
+    shuffle,
+    special_registers,
+    width,
+)
 
 MAX_STEPS = 3_000_000
 MAX_SECONDS = 120.0
@@ -80,44 +89,7 @@ class Machine:
         )
         self.lost: dict[int, str] = {}
         self.notes: list[str] = list(self.plan.notes)
-        tid = np.arange(self.n)
-        bx, by, _ = launch.block
-        self.special = {
-            "%tid.x": tid % bx,
-            "%tid.y": (tid // bx) % by,
-            "%tid.z": tid // (bx * by),
-            "%laneid": tid % 32,
-            "%ntid.x": bx,
-            "%ntid.y": by,
-            "%ntid.z": launch.block[2],
-            "%ctaid.x": launch.cta[0],
-            "%ctaid.y": launch.cta[1],
-            "%ctaid.z": launch.cta[2],
-            "%nctaid.x": launch.grid[0],
-            "%nctaid.y": launch.grid[1],
-            "%nctaid.z": launch.grid[2],
-            "%cluster_ctarank": 0,
-            "%cluster_nctarank": 1,
-            "%is_explicit_cluster": 0,
-            "%cluster_ctaid.x": 0,
-            "%cluster_ctaid.y": 0,
-            "%cluster_ctaid.z": 0,
-            "%cluster_nctaid.x": 1,
-            "%cluster_nctaid.y": 1,
-            "%cluster_nctaid.z": 1,
-            "%clusterid.x": launch.cta[0],
-            "%clusterid.y": launch.cta[1],
-            "%clusterid.z": launch.cta[2],
-            "%nclusterid.x": launch.grid[0],
-            "%nclusterid.y": launch.grid[1],
-            "%nclusterid.z": launch.grid[2],
-            "%dynamic_smem_size": launch.dynamic_smem,
-            "%lanemask_eq": 1 << (tid % 32),
-            "%lanemask_lt": (1 << (tid % 32)) - 1,
-            "%lanemask_le": (2 << (tid % 32)) - 1,
-            "%lanemask_gt": (0xFFFFFFFF << (tid % 32 + 1)) & 0xFFFFFFFF,
-            "%lanemask_ge": (0xFFFFFFFF << (tid % 32)) & 0xFFFFFFFF,
-        }
+        self.special = special_registers(launch, self.n)
 
     # ----- operands ----------------------------------------------------------------------------
     def reg_name(self, name: str, op: Op) -> str:

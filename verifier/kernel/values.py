@@ -221,3 +221,47 @@ def as_i64(v: int) -> int:
     """``v`` modulo 2^64 as a signed 64-bit number (the machine keeps every value in int64)."""
     v &= (1 << 64) - 1
     return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def special_registers(launch, n: int) -> dict:
+    """The special registers of one CTA of ``launch`` (``n`` threads, padded to warps): per-thread
+    arrays (``%tid``, ``%laneid``, lane masks) or numbers (``%ctaid``, ``%ntid``, the cluster's, which
+    is one CTA unless launched as a cluster)."""
+    tid = np.arange(n)
+    bx, by, _ = launch.block
+    return {
+        "%tid.x": tid % bx,
+        "%tid.y": (tid // bx) % by,
+        "%tid.z": tid // (bx * by),
+        "%laneid": tid % 32,
+        "%ntid.x": bx,
+        "%ntid.y": by,
+        "%ntid.z": launch.block[2],
+        "%ctaid.x": launch.cta[0],
+        "%ctaid.y": launch.cta[1],
+        "%ctaid.z": launch.cta[2],
+        "%nctaid.x": launch.grid[0],
+        "%nctaid.y": launch.grid[1],
+        "%nctaid.z": launch.grid[2],
+        "%cluster_ctarank": 0,
+        "%cluster_nctarank": 1,
+        "%is_explicit_cluster": 0,
+        "%cluster_ctaid.x": 0,
+        "%cluster_ctaid.y": 0,
+        "%cluster_ctaid.z": 0,
+        "%cluster_nctaid.x": 1,
+        "%cluster_nctaid.y": 1,
+        "%cluster_nctaid.z": 1,
+        "%clusterid.x": launch.cta[0],
+        "%clusterid.y": launch.cta[1],
+        "%clusterid.z": launch.cta[2],
+        "%nclusterid.x": launch.grid[0],
+        "%nclusterid.y": launch.grid[1],
+        "%nclusterid.z": launch.grid[2],
+        "%dynamic_smem_size": launch.dynamic_smem,
+        "%lanemask_eq": 1 << (tid % 32),
+        "%lanemask_lt": (1 << (tid % 32)) - 1,
+        "%lanemask_le": (2 << (tid % 32)) - 1,
+        "%lanemask_gt": (0xFFFFFFFF << (tid % 32 + 1)) & 0xFFFFFFFF,
+        "%lanemask_ge": (0xFFFFFFFF << (tid % 32)) & 0xFFFFFFFF,
+    }
