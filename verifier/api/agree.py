@@ -112,5 +112,4 @@ def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: st
                        align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip
 
 
-
 __all__ = ["agree"]

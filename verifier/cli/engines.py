@@ -76,8 +76,9 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}
     notes = [unmodelled] if unmodelled else []
     if args.arch == "sm100":
-        notes.append("tcgen05: read with the rules measured for sm90 wgmma (published for sm100, "
-                     "not measured)")
+        notes.append(
+            "tcgen05: read with the rules measured for sm90 wgmma (published for sm100, not measured)"
+        )
     result = {**d.fields(), "value": f"0x{value:016x}", "major": args.major, "dtype": args.dtype,
               "canonical_16B_units": canon, "tile": tile, "notes": notes}  # fmt: skip
     if args.json:

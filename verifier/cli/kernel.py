@@ -33,6 +33,21 @@ def _pairs(items: list[str], flag: str) -> dict[str, int]:
     return out
 
 
+def _tensor_maps(items: list[str]) -> dict[str, dict]:
+    """``NAME=MODE,ROWSxCOLS,DTYPE`` (``tmA=128B,64x64,bf16``) -> ``{NAME: {tma, box, dtype}}``."""
+    out: dict[str, dict] = {}
+    for item in items:
+        m = re.fullmatch(
+            r"\s*([\w$]{1,200})\s*=\s*(none|32B|64B|128B)\s*,\s*(\d{1,4})x(\d{1,4})\s*,\s*(\w{1,16})\s*", item
+        )
+        if not m:
+            raise InputError(
+                WHERE, "--tensor-map", "must be NAME=MODE,ROWSxCOLS,DTYPE (tmA=128B,64x64,bf16)", item
+            )
+        out[m.group(1)] = {"tma": m.group(2), "box": [int(m.group(3)), int(m.group(4))], "dtype": m.group(5)}
+    return out
+
+
 def _defines(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -65,7 +80,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.file, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
         dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
         defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit, tensor_maps=_tensor_maps(args.tensor_map),
     )  # fmt: skip
     if args.html:
         write_output(WHERE, "--html", args.html, render.to_html(result))

@@ -254,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[=VALUE]",
         help="a preprocessor definition for NVRTC",
     )
+    ker.add_argument("--tensor-map", action="append", default=[], metavar="NAME=MODE,ROWSxCOLS,DTYPE",
+                     help="a TMA tensor map the kernel takes (tmA=128B,64x64,bf16): its boxes are checked "
+                     "against the wgmma descriptors that read them")  # fmt: skip
     ker.add_argument("--language", choices=["cuda", "ptx"], help="override the file suffix")
     ker.add_argument("--arch", default="sm90", help="target arch (default sm90; CUDA is compiled for it)")
     ker.add_argument("--max-steps", type=int, default=3_000_000, help="machine steps before giving up")

@@ -188,8 +188,14 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
 
 
 def _optimal_over(
-    total: int | None, bound: int | None, opt: Optimality | None, writer, reader, searched: bool,
-    cycle: int | None = None, pinned_met: bool = False,
+    total: int | None,
+    bound: int | None,
+    opt: Optimality | None,
+    writer,
+    reader,
+    searched: bool,
+    cycle: int | None = None,
+    pinned_met: bool = False,
 ) -> str:
     """The family the result is optimal over, as proved (or the honest restriction); ``cycle``:
     on a lane-group target, the bytes one cycle serves at most (banks x 4)."""
@@ -201,8 +207,10 @@ def _optimal_over(
         met = f"bytes moved / {cycle} per cycle" if cycle else "bytes moved / 128 per wavefront"
         return f"every memory layout and instruction choice{fixed} (proved: {met} is met)"
     if cycle and pinned_met:  # a pinned side at its instruction's ideal: one cycle per lane group
-        return (f"every memory layout{fixed} (proved: each pinned side at its instruction's ideal of one "
-                f"cycle per lane group, each free side at bytes / {cycle} per cycle)")
+        return (
+            f"every memory layout{fixed} (proved: each pinned side at its instruction's ideal of one "
+            f"cycle per lane group, each free side at bytes / {cycle} per cycle)"
+        )
     if cycle:
         return (f"restricted: the §5.4 construction over the published lane groups, its vector and "
                 f"instructions (above the bytes / {cycle} per cycle bound; no instruction search or Z3 "

@@ -73,8 +73,10 @@ def analyse(
     arch: str = "sm90",
     max_steps: int = simt.MAX_STEPS,
     max_seconds: float = simt.MAX_SECONDS,
-) -> KernelResult:
-    """The account of one CTA of ``launch`` (see the module docstring)."""
+    keep_trace: bool = False,
+):
+    """The account of one CTA of ``launch`` (see the module docstring); with ``keep_trace``, the
+    machine's trace beside it (the API checks TMA boxes and descriptors on it)."""
     target.require(arch, "kernel", "kernel")
     trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds))
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
@@ -105,7 +107,7 @@ def analyse(
     )
     lines = line_totals(reports)
     totals = kind_totals(reports)
-    return KernelResult(
+    result = KernelResult(
         1,
         src.name,
         src.code.name,
@@ -126,6 +128,7 @@ def analyse(
         dict(trace.symbols),
         trace.steps,
     )
+    return (result, trace) if keep_trace else result
 
 
 def _exits(code: KernelCode, trace: Trace) -> Trace:

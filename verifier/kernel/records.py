@@ -80,6 +80,20 @@ class Trace:
     symbols: Mapping[str, int] = field(default_factory=dict)
     skipped: Mapping[int, int] = field(default_factory=dict)  # index -> warps a forward branch took around it
     final: Mapping = field(default_factory=dict, repr=False)  # register -> its value when the CTA ended
+    engines: Mapping[int, tuple] = field(default_factory=dict)  # TMA / wgmma index -> EngineUse rows
+
+
+@dataclass(frozen=True)
+class EngineUse:
+    """One dynamic use of shared memory by an engine: a TMA copy (``address``: its shared box,
+    ``tensor_map``: the kernel parameter holding its map) or a wgmma (``descriptors``: A's, or
+    ``None`` when A is in registers, and B's), by ``warp`` in its ``execution``."""
+
+    warp: int
+    execution: int
+    address: int | None = None
+    tensor_map: str | None = None
+    descriptors: tuple[int | None, int | None] = (None, None)
 
 
 @dataclass(frozen=True)
@@ -169,6 +183,25 @@ class KindTotal(Result):
 
 
 @dataclass(frozen=True)
+class DescriptorCheck(Result):
+    """A wgmma operand's descriptor read against the TMA box that wrote its tile (``bankproof
+    agree``'s rules and engines): ``verdict`` ``proved`` (every element read where the box put it),
+    ``refuted`` (``mismatch`` names the first element) or ``unknown`` (``reason``: no tensor map
+    given, no box under the descriptor's start, a value not known)."""
+
+    ptx_line: int
+    location: SourceLine | None
+    operand: str
+    descriptor: str
+    decoded: str
+    verdict: str
+    tensor_map: str | None = optional()
+    tile_base: int | None = optional()
+    mismatch: str | None = optional()
+    reason: str | None = optional()
+
+
+@dataclass(frozen=True)
 class KernelResult(Result):
     """A kernel's shared-memory account for one CTA of a launch: per instruction, per source line
     and per op kind; ``verdict`` ``proved`` (every instruction at its ideal over every instance),
@@ -188,6 +221,7 @@ class KernelResult(Result):
     notes: tuple[str, ...]
     shared_symbols: dict
     steps: int
+    descriptors: tuple[DescriptorCheck, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -116,6 +116,7 @@ class Plan:
     shared_callees: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
     harmless: frozenset[int] = frozenset()  # forward branches over nothing the analysis needs
+    param_of: dict[str, str] = field(default_factory=dict)  # register -> the parameter whose address it holds
 
     def target(self, op: Op) -> int | None:
         name = op.operands[-1] if op.operands else ""
@@ -170,6 +171,7 @@ def plan(code: KernelCode) -> Plan:
     idx = np.where(interesting, np.arange(len(interesting)), len(interesting))
     p.next_interesting = np.minimum.accumulate(idx[::-1])[::-1][:-1] if len(body) else idx[:0]
     p.pointers = _pointer_params(code)
+    p.param_of = _param_addresses(code)
     harmless = set()
     for op in body:  # a branch whose way does not matter: what it skips touches no shared memory
         if op.base == "bra" and op.guard is not None:  # and computes nothing an address or guard needs
@@ -228,6 +230,9 @@ def _slice(code: KernelCode, classes) -> set[str]:
             for o in op.operands:
                 if o.lstrip().startswith("["):
                     need.update(_key(r, op, local) for r in _REGS.findall(o))
+            if op.base == "wgmma":  # the descriptors: checked against the TMA boxes that wrote the tiles
+                need.update(_key(r, op, local) for o in op.operands[1:3] if not o.startswith("{")
+                            for r in _REGS.findall(o))  # fmt: skip
             if c[0] == "ldgsts":  # cp.async's src-size (zero-fill) decides which lanes read global memory
                 need.update(_key(r, op, local) for o in op.operands[3:] for r in _REGS.findall(o))
     writers: dict[str, list[Op]] = {}
@@ -283,3 +288,17 @@ def _pointer_params(code: KernelCode) -> tuple[str, ...]:
         for r in regs:
             out += sorted(origin.get(r, ()))
     return tuple(dict.fromkeys(out))
+
+
+def _param_addresses(code: KernelCode) -> dict[str, str]:
+    """Registers holding a kernel parameter's address (``mov.b64 %rd, k_param_0``, through ``cvta``
+    and moves): how a TMA copy names its tensor map (a ``__grid_constant__`` parameter)."""
+    params = {n for _, n in code.params}
+    out: dict[str, str] = {}
+    for op in code.body:
+        if op.base in ("mov", "cvta") and len(op.operands) == 2:
+            src = op.operands[1].strip()
+            name = src if src in params else out.get(src)
+            if name is not None and _REGS.fullmatch(op.operands[0]):
+                out[op.operands[0]] = name
+    return out

@@ -76,6 +76,16 @@ def to_text(r: KernelResult) -> str:
             out.append(f"{head}: {i.verdict}: {i.reason or i.status}{more}")
         if i.fix:
             out.append(f"    fix: {i.fix}")
+    if r.descriptors:
+        bad = [d for d in r.descriptors if d.verdict != "proved"]
+        good = len(r.descriptors) - len(bad)
+        out.append(
+            f"  wgmma descriptors: {good} of {len(r.descriptors)} read their TMA tiles as written (agree)"
+        )
+        for d in bad[:8]:
+            where = f"{d.location.file}:{d.location.line}" if d.location else f"PTX line {d.ptx_line}"
+            out.append(f"    {where} operand {d.operand} {d.descriptor} ({d.decoded}): {d.verdict}: "
+                       f"{d.mismatch or d.reason}")  # fmt: skip
     if r.totals:
         out.append("  totals (SASS-level counters):")
         for t in r.totals:

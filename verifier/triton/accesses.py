@@ -7,6 +7,7 @@ on the module's target.
 >>> [(a.op.name, a.kind, a.buffer) for a in buffer_accesses(mod)]
 [('ttg.local_alloc', 'store', '%buf'), ('ttg.local_load', 'load', '%buf')]
 """
+
 from __future__ import annotations
 
 import re
@@ -84,7 +85,11 @@ def resolved(mod: Module, enc: str) -> str:
 
 
 def instr_candidates(
-    acc: BufferAccess, bits: int, sm: int = 0, enc: str | None = None, t: Target | None = None,
+    acc: BufferAccess,
+    bits: int,
+    sm: int = 0,
+    enc: str | None = None,
+    t: Target | None = None,
     dist: LinearLayout | None = None,
 ) -> list[str]:
     """The instructions Triton 3.9.0 may lower an access with, in the order it prefers them; the
@@ -183,7 +188,12 @@ def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
 
 
 def count_access(
-    dist: LinearLayout, memory, bits: int, kind: str, candidates: list[str], arch: str | Target = "sm90",
+    dist: LinearLayout,
+    memory,
+    bits: int,
+    kind: str,
+    candidates: list[str],
+    arch: str | Target = "sm90",
     copy: bool = False,
 ) -> dict:
     """The first deliverable instruction's exact counts on the target (a fresh dict each call);
@@ -193,7 +203,12 @@ def count_access(
 
 @lru_cache(maxsize=1024)
 def count_cached(
-    dist: LinearLayout, memory, bits: int, kind: str, candidates: tuple[str, ...], t: Target | None = None,
+    dist: LinearLayout,
+    memory,
+    bits: int,
+    kind: str,
+    candidates: tuple[str, ...],
+    t: Target | None = None,
     copy: bool = False,
 ) -> dict:
     """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
@@ -221,9 +236,11 @@ def count_cached(
     raise last if last else InputError("ttgir", "access", "has no instruction")
 
 
-REDUNDANT_NOTE = ("Triton predicates off the lanes and warps that hold copies of others' elements "
-                  "(free variables of the layout): they issue no wavefronts, and ncu's ldgsts "
-                  "instructions count only warps with a lane on")
+REDUNDANT_NOTE = (
+    "Triton predicates off the lanes and warps that hold copies of others' elements "
+    "(free variables of the layout): they issue no wavefronts, and ncu's ldgsts "
+    "instructions count only warps with a lane on"
+)
 
 
 def copy_issuers(dist: LinearLayout, memory, a) -> np.ndarray:

@@ -127,7 +127,6 @@ def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dic
     return out
 
 
-
 def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int, args, conds=()) -> dict:
     """What every entry says: where, which instruction, how many per warp and per CTA, how often."""
     lines = [o.ins.line for o in grp]

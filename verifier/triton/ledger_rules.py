@@ -63,7 +63,6 @@ def where_text(site: tuple[str, int, int] | None) -> str:
     return f"{site[0]}:{site[1]}:{site[2]}" if site else "?"
 
 
-
 def warps_of(o: SharedOp, warps: int) -> int:
     if o.active is not None:  # warps with a lane on (ncu counts no instruction of the others)
         return int(o.active.any(axis=1).sum())
@@ -96,12 +95,11 @@ def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
     return wf, ideal
 
 
-
-
-
-GMMA_NOTE = ("op_gmma: each warpgroup wgmma reads its shared operands' bytes / 128 wavefronts (A only when "
-             "from shared memory): measured so, ideal = measured, on NVMMA-swizzled operands "
-             "(gpu_checks/results/h200-2026-11-26-profile-exports.json); other layouts assumed conflict-free")
+GMMA_NOTE = (
+    "op_gmma: each warpgroup wgmma reads its shared operands' bytes / 128 wavefronts (A only when "
+    "from shared memory): measured so, ideal = measured, on NVMMA-swizzled operands "
+    "(gpu_checks/results/h200-2026-11-26-profile-exports.json); other layouts assumed conflict-free"
+)
 _BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "f8f6f4": 8, "b1": 1}
 
 
@@ -252,6 +250,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
             return True
         entry["op"] += " + " + ", ".join(others)  # a conversion shares the line
         entry["kind"] = "buffer+scratch"
+
     def scaled(key: str, accs: list[dict], default: str | None = None) -> int:
         """The accesses' count of ``key`` at the PTX's instructions per warp (the scan's may merge)."""
         return sum(a.get(key, a[default or key]) for a in accs) * per_warp // max(1, scan_per_warp)

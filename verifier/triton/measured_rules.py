@@ -64,8 +64,9 @@ def async_copies(ledger: dict) -> bool:
     return any(e.get("family") == "ldgsts" or e.get("instr") == "tma.load" for e in ledger["entries"])
 
 
-def st_agrees(measured: int, measured_conflicts: int | None, predicted: int, predicted_ideal: int,
-              async_copies: bool) -> bool:
+def st_agrees(
+    measured: int, measured_conflicts: int | None, predicted: int, predicted_ideal: int, async_copies: bool
+) -> bool:
     """Whether a measured ``op_st`` total agrees with the prediction: equal, or, in a kernel with
     asynchronous copies into shared memory, above it by exactly ncu's st bank conflicts less the
     predicted conflicts (``predicted - predicted_ideal``)."""

@@ -6,6 +6,7 @@ writers (:func:`nvmma_family`).
 >>> same_instructions([], [{"wavefronts": 16, "ideal": 16}])["reason"]
 'no modeled writer and reader pair'
 """
+
 from __future__ import annotations
 
 import re

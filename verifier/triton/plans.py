@@ -5,6 +5,7 @@ every access costed with the instructions its op could use.
 >>> [lay.as_dict()["offset"] for lay in trivial_layouts((("m", 2), ("n", 2)))]
 [[[0, 1], [1, 0]], [[1, 0], [0, 1]]]
 """
+
 from __future__ import annotations
 
 from itertools import chain

@@ -124,8 +124,11 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
             continue
         lines.setdefault((r.file, r.line, sass_class(r.sass)), []).append(r)
     counted = [e for e in ledger["entries"] if e.get("family") in ("lsu", "ldgsts") and e.get("counted")]
-    counted += [{**e, "wavefronts": e["gmma_wavefronts"], "ideal": e["gmma_wavefronts"]}
-                for e in ledger["entries"] if e.get("gmma_wavefronts") is not None]  # op_gmma: ideal assumed
+    counted += [
+        {**e, "wavefronts": e["gmma_wavefronts"], "ideal": e["gmma_wavefronts"]}
+        for e in ledger["entries"]
+        if e.get("gmma_wavefronts") is not None
+    ]  # op_gmma: ideal assumed
     out = []
     for (file, line, cls), rs in sorted(lines.items()):
         here = f"{file}:{line}"
@@ -191,6 +194,7 @@ def _pool_gmma(out: list[dict], counted: list[dict], ctas: int, lines: dict) -> 
         return out
     total = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) * ctas
     rest = total - sum(r["predicted_wavefronts"] for r in out if r["class"] == "gmma" and r.get("agrees"))
+
     def rows_of(r: dict) -> dict:
         file, line = r["location"].rsplit(":", 1)
         return {(x.address or id(x)): x for x in lines[(file, int(line), "gmma")]}
@@ -217,8 +221,10 @@ def to_text(result: list[dict], kernel: str) -> str:
     """One line per measured source line."""
     out = [f"{kernel}: {len(result)} source lines with shared-memory instructions"]
     for r in result:
-        head = (f"  {r['location']:<22} {r['class']:<6} {r['executed']:>8} executed  "
-                f"{r['measured_wavefronts']:>8} measured")
+        head = (
+            f"  {r['location']:<22} {r['class']:<6} {r['executed']:>8} executed  "
+            f"{r['measured_wavefronts']:>8} measured"
+        )
         if not r["modelled"]:
             out.append(f"{head}  (not modelled: {r['reason']})")
             continue
@@ -235,8 +241,12 @@ def reduce_export(text: str) -> str:
     """An export cut to what :func:`read_export` reads (the file blocks, source lines and shared
     SASS rows; the columns Line No, Source, Address, Source, Instructions Executed and the shared
     wavefronts): the form recorded exports are committed in."""
-    keep = ["Instructions Executed", "L1 Wavefronts Shared", "L1 Wavefronts Shared Ideal",
-            "L1 Conflicts Shared N-Way"]
+    keep = [
+        "Instructions Executed",
+        "L1 Wavefronts Shared",
+        "L1 Wavefronts Shared Ideal",
+        "L1 Conflicts Shared N-Way",
+    ]
     out, cols = [], None
     for r in csv.reader(line for line in text.splitlines() if line.startswith('"')):
         if not r:

@@ -40,13 +40,21 @@ def _compare(f):
 
 
 INT_OPS = {
-    "addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
-    "divsi": lambda a, b: _trunc_div(a, b) if b else None, "divui": lambda a, b: a // b if b else None,
+    "addi": lambda a, b: a + b,
+    "subi": lambda a, b: a - b,
+    "muli": lambda a, b: a * b,
+    "divsi": lambda a, b: _trunc_div(a, b) if b else None,
+    "divui": lambda a, b: a // b if b else None,
     "ceildivsi": lambda a, b: -(-a // b) if b else None,
     "remsi": lambda a, b: a - _trunc_div(a, b) * b if b else None,
     "remui": lambda a, b: a % b if b else None,
-    "maxsi": max, "minsi": min, "maxui": max, "minui": min,
-    "andi": lambda a, b: a & b, "ori": lambda a, b: a | b, "xori": lambda a, b: a ^ b,
+    "maxsi": max,
+    "minsi": min,
+    "maxui": max,
+    "minui": min,
+    "andi": lambda a, b: a & b,
+    "ori": lambda a, b: a | b,
+    "xori": lambda a, b: a ^ b,
     "shli": lambda a, b: a << b if 0 <= b < 64 else None,
     "shrsi": lambda a, b: a >> b if 0 <= b < 64 else None,
     **{f"cmpi_{k}": _compare(f) for k, f in _CMP.items()},
@@ -94,8 +102,11 @@ def text(v: str, defs: dict, depth: int = 0) -> str:
             x = f"({x})" if _compound(a, defs) else x
             y = f"({y})" if _compound(b, defs) else y
             return f"{x} {_TEXT[op]} {y}"
-    return v.lstrip("%").replace("_i32", "").replace("_i64", "") if v.startswith("%c") and v[2:3].isdigit() \
+    return (
+        v.lstrip("%").replace("_i32", "").replace("_i64", "")
+        if v.startswith("%c") and v[2:3].isdigit()
         else v.lstrip("%")
+    )
 
 
 def _compound(v: str, defs: dict) -> bool:

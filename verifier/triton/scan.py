@@ -199,4 +199,3 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
             f"{width // 8}-byte copies assume the pointers are {width // 8}-byte aligned (not in the TTGIR; "
             f"Triton copies {least * bits // 8} to {most * bits // 8} bytes here): give --ptx to check"
         )
-
