@@ -88,7 +88,7 @@ def test_concurrent_workers_keep_their_caches_apart(cluster):
 def test_a_compile_that_never_finishes_is_reported(cluster, tmp_path, engine):
     kernels = tmp_path / "k.py"
     kernels.write_text(HANG)
-    cfgs = corpus._load_file(str(kernels)).CONFIGS
+    cfgs = corpus.load_kernels_file(str(kernels)).CONFIGS
     entries = corpus.run_corpus(cfgs, ["sm80"], str(kernels), workers=2, limit_s=8, engine=engine)
     assert entries[0]["error"] == "compile did not finish within 8 s"
     assert [("report" in e) for e in entries[1:]] == [True, True]

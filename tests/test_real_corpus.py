@@ -35,7 +35,7 @@ def ledgers():
     from bankproof.verifier.triton import corpus, ledger
     from bankproof.verifier.triton.scan import scan_text
 
-    configs = {c["name"]: (c, f) for f in RECORD["kernels_files"] for c in corpus._load_file(f).CONFIGS}
+    configs = {c["name"]: (c, f) for f in RECORD["kernels_files"] for c in corpus.load_kernels_file(f).CONFIGS}
     out = {}
     for run in RECORD["runs"]:
         config, path = configs[run["name"]]

@@ -53,7 +53,7 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     plan = []
     jobs = [(c, None) for c in corpus.builtin_configs()] if not kernels_files else [
-        (c, f) for f in kernels_files for c in corpus._load_file(f).CONFIGS
+        (c, f) for f in kernels_files for c in corpus.load_kernels_file(f).CONFIGS
     ]
     for config, kernels_file in jobs:
         if arch not in config.get("archs", ARCHS):

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton.results import ScanResult
-from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.triton.source import read_source
 
 
 def scan_ttgir(
@@ -37,7 +38,7 @@ def scan_ttgir(
     )
     if len(paths) != len(texts) or not all(isinstance(t, str) for t in texts + paths):
         raise InputError("scan_ttgir", "text", "must be TTGIR text or a list of texts (one path each)")
-    reports = [scan_text(t, p) for t, p in zip(texts, paths, strict=True)]
+    ptxs: list = [None] * len(texts)
     if ptx is not None:
         ptxs = [ptx] if isinstance(ptx, str) else list(ptx) if isinstance(ptx, (list, tuple)) else []
         if len(ptxs) != len(texts) or not all(isinstance(x, str) for x in ptxs):
@@ -46,15 +47,15 @@ def scan_ttgir(
             isinstance(args, dict) and all(isinstance(k, str) and type(v) is int for k, v in args.items())
         ):
             raise InputError("scan_ttgir", "args", "must map argument names to integers", args)
-        from bankproof.verifier.triton import descriptors, ledger
-
-        for rep, t, x in zip(reports, texts, ptxs, strict=True):
-            try:
-                rep["ledger"] = ledger.build(rep, t, x, args)
-            except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
-                raise InputError("scan_ttgir", "ptx", f"cannot be read as a kernel ({e})") from None
-            arch = {"cuda:90": "sm90", "cuda:100": "sm100"}.get(str(rep.get("target")))
-            got = descriptors.summary(t, x, arch) if arch else None
-            if got is not None:  # the MMA descriptors against their nvmma_shared operands
-                rep["descriptors"] = {**got[0], "mismatches": got[1]}
+    reports = []
+    for t, p, x in zip(texts, paths, ptxs, strict=True):
+        got = pipeline.analyse(read_source(t, p, x), args)  # each compile read once, analysed once
+        rep = got.report
+        if x is not None:
+            if got.ledger is None:
+                raise InputError("scan_ttgir", "ptx", f"cannot be read as a kernel ({got.ledger_error})")
+            rep["ledger"] = got.ledger
+            if got.descriptors is not None:  # the MMA descriptors against their nvmma_shared operands
+                rep["descriptors"] = {**got.descriptors[0], "mismatches": got.descriptors[1]}
+        reports.append(rep)
     return ScanResult(1, tuple(reports))

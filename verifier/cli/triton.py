@@ -18,7 +18,6 @@ from bankproof.verifier import api
 from bankproof.verifier.cli.commands import write_output
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.results import EXIT
-from bankproof.verifier.triton import corpus as corpus_wing
 
 
 def _read_ttgir(path: str) -> str:
@@ -85,7 +84,10 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("triton corpus", "--address", "is for --engine ray", args.address)
     if not 0 <= args.expand <= 1_000_000:
         raise InputError("triton corpus", "--expand", "must be 0 to 1000000 configurations", args.expand)
-    result = corpus_wing.check_corpus(
+    from bankproof.verifier.api.corpus import baseline_accesses
+    from bankproof.verifier.api.corpus import corpus as run
+
+    result = run(
         archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
         limit_s=args.compile_timeout, progress=Progress(err, "compiled"), engine=args.engine,
         address=args.address, results_dir=args.results, expand=args.expand, seed=args.seed,
@@ -95,7 +97,7 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
     if args.update_baseline:
-        flat = corpus_wing.flat_accesses(list(result.entries))
+        flat = baseline_accesses(result)
         write_output("triton corpus", "--baseline", args.baseline,
                json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n")  # fmt: skip
         err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
@@ -141,22 +143,21 @@ class Progress:
 def profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``bankproof triton profile``: the ledger of the compile given, joined with the launch's
     Nsight Compute source page, line by line."""
-    from bankproof.verifier.triton import ledger
+    from bankproof.verifier.api.profile import profile as run
     from bankproof.verifier.triton import profile as prof
-    from bankproof.verifier.triton.scan import scan_text
 
     if args.ctas < 1 or args.ctas > 1 << 31:
         raise InputError("triton profile", "--ctas", "must be a positive number of CTAs", args.ctas)
     ttgir, ptx = _read_ttgir(args.ttgir), _read_ttgir(args.ptx)
     export = read_text(args.ncu, TEXT_BYTES, "triton profile", "--ncu")
-    rows = prof.read_export(export)
     try:
-        led = ledger.build(scan_text(ttgir, args.ttgir), ttgir, ptx, _kernel_args(args.arg) or None)
-    except ValueError as e:
-        raise InputError("triton profile", "--ptx", str(e)) from None
-    result = prof.explain(led, rows, args.ctas)
+        kernel, result = run(ttgir, ptx, export, _kernel_args(args.arg) or None, args.ctas, args.ttgir)
+    except InputError as e:
+        if e.field == "ptx":
+            raise InputError("triton profile", "--ptx", e.problem) from None
+        raise
     if args.json:
-        out.write(json.dumps({"schema": 1, "kernel": led["kernel"], "lines": result}, indent=1) + "\n")
+        out.write(json.dumps({"schema": 1, "kernel": kernel, "lines": result}, indent=1) + "\n")
     else:
-        out.write(prof.to_text(result, led["kernel"]))
+        out.write(prof.to_text(result, kernel))
     return EXIT["disagree"] if any(r.get("modelled") and not r["agrees"] for r in result) else 0

@@ -44,8 +44,9 @@ import time
 
 import numpy as np
 from bankproof.models.errors import InputError
+from bankproof.verifier.kernel.engine_uses import record_engine_use
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
-from bankproof.verifier.kernel.records import EngineUse, Instances, Launch, Trace
+from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
 from bankproof.verifier.kernel.values import (
     Value,
@@ -338,35 +339,6 @@ class Machine:
         w = width(op.opcode)
         return Value.const(v & ((1 << w) - 1) if w < 64 else as_i64(v), self.n)
 
-    def engine_use(self, op: Op, kind: MachineOp, on: np.ndarray, present: np.ndarray, pc: int) -> None:
-        """A TMA copy's shared box and tensor-map parameter (from its issuing lane), or a wgmma's two
-        descriptors (from the first lane of each warpgroup that issues it)."""
-        rows = self.engines.setdefault(pc, [])
-        lanes = on.reshape(self.warps, 32)
-        seen_groups: set[int] = set()
-        for w in present.tolist():
-            hits = np.flatnonzero(lanes[w])
-            if not hits.size:
-                continue
-            t = 32 * w + int(hits[0])
-            execution = self.count.get((pc, -1 - w), 0)
-            self.count[(pc, -1 - w)] = execution + 1
-            if kind.family == "tma":
-                if kind.name == "tma.store":  # it reads a tile: it writes none
-                    continue
-                addr = self.address(op)
-                inner = _MEM.search(op.operands[1]) if len(op.operands) > 1 else None
-                reg = inner.group(1).split(",")[0].strip() if inner else ""
-                where = int(addr.v[t]) if addr.k[t] else None
-                rows.append(EngineUse(w, execution, where, self.plan.param_of.get(self.reg_name(reg, op))))
-            elif w // 4 not in seen_groups:
-                seen_groups.add(w // 4)
-                descs = []
-                for o in op.operands[1:3]:
-                    v = None if o.startswith("{") else self.value(o, op)
-                    descs.append(None if v is None or not v.k[t] else int(v.v[t]) & ((1 << 64) - 1))
-                rows.append(EngineUse(w, execution, descriptors=(descs[0], descs[1])))
-
     def memory(self, op: Op, kind: MachineOp, group, on, unknown, pc: int) -> None:
         addr = self.address(op)
         warps = group.reshape(self.warps, 32)
@@ -375,7 +347,7 @@ class Machine:
         ex[1] += len(present)
         ex[0] += int((on | unknown).reshape(self.warps, 32)[present].any(axis=1).sum())
         if kind.family in ("tma", "mma"):
-            self.engine_use(op, kind, on, present, pc)
+            record_engine_use(self, op, kind, on, present, pc)
         if not kind.counted:
             return
         act = on.reshape(self.warps, 32)[present]

@@ -60,9 +60,9 @@ class DescriptorCheck:
 
 
 def _operand_tiles(
-    ttgir: str,
+    ttgir: str, mod=None
 ) -> list[tuple[NVMMAShared, tuple[int, ...], NVMMAShared, tuple[int, ...], str]]:
-    mod = read_ttgir(ttgir, MMA_OPS)
+    mod = mod if mod is not None else read_ttgir(ttgir, MMA_OPS)
     out = []
     for op in mod.ops:
         mem = op.types[:2]  # A, B: either may be in registers or tensor memory instead
@@ -89,9 +89,10 @@ def _tile(enc: NVMMAShared, shape: tuple[int, ...], operand: str) -> tuple[np.nd
     return off.T, "MN" if contiguous_last else "K"  # [K, N] -> (N, K)
 
 
-def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
-    """Every MMA descriptor operand of the kernel against the TTGIR's operand encodings."""
-    k = parse_kernel(ptx)
+def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[DescriptorCheck]:
+    """Every MMA descriptor operand of the kernel against the TTGIR's operand encodings
+    (``source``: the compile already read, :mod:`.source`)."""
+    k = source.fresh_kernel() if source is not None else parse_kernel(ptx)
     sites = []
     for ins in k.body:
         got = wgmma_operands(ins.opcode, ins.operands)
@@ -100,7 +101,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90") -> list[DescriptorCheck]:
     k.memo["extra_need"] = {reg for _, _, reg in sites}
     m = PtxMachine(k)
     m.run()
-    dots = _candidates(_operand_tiles(ttgir))
+    dots = _candidates(_operand_tiles(ttgir, source.mma_module() if source is not None else None))
     out = []
     for ins, operand, reg in sites:
         v, first = m.value(reg, ins.scope), False
@@ -198,13 +199,13 @@ def _compare(line: int, operand: str, value: int | None, dots: dict[str, list[_O
     return next((t for t in tries if t.ok), tries[0])
 
 
-def summary(ttgir: str, ptx: str, arch: str) -> tuple[dict, list[str]] | None:
+def summary(ttgir: str, ptx: str, arch: str, source=None) -> tuple[dict, list[str]] | None:
     """``({"checked", "agree", "undecided"[, "note"]}, mismatches)`` for a kernel with MMA
     descriptors on sm90/sm100 (``None`` when it has none): what the corpus and the scan report."""
     if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
         return None
     try:
-        checks = check(ttgir, ptx, arch)
+        checks = check(ttgir, ptx, arch, source)
     except (InputError, ValueError, KeyError, IndexError) as e:
         return {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}, []
     bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"

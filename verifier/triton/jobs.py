@@ -15,8 +15,8 @@ from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.verifier.triton import descriptors, ledger, lowering
-from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.triton import lowering, pipeline
+from bankproof.verifier.triton.source import read_source
 
 
 def kernel_function(name: str, kernels_file: str | None):
@@ -78,24 +78,26 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
         entry["error"] = error
         return entry
     ttgir, ptx = compiled
-    entry["report"] = scan_text(ttgir, f"{name}@{arch}.ttgir")
+    modelled = "ledger" in target.get(arch).commands  # the ledger reads PTX only so far
+    # read once (the scan, the ledger and the descriptors share the reading); no PTX where no ledger
+    got = pipeline.analyse(read_source(ttgir, f"{name}@{arch}.ttgir", ptx if modelled else None), None, arch)
+    entry["report"] = got.report
     entry["ttgir"] = ttgir
-    if "ledger" not in target.get(arch).commands:  # the ledger reads PTX only so far
+    if not modelled:
         entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
         note = target.get(arch).not_modeled("ledger")
         entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
-        _descriptors(entry, ttgir, ptx, arch)
-        return entry
+        return entry  # (MMA descriptors are sm90/sm100's)
     entry["ptx_counts"] = lowering.ptx_counts(ptx)
     entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
-    try:
-        led = ledger.build(entry["report"], ttgir, ptx)
-    except (InputError, ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
-        led = {"entries": [], "unattributed": [f"the PTX could not be read: {e}"], "disagreements": []}
+    led = got.ledger
+    if led is None:  # PTX the reader cannot read
+        why = f"the PTX could not be read: {got.ledger_error}"
+        led = {"entries": [], "unattributed": [why], "disagreements": []}
     entry["ledger"] = led
     # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
     entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
-    _descriptors(entry, ttgir, ptx, arch)
+    _descriptors(entry, got.descriptors)
     return entry
 
 
@@ -104,10 +106,9 @@ def _job_entry(args: tuple[dict, str, str | None]) -> dict:
     return make_entry(*_job(args))
 
 
-def _descriptors(entry: dict, ttgir: str, ptx: str, arch: str) -> None:
+def _descriptors(entry: dict, got: tuple[dict, list[str]] | None) -> None:
     """The MMA descriptors in the PTX against the TTGIR's nvmma_shared operands
     (:mod:`.descriptors`); a mismatch is a lowering disagreement, an undecided one is counted."""
-    got = descriptors.summary(ttgir, ptx, arch)
     if got is not None:
         entry["descriptors"], bad = got
         entry["lowering"] = entry["lowering"] + bad

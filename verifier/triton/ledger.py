@@ -188,14 +188,14 @@ def _branches(entry: dict, conds, args, loops) -> None:
         entry["condition_why"] = undecided[0].why(args)
 
 
-def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None) -> dict:
+def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None) -> dict:
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
     ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``. Each
     group of instructions goes to the first rule of :data:`~bankproof.verifier.triton.ledger_rules.RULES`
-    that owns it."""
-    kernel = parse_kernel(ptx)
-    sites, _, arg_names = read_sites(ttgir)
+    that owns it. ``source``: the compile already read (:mod:`.source`), else the texts are read."""
+    kernel = source.fresh_kernel() if source is not None else parse_kernel(ptx)
+    sites, _, arg_names = source.sites if source is not None else read_sites(ttgir)
     kernel.memo["launch"] = launch_values(kernel, arg_names, args)
     ops, ptx_loops = analyse(kernel)
     lmap = _loop_map(kernel, ptx_loops, sites)
