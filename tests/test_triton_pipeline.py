@@ -5,7 +5,6 @@ PTX, the corpus's job, the profile. Counted by wrapping the readers."""
 from __future__ import annotations
 
 import pytest
-
 from bankproof.verifier.triton import pipeline, source
 
 CALLS: dict[str, int] = {}
