@@ -249,43 +249,17 @@ def _instruction(
             **extra,
         )
     if inst is None:  # never executed in this CTA
-        return InstructionReport(
-            **base,
-            instructions=0,
-            wavefronts=0,
-            ideal=0,
-            max_per_instruction=0,
-            verdict="proved",
-            status="measured",
-            reason="not executed by this CTA",
-            **extra,
-        )
+        return _none_issued(base, extra, "measured", "not executed by this CTA")
     m = merge_of.get(op.index)
     if isinstance(m, ptxas.Reuse):
         first = code.body[m.of].ptx_line
-        return InstructionReport(
-            **base,
-            instructions=0,
-            wavefronts=0,
-            ideal=0,
-            max_per_instruction=0,
-            verdict="proved",
-            status="assumed",
-            reason=f"ptxas reuses the value loaded at PTX line {first} (no store between)",
-            **extra,
+        return _none_issued(
+            base, extra, "assumed", f"ptxas reuses the value loaded at PTX line {first} (no store between)"
         )
     if m is not None and op.index != m.members[0]:
         first = code.body[m.members[0]].ptx_line
-        return InstructionReport(
-            **base,
-            instructions=0,
-            wavefronts=0,
-            ideal=0,
-            max_per_instruction=0,
-            verdict="proved",
-            status="assumed",
-            reason=f"merged by ptxas into the LDS.{8 * m.size} of PTX line {first}",
-            **extra,
+        return _none_issued(
+            base, extra, "assumed", f"merged by ptxas into the LDS.{8 * m.size} of PTX line {first}"
         )
     if m is not None:
         inst = ptxas.merged_instances(m, dict(trace.instances))
@@ -353,6 +327,12 @@ def _instruction(
         proof="every dynamic instance of this CTA enumerated" if all_known else None,
         **extra,
     )
+
+
+def _none_issued(base: dict, extra: dict, status: str, reason: str) -> InstructionReport:
+    """An instruction no warp issues as written (never reached, or folded into another by ptxas)."""
+    return InstructionReport(**base, instructions=0, wavefronts=0, ideal=0, max_per_instruction=0,
+                             verdict="proved", status=status, reason=reason, **extra)  # fmt: skip
 
 
 def _why_unknown(fam: str, inst, ok, name: str = "") -> str:

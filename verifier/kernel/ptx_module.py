@@ -31,6 +31,7 @@ from types import MappingProxyType
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.locations import Loc, Locations
+from bankproof.verifier.triton.ttgir import split_top
 
 MAX_INSTRUCTIONS = 400_000  # of one kernel (a fully unrolled CUTLASS kernel has tens of thousands)
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
@@ -175,23 +176,6 @@ def _symbols(text: str) -> list[SharedSymbol]:
         size = None if extern or count == "" else width * int(count or 1)
         out.append(SharedSymbol(name, int(align or width), size))
     return out
-
-
-def _split_operands(text: str) -> tuple[str, ...]:
-    """Operands at top-level commas (``{%r1, %r2}``, ``[%rd1+8]`` and ``(...)`` stay whole)."""
-    parts, depth, cur = [], 0, []
-    for c in text:
-        if c in "[{(":
-            depth += 1
-        elif c in "]})":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur).strip())
-    return tuple(p for p in parts if p)
 
 
 def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
@@ -362,5 +346,5 @@ def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     parts = text.split(None, 1)
     if len(parts[0]) > 96 or re.search(r"\d{5,}", parts[0]):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
-    operands = _split_operands(parts[1]) if len(parts) > 1 else ()
+    operands = tuple(p for p in split_top(parts[1]) if p) if len(parts) > 1 else ()  # at top-level commas
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain)
