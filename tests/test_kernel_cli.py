@@ -232,3 +232,21 @@ def test_tensor_maps_check_the_wgmma_descriptors():
     assert run("kernel", str(src), "--tensor-map", "tmA=128B,64,bf16")[0] == 2
     with pytest.raises(InputError, match="tensor_maps"):
         bankproof.kernel(src, block=128, args={"K": 256}, tensor_maps={"nope": right["tmA"]})
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema(ptx, tmp_path):
+    """Conflicts (BPK001), undecided lines (BPK002) and a misaligned address (BPK003) in one file,
+    validated by the official schema."""
+    from tests.test_triton_scan import _sarif_schema
+
+    jsonschema, schema = _sarif_schema()
+    mixed = tmp_path / "mixed.ptx"
+    mixed.write_text(CONFLICT.replace("  ld.shared.u32 %r5, [%r4];", "  ld.shared.u32 %r5, [%r4];\n"
+                                      "  ld.shared.v4.u32 {%r6, %r7, %r8, %r9}, [%r2];\n"
+                                      "  ld.global.u32 %r10, [%rd9];\n  add.s32 %r11, %r3, %r10;\n"
+                                      "  ld.shared.u32 %r12, [%r11];"))  # fmt: skip
+    code, out, _ = run("kernel", str(mixed), "--block", "32", "--arg", "0=136", "--sarif")
+    sarif = json.loads(out)
+    rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert rules == {"BPK001", "BPK002", "BPK003"}, rules
+    jsonschema.Draft4Validator(schema).validate(sarif)
