@@ -182,8 +182,10 @@ def _with_fixes(
         by_buffer[name].append((r, fixes.Access(ins, inst)))
     out = {id(r): r for r in reports}
     for name, items in by_buffer.items():
-        if not any(r.conflict is not None for r, _ in items):
-            continue
+        if not any(r.conflict is not None for r, _ in items) or any(
+            r.status == "misaligned" for r, _ in items
+        ):
+            continue  # a buffer with a misaligned access needs that fixed first
         text = fixes.best(
             [a for _, a in items], places[name], max(1, sizes[name]), f"`{fixes.readable(name)}`"
         )

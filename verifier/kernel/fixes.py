@@ -74,6 +74,14 @@ def best(accesses: list[Access], base: int, size: int, name: str) -> str | None:
     when none is cheaper than the layout the kernel has."""
     if sum(len(a.inst.warp) for a in accesses) > MAX_ROWS:
         return None
+    for a in accesses:  # a fix is searched for buffers whose accesses are all aligned as issued
+        live = a.inst.active & a.inst.known[:, None] if not a.ins.is_matrix else a.inst.known[:, None]
+        if np.any(
+            (a.inst.offsets % (16 if a.ins.is_matrix else a.ins.width))[
+                np.broadcast_to(live, a.inst.offsets.shape)
+            ]
+        ):
+            return None
     now = _total(accesses, base, lambda r: r)
     ideal = sum(int(hardware.evaluate(a.ins, a.inst.offsets[a.inst.known],
                                       a.inst.active[a.inst.known])[1].sum()) for a in accesses)  # fmt: skip
