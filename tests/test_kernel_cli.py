@@ -250,3 +250,39 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(ptx, tmp_path):
     rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
     assert rules == {"BPK001", "BPK002", "BPK003"}, rules
     jsonschema.Draft4Validator(schema).validate(sarif)
+
+
+def test_a_measured_profile_joined_line_by_line(tmp_path):
+    """``--ncu``: the H100 record's source view of the naive transpose joined with the analysis of
+    the same PTX (every line as predicted); one wavefront count changed in the export: exit 4 naming
+    the line; a file that is not an export: exit 2."""
+    import csv
+    import gzip
+    import io
+
+    from tests.test_kernel_truth import RECORD
+
+    rec = next(c for c in json.loads(gzip.decompress(RECORD.read_bytes()))["cases"]
+               if c["name"] == "transpose_naive_tile")  # fmt: skip
+    ptx, export = tmp_path / "t.ptx", tmp_path / "t.csv"
+    ptx.write_text(rec["ptx_text"])
+    export.write_text(rec["source_csv"])
+    argv = ["kernel", str(ptx), "--kernel", "transpose_naive_tile", "--block", "32x8", "--arg", "2=1024"]
+    code, out, _ = run(*argv, "--ncu", str(export))
+    assert code == 1 and "2 of 2 lines as predicted" in out
+    code, out, _ = run(*argv, "--ncu", str(export), "--json")
+    assert [(m["line"], m["kind"], m["wavefronts"], m["agrees"]) for m in json.loads(out)["measured"]] == [
+        (14, "st", 32, True), (19, "ld", 1024, True)]  # fmt: skip
+    rows = list(csv.reader(io.StringIO(rec["source_csv"])))
+    col = next(r for r in rows if r and r[0] == "Line No").index("L1 Wavefronts Shared")
+    for r in rows:
+        if len(r) > col and r[3].strip().startswith("LDS"):
+            r[col] = str(int(r[col]) - 8)
+            break
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL).writerows(rows)
+    export.write_text(buf.getvalue())
+    code, out, _ = run(*argv, "--ncu", str(export))
+    assert code == 4 and "transpose.cu:19 ld: measured 32 executed, 1016 wavefronts; predicted" in out
+    code, _, err = run(*argv, "--ncu", str(ptx))
+    assert code == 2 and "--ncu has no source lines" in err

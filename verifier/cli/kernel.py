@@ -56,6 +56,23 @@ def _defines(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _with_measurement(result, path: str):
+    """The result with a measured source view joined (exit 4 where a modelled line differs)."""
+    from dataclasses import replace
+
+    from bankproof.models.files import TEXT_BYTES, read_text
+    from bankproof.verifier.kernel.measured import join
+    from bankproof.verifier.triton.profile import read_export
+
+    try:
+        rows = read_export(read_text(path, TEXT_BYTES, WHERE, "--ncu"))
+    except InputError as e:
+        raise InputError(WHERE, "--ncu", e.problem, e.value) from None
+    lines = tuple(join(result, rows))
+    verdict = "disagree" if any(not m.agrees for m in lines) else result.verdict
+    return replace(result, measured=lines, verdict=verdict)
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.exists(a) and os.path.samefile(a, b)
@@ -82,6 +99,8 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
         time_limit=args.time_limit, tensor_maps=_tensor_maps(args.tensor_map),
     )  # fmt: skip
+    if args.ncu:
+        result = _with_measurement(result, args.ncu)
     if args.html:
         write_output(WHERE, "--html", args.html, render.to_html(result))
     if args.json:

@@ -257,6 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     ker.add_argument("--tensor-map", action="append", default=[], metavar="NAME=MODE,ROWSxCOLS,DTYPE",
                      help="a TMA tensor map the kernel takes (tmA=128B,64x64,bf16): its boxes are checked "
                      "against the wgmma descriptors that read them")  # fmt: skip
+    ker.add_argument("--ncu", metavar="EXPORT.csv",
+                     help="a launch's Nsight Compute source page (ncu -i REP --page source --csv "
+                     "--print-source cuda,sass, with --section SourceCounters): joined line by line; "
+                     "exit 4 where a modelled line differs")  # fmt: skip
     ker.add_argument("--language", choices=["cuda", "ptx"], help="override the file suffix")
     ker.add_argument("--arch", default="sm90", help="target arch (default sm90; CUDA is compiled for it)")
     ker.add_argument("--max-steps", type=int, default=3_000_000, help="machine steps before giving up")

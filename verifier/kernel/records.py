@@ -202,6 +202,26 @@ class DescriptorCheck(Result):
 
 
 @dataclass(frozen=True)
+class LineMeasure(Result):
+    """One source line and op class of a measured source view: Nsight Compute's warp instructions
+    executed and wavefronts beside the analysis (``executed_low``..``executed_high``: with a lane on
+    .. counting warps that may run it predicated off; ``predicted_wavefronts`` ``None`` where not
+    modelled); ``agrees`` when both hold; ``modelled`` is False for a line the analysis has no
+    instruction of (or one it names not modelled)."""
+
+    file: str
+    line: int
+    kind: str
+    executed: int
+    wavefronts: int
+    executed_low: int
+    executed_high: int
+    predicted_wavefronts: int | None
+    modelled: bool
+    agrees: bool
+
+
+@dataclass(frozen=True)
 class KernelResult(Result):
     """A kernel's shared-memory account for one CTA of a launch: per instruction, per source line
     and per op kind; ``verdict`` ``proved`` (every instruction at its ideal over every instance),
@@ -222,6 +242,7 @@ class KernelResult(Result):
     shared_symbols: dict
     steps: int
     descriptors: tuple[DescriptorCheck, ...] = ()
+    measured: tuple[LineMeasure, ...] = ()  # a measured source view joined line by line (--ncu)
 
     @property
     def exit_code(self) -> int:

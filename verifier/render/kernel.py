@@ -86,6 +86,20 @@ def to_text(r: KernelResult) -> str:
             where = f"{d.location.file}:{d.location.line}" if d.location else f"PTX line {d.ptx_line}"
             out.append(f"    {where} operand {d.operand} {d.descriptor} ({d.decoded}): {d.verdict}: "
                        f"{d.mismatch or d.reason}")  # fmt: skip
+    if r.measured:
+        bad = [m for m in r.measured if not m.agrees]
+        good = len(r.measured) - len(bad)
+        out.append(f"  measured (Nsight Compute source view): {good} of {len(r.measured)} lines as predicted")
+        for m in bad:
+            want = (
+                "no instruction"
+                if not m.modelled and m.executed_high == 0
+                else (
+                    f"{m.executed_low}..{m.executed_high} executed, {_n(m.predicted_wavefronts)} wavefronts"
+                )
+            )
+            got = f"measured {m.executed} executed, {m.wavefronts} wavefronts"
+            out.append(f"    {m.file}:{m.line} {m.kind}: {got}; predicted {want}")
     if r.totals:
         out.append("  totals (SASS-level counters):")
         for t in r.totals:
