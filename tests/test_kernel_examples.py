@@ -60,6 +60,15 @@ EXPECTED = {
     "triton_matmul_fp8": ("refuted", {
         18: (("ldgsts",), 40, None, None, "unknown"), 19: (("ldgsts",), 80, 288, 160, "refuted"),
         20: (("ld", "ldsm"), 576, 768, 768, "proved"), 21: (("ld", "stsm"), 32, 128, 128, "proved")}),
+    "device_call": ("refuted", {5: (("ld",), 4, 34, 4, "refuted"), 10: (("st",), 2, 2, 2, "proved")}),
+    "matrix_shapes": ("refuted", {
+        18: (("stsm",), 1, 8, 1, "refuted"), 19: (("stsm",), 1, 16, 2, "refuted"),
+        20: (("stsm",), 1, 32, 4, "refuted"), 22: (("ldsm",), 0, 0, 0, "proved"),
+        23: (("ldsm",), 0, 0, 0, "proved"), 25: (("ldsm",), 1, 32, 4, "refuted")}),
+    "matrix_shapes_padded": ("proved", {
+        18: (("stsm",), 1, 1, 1, "proved"), 19: (("stsm",), 1, 2, 2, "proved"),
+        20: (("stsm",), 1, 4, 4, "proved"), 22: (("ldsm",), 0, 0, 0, "proved"),
+        23: (("ldsm",), 0, 0, 0, "proved"), 25: (("ldsm",), 1, 4, 4, "proved")}),
 }  # fmt: skip
 
 # case -> (user's line, warp, execution, lanes, byte addresses, bank, wavefronts, ideal) of the first conflict
@@ -72,6 +81,8 @@ CONFLICTS = {
     "stsm_epilogue_unswizzled": (35, 0, 0, (0, 1), (0, 128), 0, 32, 4),
     "fa2_forward": (26, 0, 0, (0, 1), (0, 256), 0, 32, 4),
     "generic_shared": (10, 0, 0, (0, 1), (0, 128), 0, 32, 1),
+    "device_call": (5, 0, 0, (0, 2), (0, 256), 0, 16, 1),
+    "matrix_shapes": (18, 0, 0, (0, 1), (0, 128), 0, 8, 1),
 }
 
 

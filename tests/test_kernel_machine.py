@@ -132,6 +132,7 @@ $L_join:
   shl.b32 %r6, %r1, 2;
   add.s32 %r7, %r4, %r6;
   ld.shared.u32 %r8, [%r7];
+  st.global.u32 [%rd1], %r8;
   ret;
 }
 """
@@ -237,6 +238,28 @@ def test_inlined_chain_user_line():
     (st,) = bankproof.kernel(ptx, block=32, language="ptx").instructions
     assert (st.location.file, st.location.line) == ("user.cu", 9)
     assert (st.inlined_from.file, st.inlined_from.line) == ("lib/header.hpp", 12)
+
+
+def test_ptxas_drops_a_load_nothing_reads():
+    """Measured: ptxas removes a shared load whose result is overwritten (or the kernel ends) before
+    anything reads it; a load whose result is stored stays."""
+    ptx = """
+.visible .entry k()
+{
+  .shared .align 16 .b8 buf[4096];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 7;
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r2;
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r5}, [%r4];
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r5}, [%r3];
+  st.global.u32 [%rd1], %r5;
+  ld.shared.u32 %r6, [%r4];
+  ret;
+}"""
+    first, second, last = bankproof.kernel(ptx, block=32, language="ptx").instructions
+    assert (first.instructions, first.wavefronts, "removes" in first.reason) == (0, 0, True)
+    assert (second.instructions, last.instructions) == (1, 0)
 
 
 def test_ptxas_merges_and_reuses():
@@ -369,3 +392,54 @@ $L_skip:
     worse = ptx.replace("  add.f32 %f2, %f1, %f1;", "  st.shared.u32 [buf], %r9;")
     r = bankproof.kernel(worse, block=32, language="ptx")
     assert r.verdict == "unknown" and r.instructions[-1].wavefronts is None
+
+
+CALLS = """
+.func (.param .b32 func_retval0) f(.param .b32 f_param_0)
+{
+  .reg .b32 %r<5>;
+  ld.param.u32 %r1, [f_param_0];
+  shl.b32 %r2, %r1, 7;
+  mov.u32 %r3, buf;
+  add.s32 %r4, %r3, %r2;
+  ld.shared.u32 %r2, [%r4];
+  st.global.u32 [%rd1], %r2;
+  st.param.b32 [func_retval0+0], %r1;
+  ret;
+}
+.visible .entry k()
+{
+  .reg .b32 %r<9>;
+  .reg .pred %p<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ge.u32 %p1, %r1, 16;
+  @%p1 bra $L_skip;
+  { .param .b32 param0; st.param.b32 [param0+0], %r1; .param .b32 retval0;
+    call.uni (retval0), f, (param0); ld.param.b32 %r2, [retval0+0]; }
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, buf;
+  add.s32 %r5, %r4, %r3;
+  st.shared.u32 [%r5], %r2;
+$L_skip:
+  ret;
+}
+.shared .align 4 .b8 buf[8192];
+"""
+
+
+def test_called_device_functions_are_followed():
+    """A ``.func`` called by half the warp: its argument arrives through ``.param``, its shared load
+    is counted at the address it computes (16 lanes 128 bytes apart: 16 wavefronts), its result
+    comes back to the caller (whose store then uses it: 4-byte stride, one wavefront)."""
+    r = bankproof.kernel(CALLS, block=32, language="ptx")
+    store, load = r.instructions  # the kernel's body first, then the appended function's
+    assert (load.instr, load.instructions, load.wavefronts, load.verdict) == ("ld32", 1, 16, "refuted")
+    assert (store.instr, store.wavefronts, store.verdict) == ("st32", 1, "proved")
+    assert r.unknown == ()
+
+
+def test_a_call_to_an_undefined_function_is_named():
+    text = CALLS.replace("call.uni (retval0), f, (param0);", "call.uni (retval0), g, (param0);")
+    r = bankproof.kernel(text, block=32, language="ptx")
+    assert any("calls to g are not followed" in n for n in r.notes)
+    assert r.instructions[-1].wavefronts is None  # its result is unknown: the store's address too

@@ -19,7 +19,12 @@ from tests import kernel_cases as kc
 RESULTS = Path(__file__).resolve().parent.parent / "gpu_checks" / "results"
 RECORD = RESULTS / "h100-2026-11-28-kernel-truth.json.gz"  # 19 CUDA examples
 RECORD_2 = RESULTS / "h100-2026-11-28-kernel-truth-2.json.gz"  # generic ld/st, a Triton PTX
-RECORDED = [c for r in (RECORD, RECORD_2) for c in json.loads(gzip.decompress(r.read_bytes()))["cases"]]
+RECORD_3 = (
+    RESULTS / "h100-2026-11-28-kernel-truth-3.json.gz"
+)  # a called device function, every ldsm/stsm shape
+RECORDED = [
+    c for r in (RECORD, RECORD_2, RECORD_3) for c in json.loads(gzip.decompress(r.read_bytes()))["cases"]
+]
 
 
 def _class(sass: str) -> str:
@@ -39,7 +44,7 @@ def analysed():
 
 
 def test_record_covers_the_examples():
-    assert len(RECORDED) >= 22
+    assert len(RECORDED) >= 25
     assert not any(r.get("failed") for r in RECORDED)
     assert {r["name"] for r in RECORDED} == {c["name"] for c in kc.cases()}
 

@@ -34,6 +34,7 @@ import numpy as np
 from bankproof.models import target
 from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, simt
+from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -60,7 +61,7 @@ class KernelSource:
 def source_from_ptx(ptx: str, name: str, kernel: str | None = None, origin: str = "ptx") -> KernelSource:
     """A :class:`KernelSource` from PTX text (any compiler's)."""
     module = read_module(ptx)
-    return KernelSource(name, origin, module, kernel_code(module, kernel))
+    return KernelSource(name, origin, module, with_functions(module, kernel_code(module, kernel)))
 
 
 def _loc(loc: Loc | None) -> SourceLine | None:
@@ -83,6 +84,9 @@ def analyse(
     runs, reused = ptxas.scan(src.code)
     merge_of: dict = {i: m for m in ptxas.merges(runs, dict(trace.instances)) for i in m.members}
     merge_of.update({r.index: r for r in reused})
+    merge_of.update(
+        {i: ptxas.Reuse(i, -1) for i in ptxas.dead_loads(src.code)}
+    )  # of = -1: its result is unread
     reports = []
     notes = list(trace.notes)
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
@@ -253,6 +257,8 @@ def _instruction(
     if inst is None:  # never executed in this CTA
         return _none_issued(base, extra, "measured", "not executed by this CTA")
     m = merge_of.get(op.index)
+    if isinstance(m, ptxas.Reuse) and m.of < 0:
+        return _none_issued(base, extra, "assumed", "ptxas removes it: nothing reads its result (measured)")
     if isinstance(m, ptxas.Reuse):
         first = code.body[m.of].ptx_line
         return _none_issued(

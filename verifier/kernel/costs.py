@@ -95,8 +95,8 @@ def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: 
                 if b in seen and seen[b][0] != word:
                     a, c = seen[b][1], lane
                     case = {"instr": ins.short, "byte_offsets": offs.tolist()}
-                    if not act.all():
-                        case["active"] = act.astype(int).tolist()
+                    if not act.all() and not ins.is_matrix:  # a matrix op's unused lanes are not inactive
+                        case["active"] = [bool(x) for x in act]
                     line = json.dumps(case, separators=(",", ":"))
                     return Conflict(
                         warp,

@@ -92,6 +92,19 @@ class KernelCode:
     calls: frozenset[str]  # device functions it calls (not inlined)
     target: str = ""
     local: frozenset[tuple[int, str]] = frozenset()  # registers declared inside a brace block
+    functions: Mapping[str, Function] = field(default_factory=dict)  # called .funcs, their bodies appended
+
+
+@dataclass(frozen=True)
+class Function:
+    """A called ``.func`` whose body is appended to the kernel's: where it starts, its parameters'
+    and return values' names (``.param`` space), and its own top-level scope (its registers)."""
+
+    name: str
+    entry: int
+    params: tuple[str, ...]
+    returns: tuple[str, ...]
+    scope: int
 
 
 @dataclass(frozen=True)
@@ -203,26 +216,18 @@ def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
     req = re.search(r"\.reqntid\s+(\d{1,6}(?:\s*,\s*\d{1,6}){0,2})", head)
     hint = tuple(int(x) for x in req.group(1).replace(",", " ").split()) if req else None
     start_line = module.text.count("\n", 0, a + len(head) + 1) + 1
-    body, labels, tables, local, regs = _body(rest[: rest.rfind("}")], start_line, module.files)
+    body, labels, tables, local, regs = read_body(rest[: rest.rfind("}")], start_line, module.files)
     shared = tuple(s for s in local if s.size is not None)
     shared += tuple(s for s in module.shared if s.size is not None)
     shared += tuple(s for s in (*local, *module.shared) if s.size is None)
-    calls = frozenset(_callee(o) for o in body if o.base == "call")
-    return KernelCode(
-        name,
-        params,
-        hint,
-        tuple(body),
-        MappingProxyType(labels),
-        MappingProxyType(tables),
-        shared,
-        calls,
-        module.target,
-        frozenset(regs),
-    )
+    calls = frozenset(callee(o) for o in body if o.base == "call")
+    code = KernelCode(name, params, hint, tuple(body), MappingProxyType(labels), MappingProxyType(tables),
+                      shared, calls, module.target, frozenset(regs))  # fmt: skip
+    return code
 
 
-def _callee(op: Op) -> str:
+def callee(op: Op) -> str:
+    """The function a ``call`` names."""
     for o in op.operands:
         if not o.startswith("("):
             return o
@@ -239,11 +244,11 @@ def _params(head: str) -> list[tuple[str, str]]:
     return out
 
 
-def _body(text: str, start: int, files: Mapping[str, str]):
+def read_body(text: str, start: int, files: Mapping[str, str], base_scope: int = 0, first_index: int = 0):
     """Statements of a kernel body: split at ``;`` and at scope braces (an inline-asm block often
     sits on one line: ``{ .reg .pred p; setp...; @p add...; }``); braces inside a statement
     (vector operands ``{%r1, %r2}``) are the statement's."""
-    st = _Statements(files)
+    st = _Statements(files, base_scope, first_index)
     for n, raw in enumerate(text.splitlines(), start=start):
         line = (raw.split("//", 1)[0] if "//" in raw else raw).strip()
         if not line:
@@ -259,14 +264,15 @@ def _body(text: str, start: int, files: Mapping[str, str]):
 
 
 class _Statements:
-    def __init__(self, files: Mapping[str, str]):
+    def __init__(self, files: Mapping[str, str], base_scope: int = 0, first_index: int = 0):
+        self.first = first_index  # a function's body appended after the kernel's continues its numbering
         self.body: list[Op] = []
         self.labels: dict[str, int] = {}
         self.tables: dict[str, list[str]] = {}
         self.shared: list[SharedSymbol] = []
         self.regs: set[tuple[int, str]] = set()
         self.locs = Locations(files)
-        self.scopes, self.next_scope = [0], 0
+        self.scopes, self.next_scope = [base_scope], base_scope
         self.pending, self.pending_line = "", 0
         self.table: str | None = None
         self.last_label = "?"
@@ -295,8 +301,8 @@ class _Statements:
             while lab:
                 scope = self.scopes[-1]
                 self.last_label = lab.group(1) if scope == 0 else f"{lab.group(1)}@{scope}"
-                self.labels[self.last_label] = len(self.body)
-                self.labels.setdefault(lab.group(1), len(self.body))
+                self.labels[self.last_label] = self.first + len(self.body)
+                self.labels.setdefault(lab.group(1), self.first + len(self.body))
                 piece = piece[lab.end() :].strip()
                 lab = _LABEL.match(piece)
         return piece
@@ -318,7 +324,7 @@ class _Statements:
             return
         if text.startswith("."):
             return
-        self.body.append(_op(text, len(self.body), self.pending_line, scope, self.locs))
+        self.body.append(_op(text, self.first + len(self.body), self.pending_line, scope, self.locs))
         if len(self.body) > MAX_INSTRUCTIONS:
             raise InputError("kernel", "ptx", f"has more than {MAX_INSTRUCTIONS} instructions in one kernel")
 

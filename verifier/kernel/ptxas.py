@@ -266,3 +266,61 @@ def after_exit(inst: Instances, pred) -> Instances:
     srck = None if inst.source_known is None else inst.source_known[keep]
     return Instances(inst.warp[keep], inst.execution[keep], inst.offsets[keep], act[keep], inst.reached[keep],
                      inst.known[keep], src, srck)  # fmt: skip
+
+
+def dead_loads(code: KernelCode) -> set[int]:
+    """Shared loads (``ld``, ``ldmatrix``; not ``.volatile``) whose every result is overwritten, or
+    the kernel ends, before anything reads it, in straight-line code: ptxas removes them (measured:
+    an ldmatrix.x1 and .x2 whose registers the next ldmatrix.x4 overwrote issued no instruction,
+    gpu_checks/results/h100-2026-11-28-kernel-truth-3.json.gz). A label, a branch or a call on the way
+    keeps the load (its result may be read elsewhere).
+
+    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> code = kernel_code(read_module(\'\'\'
+    ... .visible .entry k()
+    ... {
+    ...   .shared .align 16 .b8 buf[64];
+    ...   ld.shared.u32 %r1, [buf];
+    ...   ld.shared.u32 %r1, [buf+4];
+    ...   st.shared.u32 [buf+8], %r1;
+    ... }\'\'\'), None)
+    >>> sorted(dead_loads(code))
+    [0]
+    """
+    starts = set(code.labels.values())
+    out = set()
+    body = code.body
+    for op in body:
+        parts = op.opcode.split(".")
+        if parts[0] not in ("ld", "ldmatrix") or "volatile" in parts or not op.operands:
+            continue
+        if not any(p.startswith("shared") for p in parts):
+            continue
+        dests = set(re.findall(r"%[\w$]+", op.operands[0]))
+        if not dests:
+            continue
+        for later in body[op.index + 1 :]:
+            if later.index in starts or later.base in ("bra", "brx", "call"):
+                break
+            first = later.operands[0] if later.operands else ""
+            reads = " ".join(later.operands[1:]) + (" " + first if later.base in _WRITES_FIRST else "")
+            if (
+                later.guard is not None
+                and later.guard[1] in dests
+                or dests & set(re.findall(r"%[\w$]+", reads))
+            ):
+                break
+            if later.base in ("ret", "exit") and later.guard is None:
+                out.add(op.index)
+                break
+            if later.guard is None and later.base not in _WRITES_FIRST and later.operands:
+                dests -= set(re.findall(r"%[\w$]+", later.operands[0]))
+            if not dests:
+                out.add(op.index)
+                break
+    return out
+
+
+# instructions whose first operand is read, not written (a store's address and value, a barrier's)
+_WRITES_FIRST = frozenset({"st", "stmatrix", "red", "cp", "bar", "barrier", "mbarrier", "wgmma", "tcgen05",
+                           "fence", "membar", "prefetch", "tensormap", "ret", "exit", "trap"})  # fmt: skip

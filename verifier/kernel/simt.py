@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 from bankproof.models.errors import InputError
+from bankproof.verifier.kernel import functions
 from bankproof.verifier.kernel.engine_uses import record_engine_use
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
@@ -86,6 +87,7 @@ class Machine:
         self.executed: dict[int, list[int]] = {}
         self.skipped: dict[int, int] = {}
         self.engines: dict[int, list] = {}
+        self.calls = functions.CallState(self.n)
         self.counted = np.array(
             [i for i, k in enumerate(self.plan.kinds) if k is not None and k.family], dtype=np.int64
         )
@@ -152,42 +154,9 @@ class Machine:
 
     # ----- the run ----------------------------------------------------------------------------
     def run(self) -> Trace:
-        body = self.code.body
-        size = len(body)
-        steps = 0
-        nxt = self.plan.next_interesting
-        while True:
-            live = ~self.done
-            if not live.any():
-                break
-            pcs = np.where(live, self.pc, size + 1)
-            pc = int(pcs.min())
-            group = live & (self.pc == pc)
-            if pc >= size:
-                self.done |= group
-                continue
-            steps += 1
-            if steps > self.max_steps or (steps % 4096 == 0 and time.monotonic() > self.deadline):
-                self.lost[pc] = f"the analysis stopped after {steps - 1} steps (a limit, not a result)"
-                self.done |= live
-                break
-            op = body[pc]
-            kind = self.plan.kinds[pc]
-            if kind is None:  # nothing the analysis needs: run straight on to the next thing it does
-                others = pcs[~group]
-                stop = int(others.min()) if others.size else size + 1
-                self.pc[group] = min(int(nxt[pc]), stop) if nxt[pc] > pc else pc + 1
-                continue
-            try:
-                self.step(op, kind, group, pc)
-            except (IndexError, ValueError, OverflowError, ZeroDivisionError, TypeError) as e:
-                # a malformed instruction (operands missing, a type of no width): not PTX ptxas takes
-                raise InputError(
-                    "kernel",
-                    "ptx",
-                    f"PTX line {op.ptx_line}: {op.opcode} is malformed ({type(e).__name__})",
-                    " ".join(op.operands)[:80],
-                ) from None
+        self.steps = 0
+        self.loop(None)
+        steps = self.steps
         return Trace(
             {i: Instances.stack(rows) for i, rows in self.rec.items()},
             {i: (v[0], v[1]) for i, v in self.executed.items()},
@@ -201,6 +170,39 @@ class Machine:
             {i: tuple(rows) for i, rows in self.engines.items()},
         )
 
+    def loop(self, focus: np.ndarray | None, depth: int = 0) -> None:
+        """Run the lowest program counter's threads until none is left: every live thread, or (a
+        call) the threads of ``focus`` until they return from the call ``depth`` levels down."""
+        body, nxt = self.code.body, self.plan.next_interesting
+        size = len(body)
+        while True:
+            live = ~self.done if focus is None else focus & ~self.done & (self.calls.depth > depth)
+            if not live.any():
+                return
+            pcs = np.where(live, self.pc, size + 1)
+            pc = int(pcs.min())
+            group = live & (self.pc == pc)
+            if pc >= size:
+                self.done |= group
+                continue
+            self.steps += 1
+            if self.steps > self.max_steps or (self.steps % 4096 == 0 and time.monotonic() > self.deadline):
+                self.lost[pc] = f"the analysis stopped after {self.steps - 1} steps (a limit, not a result)"
+                self.done |= ~self.done
+                return
+            op, kind = body[pc], self.plan.kinds[pc]
+            if kind is None:  # nothing the analysis needs: run straight on to the next thing it does
+                others = pcs[~group]
+                stop = int(others.min()) if others.size else size + 1
+                self.pc[group] = min(int(nxt[pc]), stop) if nxt[pc] > pc else pc + 1
+                continue
+            try:
+                self.step(op, kind, group, pc)
+            except (IndexError, ValueError, OverflowError, ZeroDivisionError, TypeError) as e:
+                # a malformed instruction (operands missing, a type of no width): not PTX ptxas takes
+                raise InputError("kernel", "ptx", f"PTX line {op.ptx_line}: {op.opcode} is malformed "
+                                 f"({type(e).__name__})", " ".join(op.operands)[:80]) from None  # fmt: skip
+
     def step(self, op: Op, kind: MachineOp, group: np.ndarray, pc: int) -> None:
         on, unknown = self.guard(op, group)
         self.pc[group] = pc + 1
@@ -211,6 +213,8 @@ class Machine:
             self.memory(op, kind, group, on, unknown, pc)
         if kind.dests:
             self.compute(op, kind, group, on, unknown)
+        if kind.param:
+            functions.store_param(self, op, on)
 
     def control(self, op: Op, group, on, unknown, pc: int) -> None:
         base = op.base
@@ -224,7 +228,9 @@ class Machine:
         if unknown.any():
             self.lost[pc] = f"the branch condition {op.guard[1]} depends on values the analysis does not know"
             self.done |= unknown
-        if base in ("ret", "exit", "trap"):
+        if base == "ret":
+            self.done |= functions.ret(self, on)
+        elif base in ("exit", "trap"):
             self.done |= on
         elif base == "bra":
             target = self.plan.target(op)
@@ -264,6 +270,8 @@ class Machine:
             self.skipped[i] = self.skipped.get(i, 0) + whole
 
     def call(self, op: Op, on: np.ndarray, pc: int) -> None:
+        if functions.call(self, op, on, pc):
+            return
         callee = next((o for o in op.operands if not o.startswith("(")), "?")
         if callee in self.plan.shared_callees:
             self.lost[pc] = f"a call to {callee}, which touches shared memory, is not followed"
@@ -332,6 +340,9 @@ class Machine:
     def param(self, op: Op) -> Value | None:
         if len(op.operands) != 2:
             return None
+        passed = functions.load_param(self, op)  # an argument or a result passed through .param
+        if passed is not None:
+            return passed
         m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d{1,6}))?\s*\]", op.operands[1].strip())
         if not m or m.group(1) not in self.args:
             return None

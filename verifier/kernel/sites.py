@@ -67,6 +67,7 @@ class MachineOp:
     name: str = ""
     counted: bool = False
     dests: tuple[str, ...] = ()
+    param: bool = False  # st.param: an argument or a result on its way through the .param space
 
 
 def _dests(op: Op) -> tuple[str, ...]:
@@ -162,6 +163,9 @@ def plan(code: KernelCode) -> Plan:
             continue
         dests = _dests(op)
         dests = dests if any(_key(d, op, code.local) in need for d in dests) else ()
+        if op.base == "st" and ".param" in op.opcode and code.functions:
+            p.kinds.append(MachineOp(param=True))
+            continue
         if c is None and not dests:
             p.kinds.append(None)
             continue
@@ -226,6 +230,8 @@ def _slice(code: KernelCode, classes) -> set[str]:
             need.add(_key(op.guard[1], op, local))
         if op.base in ("bra", "brx"):
             need.update(_uses(op, local))
+        elif op.base == "st" and ".param" in op.opcode and code.functions:  # what a call passes
+            need.update(_key(r, op, local) for o in op.operands[1:] for r in _REGS.findall(o))
         elif c is not None:
             for o in op.operands:
                 if o.lstrip().startswith("["):
