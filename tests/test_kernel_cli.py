@@ -15,6 +15,7 @@ from bankproof.verifier.cli.main import main
 import bankproof
 from tests import fuzzing
 from tests import kernel_cases as kc
+from tests.test_kernel_machine import CALLS
 
 CONFLICT = """
 .visible .entry k(.param .u32 k_param_0)
@@ -63,7 +64,7 @@ $L_top:
 }
 .file 1 "rich.cu"
 """
-BASES = [CONFLICT, RICH]
+BASES = [CONFLICT, RICH, CALLS]
 
 
 def run(*argv: str) -> tuple[int, str, str]:

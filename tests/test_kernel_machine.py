@@ -443,3 +443,10 @@ def test_a_call_to_an_undefined_function_is_named():
     r = bankproof.kernel(text, block=32, language="ptx")
     assert any("calls to g are not followed" in n for n in r.notes)
     assert r.instructions[-1].wavefronts is None  # its result is unknown: the store's address too
+
+
+def test_recursion_is_not_followed_forever():
+    text = CALLS.replace("  st.global.u32 [%rd1], %r2;", "  { .param .b32 param0; st.param.b32 [param0+0], %r1;"
+                         " .param .b32 retval0; call.uni (retval0), f, (param0); }\n  st.global.u32 [%rd1], %r2;")  # fmt: skip
+    r = bankproof.kernel(text, block=32, language="ptx")
+    assert r.verdict == "unknown" and "recursion" in r.unknown[0]

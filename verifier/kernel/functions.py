@@ -119,8 +119,10 @@ def call(machine, op, on: np.ndarray, pc: int) -> bool:
     f = machine.code.functions.get(name)
     if f is None:
         return False
-    if (on & (machine.calls.depth >= MAX_DEPTH)).any():
-        raise ValueError("calls nested deeper than the analysis follows")
+    if (on & (machine.calls.depth >= MAX_DEPTH - 1)).any():
+        machine.lost[pc] = f"calls nested deeper than {MAX_DEPTH - 1} (recursion) are not followed"
+        machine.done |= on
+        return True
     args = _names(op.operands[-1]) if op.operands and op.operands[-1].startswith("(") else []
     for param, arg in zip(f.params, args):
         for slot, value in list(machine.calls.space.items()):
