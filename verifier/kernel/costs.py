@@ -121,6 +121,12 @@ def status(arch: str, ins: hardware.Instr) -> str:
 def reachable(code: KernelCode, starts: list[int]) -> set[int]:
     """Instruction indices reachable from ``starts`` (every way a branch can go)."""
     body, n = code.body, len(code.body)
+    entries = sorted((f.entry, name) for name, f in code.functions.items())
+    sites: dict[str, list[int]] = {}  # function -> the instructions after its call sites
+    for op in body:
+        if op.base == "call":
+            name = next((o for o in op.operands if not o.startswith("(")), "")
+            sites.setdefault(name, []).append(op.index + 1)
     seen: set[int] = set()
     todo = list(starts)
     while todo:
@@ -139,6 +145,11 @@ def reachable(code: KernelCode, starts: list[int]) -> set[int]:
                 nxt.append(i + 1)
         elif op.base == "brx":
             nxt += [code.labels[x] for x in code.tables.get(op.operands[-1], ()) if x in code.labels]
+        elif op.base == "ret" and entries and i >= entries[0][0]:  # back to every call site of its function
+            owner = [name for entry, name in entries if entry <= i][-1]
+            nxt += sites.get(owner, [])
+            if op.guard is not None:
+                nxt.append(i + 1)
         elif op.base in ("ret", "exit", "trap") and op.guard is None:
             pass
         else:
