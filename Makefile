@@ -21,6 +21,7 @@ demo: $(STAMP)
 	$(BIN)/bankproof show examples/transpose_16x32_xor_m.toml --access read
 	$(BIN)/bankproof synth examples/transpose_16x32_plain.toml
 	$(BIN)/bankproof verify examples/transpose_16x32_xor_2m.toml --html demo-report.html
+	$(BIN)/bankproof kernel examples/cuda/transpose.cu --kernel transpose_padded --block 32x8 --arg n=1024
 	@echo "open demo-report.html for the page (verdicts, bank maps, matrices, the §5.4 construction)"
 	@echo "the live workbench: $(BIN)/bankproof serve   (then open http://127.0.0.1:8765/)"
 

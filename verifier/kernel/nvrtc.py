@@ -190,6 +190,7 @@ def compile_ptx(
     try:
         done = subprocess.run(
             [sys.executable, "-m", "bankproof.verifier.kernel.nvrtc_child"],
+            preexec_fn=_limit_memory,
             input=job,
             capture_output=True,
             text=True,
@@ -207,6 +208,16 @@ def compile_ptx(
         log = answer["log"].strip()
         raise InputError("kernel", "source", "does not compile: " + log[:700])
     return _short_files(answer["ptx"], name, tc.include)
+
+
+MEMORY_BYTES = 16 << 30  # the compiling process's address space (CUTLASS templates take a few GiB)
+
+
+def _limit_memory() -> None:
+    """In the compiling child: a template that never stops growing fails there, not the machine."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
 
 
 def _short_files(ptx: str, name: str, system: tuple[str, ...]) -> str:

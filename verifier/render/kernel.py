@@ -37,12 +37,15 @@ def to_text(r: KernelResult) -> str:
     cta = tuple(r.launch.get("cta", [0, 0, 0]))
     out = [f"{r.source}: kernel {r.kernel} on {r.arch}, block {block}, CTA {cta}: {r.verdict}"]
     if r.lines:
-        out.append("  line                             kinds        executed  wavefronts  ideal  verdict")
+        wide = min(
+            72, max(32, *(len(f"{ln.location.file}:{ln.location.line}") for ln in r.lines if ln.location))
+        )
+        out.append(f"  {'line':<{wide}} kinds        executed  wavefronts  ideal  verdict")
     for ln in r.lines:
         where = f"{ln.location.file}:{ln.location.line}" if ln.location else "?"
         kinds = ",".join(ln.kinds)
         out.append(
-            f"  {where[-32:]:<32} {kinds:<12} {_n(ln.instructions):>8}  {_n(ln.wavefronts):>10}  "
+            f"  {where[-wide:]:<{wide}} {kinds:<12} {_n(ln.instructions):>8}  {_n(ln.wavefronts):>10}  "
             f"{_n(ln.ideal):>5}  {ln.verdict}"
         )
     shown: dict = {}
