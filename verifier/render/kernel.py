@@ -37,9 +37,8 @@ def to_text(r: KernelResult) -> str:
     cta = tuple(r.launch.get("cta", [0, 0, 0]))
     out = [f"{r.source}: kernel {r.kernel} on {r.arch}, block {block}, CTA {cta}: {r.verdict}"]
     if r.lines:
-        wide = min(
-            72, max(32, *(len(f"{ln.location.file}:{ln.location.line}") for ln in r.lines if ln.location))
-        )
+        names = [len(f"{ln.location.file}:{ln.location.line}") for ln in r.lines if ln.location]
+        wide = min(72, max([32, *names]))
         out.append(f"  {'line':<{wide}} kinds        executed  wavefronts  ideal  verdict")
     for ln in r.lines:
         where = f"{ln.location.file}:{ln.location.line}" if ln.location else "?"
