@@ -105,7 +105,10 @@ def analyse(
         if any(r.verdict == "refuted" for r in reports)
         else (
             "unknown"
-            if unknown or any(r.verdict == "unknown" and r.family in COUNTED for r in reports)
+            if unknown
+            or any(
+                r.verdict == "unknown" and r.family in COUNTED and r.status != "not modelled" for r in reports
+            )
             else "proved"
         )
     )

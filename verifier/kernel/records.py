@@ -224,9 +224,10 @@ class LineMeasure(Result):
 @dataclass(frozen=True)
 class KernelResult(Result):
     """A kernel's shared-memory account for one CTA of a launch: per instruction, per source line
-    and per op kind; ``verdict`` ``proved`` (every instruction at its ideal over every instance),
-    ``refuted`` (some instruction conflicts) or ``unknown`` (what could not be decided is named in
-    ``unknown``: never a number in its place)."""
+    and per op kind; ``verdict`` ``proved`` (every modelled instruction at its ideal over every
+    instance; what is not modelled, such as shared atomics or zero-fill cp.async.cg, is named per
+    instruction and left out of the verdict and the totals), ``refuted`` (some instruction conflicts)
+    or ``unknown`` (what could not be decided is named in ``unknown``: never a number in its place)."""
 
     schema: int
     source: str
