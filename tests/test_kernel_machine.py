@@ -59,7 +59,11 @@ def test_unknown_sources_stay_unknown():
 def test_shuffle_modes_and_segments():
     a = v(*range(64))
     on = np.ones(64, bool)
-    assert shuffle(["shfl", "sync", "idx", "b32"], a, v(*[3] * 64), v(*[31] * 64), on).v[:3].tolist() == [3, 3, 3]
+    assert shuffle(["shfl", "sync", "idx", "b32"], a, v(*[3] * 64), v(*[31] * 64), on).v[:3].tolist() == [
+        3,
+        3,
+        3,
+    ]
     down = shuffle(["shfl", "sync", "down", "b32"], a, v(*[1] * 64), v(*[31] * 64), on).v
     assert down[30:34].tolist() == [31, 31, 33, 34]  # lane 31 keeps its own; warps stay apart
     seg = (32 - 8) << 8 | 31  # width 8 segments
@@ -314,14 +318,18 @@ def test_second_engine_proves_from_the_bases():
     from bankproof.verifier.kernel import linear
 
     text = LOOP.replace("shl.b32 %r3, %r1, 2;", "shl.b32 %r3, %r1, 7;").replace("%r2, 7;", "%r2, 12;")
-    text = text.replace("st.shared.u32 [%r5], %r2;", "ld.shared.u32 %r6, [%r5];")  # a store must cover its tensor
+    text = text.replace(
+        "st.shared.u32 [%r5], %r2;", "ld.shared.u32 %r6, [%r5];"
+    )  # a store must cover its tensor
     r = bankproof.kernel(text.replace("buf[4096]", "buf[32768]"), block=32, args={"0": 4}, language="ptx")
     (st,) = r.instructions
     assert (st.verdict, st.wavefronts) == ("refuted", 128)
     assert "over every lane, warp and iteration bit" in st.proof
     assert st.bad_direction.startswith("byte-address bits 7 (128)")
     lanes = np.arange(32)
-    assert linear.bases(np.stack([lanes * 4 + (lanes % 3)]), np.array([0]), np.array([0])) is None  # not affine
+    assert (
+        linear.bases(np.stack([lanes * 4 + (lanes % 3)]), np.array([0]), np.array([0])) is None
+    )  # not affine
 
 
 def test_analyses_do_not_share_state():
@@ -451,3 +459,60 @@ def test_recursion_is_not_followed_forever():
     r = bankproof.kernel(text, block=32, language="ptx")
     store = r.instructions[0]  # the caller's store after the call: reached only through the returns
     assert "recursion" in r.unknown[0] and store.wavefronts is None and store.verdict == "unknown"
+
+
+SCHEDULED = """
+.visible .entry k(.param .u32 k_param_0)
+{
+  .shared .align 4 .b8 slot[4];
+  .shared .align 4 .b8 buf[8192];
+  ld.param.u32 %r9, [k_param_0];
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  mov.u32 %r2, slot;
+  @%p1 bra $L_wait;
+  st.shared.u32 [%r2], %r9;
+$L_wait:
+  bar.sync 0;
+  ld.shared.u32 %r3, [%r2];
+  mul.lo.s32 %r4, %r1, %r3;
+  mov.u32 %r5, buf;
+  add.s32 %r6, %r5, %r4;
+  ld.shared.u32 %r7, [%r6];
+  st.global.u32 [%rd1], %r7;
+  ret;
+}"""
+
+
+def test_a_value_passed_through_shared_memory_is_known():
+    """Thread 0 writes a stride to shared memory, every thread reads it back and indexes with it (a
+    tile scheduler's pattern): the read-back value is known, so the indexed load is counted."""
+    for stride, wavefronts in ((4, 1), (128, 32)):
+        r = bankproof.kernel(SCHEDULED, block=32, args={"0": stride}, language="ptx")
+        store, slot, load = r.instructions
+        assert (load.wavefronts, r.unknown) == (wavefronts, ())
+    clobbered = SCHEDULED.replace(
+        "$L_wait:\n  bar.sync 0;", "$L_wait:\n  bar.sync 0;\n  atom.shared.add.u32 %r8, [%r2], 1;"
+    )
+    r = bankproof.kernel(clobbered, block=32, args={"0": 4}, language="ptx")
+    assert r.instructions[-1].wavefronts is None  # an atomic changed the slot: not known any more
+
+
+def test_a_stored_value_skipped_by_an_unknown_branch_is_not_known():
+    """A branch on a value the machine does not know (a loaded flag) skips the arithmetic of the value
+    thread 0 stores: followed either way, the stored value is unknown, so the load it indexes is not
+    counted (never counted with the value of one way only)."""
+    flagged = SCHEDULED.replace(
+        "  @%p1 bra $L_wait;\n  st.shared.u32 [%r2], %r9;",
+        "  @%p1 bra $L_wait;\n  ld.global.u32 %r10, [%rd2];\n  setp.ne.s32 %p2, %r10, 0;\n"
+        "  @%p2 bra $L_keep;\n  shl.b32 %r9, %r9, 5;\n$L_keep:\n  st.shared.u32 [%r2], %r9;",
+    )
+    r = bankproof.kernel(flagged, block=32, args={"0": 4}, language="ptx")
+    assert (r.instructions[-1].wavefronts, r.instructions[-1].verdict, r.verdict) == (
+        None,
+        "unknown",
+        "unknown",
+    )
+    assert (
+        bankproof.kernel(SCHEDULED, block=32, args={"0": 4}, language="ptx").instructions[-1].wavefronts == 1
+    )

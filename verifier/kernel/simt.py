@@ -44,7 +44,7 @@ import time
 
 import numpy as np
 from bankproof.models.errors import InputError
-from bankproof.verifier.kernel import functions
+from bankproof.verifier.kernel import functions, smem_values
 from bankproof.verifier.kernel.engine_uses import record_engine_use
 from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
@@ -88,6 +88,7 @@ class Machine:
         self.skipped: dict[int, int] = {}
         self.engines: dict[int, list] = {}
         self.calls = functions.CallState(self.n)
+        self.smem = smem_values.Memory()
         self.counted = np.array(
             [i for i, k in enumerate(self.plan.kinds) if k is not None and k.family], dtype=np.int64
         )
@@ -220,6 +221,9 @@ class Machine:
         base = op.base
         if unknown.any() and pc in self.plan.harmless:  # either way: the counts do not depend on it
             self.pc[unknown] = self.plan.target(op)
+            for i in self.plan.clobbers.get(pc, ()):  # what the skipped code computes: either value
+                for d in self.plan.kinds[i].dests:
+                    self.write(d, self.code.body[i], Value.unknown(self.n), unknown)
             self.notes.append(
                 "branches on unknown values that skip no shared-memory work and no address or "
                 "guard arithmetic are followed either way (the counts do not depend on them)"
@@ -301,6 +305,8 @@ class Machine:
             )
         elif base == "mbarrier":  # an arrival's state token
             res = [None] * len(kind.dests)
+        elif base == "ld" and self.plan.track_smem and kind.family == "lsu" and kind.name[2:].isdigit():
+            res = smem_values.load(self, op, on, self.address(op), kind.dests)
         elif base in ("ld", "atom", "ldmatrix", "tcgen05", "wgmma", "red", "cp", "match", "redux"):
             res = [None] * len(kind.dests)
             if base == "ld" and ".param" in op.opcode:
@@ -359,6 +365,8 @@ class Machine:
         ex[0] += int((on | unknown).reshape(self.warps, 32)[present].any(axis=1).sum())
         if kind.family in ("tma", "mma"):
             record_engine_use(self, op, kind, on, present, pc)
+        if self.plan.track_smem:
+            smem_values.track(self, op, kind, on, addr)
         if not kind.counted:
             return
         act = on.reshape(self.warps, 32)[present]

@@ -117,6 +117,8 @@ class Plan:
     shared_callees: frozenset[str] = frozenset()
     notes: list[str] = field(default_factory=list)
     harmless: frozenset[int] = frozenset()  # forward branches over nothing the analysis needs
+    clobbers: dict[int, tuple[int, ...]] = field(default_factory=dict)  # harmless branch -> ops it skips
+    track_smem: bool = False  # an address or guard depends on a value loaded from shared memory
     param_of: dict[str, str] = field(default_factory=dict)  # register -> the parameter whose address it holds
 
     def target(self, op: Op) -> int | None:
@@ -156,7 +158,17 @@ def plan(code: KernelCode) -> Plan:
     p = Plan(code, local=code.local)
     shared_ptrs = shared_pointers(code)
     classes = [classify(op, shared_ptrs) for op in body]
-    need = _slice(code, classes)
+    need = base = _slice(code, classes)
+    loads = [
+        op for op, c in zip(body, classes)
+        if c is not None and c[0] == "lsu" and c[1].startswith("ld") and c[1][2:].isdigit()
+        and any(_key(d, op, code.local) in need for d in _dests(op))
+    ]  # fmt: skip
+    if loads:  # what a shared load reads back is what stores wrote: their values matter too
+        p.track_smem = True
+        extra = {_key(r, op, code.local) for op, c in zip(body, classes) if c is not None and c[0] == "lsu"
+                 and c[1].startswith("st") for o in op.operands[1:] for r in _REGS.findall(o)}  # fmt: skip
+        need = _slice(code, classes, extra)
     for op, c in zip(body, classes):
         if op.base in _CONTROL:
             p.kinds.append(MachineOp(control=True))
@@ -180,8 +192,10 @@ def plan(code: KernelCode) -> Plan:
     for op in body:  # a branch whose way does not matter: what it skips touches no shared memory
         if op.base == "bra" and op.guard is not None:  # and computes nothing an address or guard needs
             t = p.target(op)
-            if t is not None and t > op.index and all(p.kinds[i] is None for i in range(op.index + 1, t)):
+            skipped = range(op.index + 1, t) if t is not None and t > op.index else None
+            if skipped is not None and all(_value_only(p.kinds[i], body[i], base, code) for i in skipped):
                 harmless.add(op.index)
+                p.clobbers[op.index] = tuple(i for i in skipped if p.kinds[i] is not None)
     p.harmless = frozenset(harmless)
     p.shared_callees = frozenset()  # a callee's body is another .func: not followed (see Machine.call)
     return p
@@ -198,6 +212,16 @@ def _uses(op: Op, local) -> list[str]:
         if (op.scope, o) in local:
             names.append(o)
     return [_key(n, op, local) for n in names]
+
+
+def _value_only(kind: MachineOp | None, op: Op, base: set[str], code: KernelCode) -> bool:
+    """Nothing the counts need: no instruction the machine runs, or one that only computes a value
+    stored to shared memory (which a branch either way leaves unknown)."""
+    if kind is None:
+        return True
+    return not (kind.control or kind.family or kind.param) and not any(
+        _key(d, op, code.local) in base for d in kind.dests
+    )
 
 
 def shared_pointers(code: KernelCode) -> set[str]:
@@ -222,9 +246,9 @@ def shared_pointers(code: KernelCode) -> set[str]:
     return out
 
 
-def _slice(code: KernelCode, classes) -> set[str]:
+def _slice(code: KernelCode, classes, extra: set[str] = frozenset()) -> set[str]:
     local = code.local
-    need: set[str] = set()
+    need: set[str] = set(extra)
     for op, c in zip(code.body, classes):
         if op.guard is not None:
             need.add(_key(op.guard[1], op, local))
