@@ -61,8 +61,10 @@ def main() -> None:
           f"same answers: {same}")  # fmt: skip
     peak = max((s.get("compile_peak_kb", 0) for s in stats), default=0)
     peak_w = max((s.get("ray_worker_peak_kb", 0) for s in stats), default=0)
-    print(f"peak memory per worker: compile subprocess {peak / 1024:.0f} MiB, "
-          f"Ray worker {peak_w / 1024:.0f} MiB")
+    print(
+        f"peak memory per worker: compile subprocess {peak / 1024:.0f} MiB, "
+        f"Ray worker {peak_w / 1024:.0f} MiB"
+    )
     scaling = []
     for nodes in (1, 2, 3):
         cold_cache()
@@ -77,10 +79,14 @@ def main() -> None:
     print("simulated cluster (1-CPU nodes on this 2-core machine): " +
           ", ".join(f"{k} node(s) {r:.2f} compiles/s" for k, r in scaling))  # fmt: skip
     ok = rate["ray"] >= 0.85 * rate["local"] and same
-    print(f"Ray throughput {rate['ray']:.2f} vs local {rate['local']:.2f} /s/core (target >= 85%): "
-          f"{'PASS' if ok else 'FAIL'}")
-    print(f"2 nodes vs 1: x{scaling[1][1] / scaling[0][1]:.2f} (scales with cores: "
-          f"{'PASS' if scaling[1][1] >= 1.3 * scaling[0][1] else 'FAIL'})")
+    print(
+        f"Ray throughput {rate['ray']:.2f} vs local {rate['local']:.2f} /s/core (target >= 85%): "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
+    print(
+        f"2 nodes vs 1: x{scaling[1][1] / scaling[0][1]:.2f} (scales with cores: "
+        f"{'PASS' if scaling[1][1] >= 1.3 * scaling[0][1] else 'FAIL'})"
+    )
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ extern "C" __global__ void {kernel_name(st, ld)}(
     for (int k = 0; k < {sw}; ++k) v[k] = st_val[(i * 32 + lane) * {sw} + k];
     {st_code}
   }}
-  {'asm volatile("cp.async.wait_all;" ::: "memory");' if st.is_copy else ''}
+  {'asm volatile("cp.async.wait_all;" ::: "memory");' if st.is_copy else ""}
   __syncthreads();
   for (int i = ld_first[warp]; i < ld_first[warp + 1]; ++i) {{
     const unsigned a = base + ld_addr[i * 32 + lane];

@@ -28,7 +28,6 @@ def bank(byte_addr: int | np.ndarray) -> int | np.ndarray:
     return (byte_addr // BANK_BYTES) % BANKS
 
 
-
 # ----- the wavefront model ---------------------------------------------------------------------
 COPY_NOTE = (
     "cp.async.cg (LDGSTS.BYPASS) is counted as st.shared.v4 of the same addresses: equal in every "

@@ -77,7 +77,6 @@ class LayoutAlgebra:
             bases.append((d, tuple(row)))
         return type(self)(tuple(bases), outer.out_dims)
 
-
     # ----- inversion ------------------------------------------------------------------------
     def invert(self) -> Self:
         """Inverse of an invertible layout: out dims become in dims and vice versa.
@@ -235,4 +234,3 @@ def _supremum(a: Sequence[str], b: Sequence[str]) -> list[str]:
                 "common dims must appear in the same relative order",
                 f"{list(a)} vs {list(b)}",
             )
-

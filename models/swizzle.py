@@ -299,7 +299,6 @@ def segment_basis(
     return h, idx + padding, padding
 
 
-
 def optimum_per_instruction(s: Construction) -> tuple[int, int]:
     """The fewest wavefronts per instruction a memory layout with the same vectorization (and,
     for narrow accesses, the same sub-word bits) can give the writer and the reader, by Lemma

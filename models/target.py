@@ -47,10 +47,11 @@ _CK_DOC = "AMD CK-Tile documentation, 'Understanding AMD GPU LDS and Bank Confli
 _ROCM_BLOG = "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework' (2025)"
 _GCN_GUIDE = "AMD OpenCL optimization guide (GCN), 5.2 'Local Memory (LDS) Optimizations': half waves"
 _HIPKITTENS = "HipKittens' published LDS phase measurements on an MI355X (analysis/paper_experiments/phases)"
-# Triton's SwizzleTest.cpp bruteforceBankConflictsPerWavefront64 (the LocalMemOpTile/numBanks API
-# Triton 3.9.0's libtriton exports): below 128 bits a phase is numBanks / (bits / 32) lanes.
-_TRITON_WAVE64 = ("Triton's wave64 bank-conflict reference (SwizzleTest.cpp: a phase is banks / "
-                  "words-per-lane consecutive lanes)")
+# Triton 3.9.0 SwizzleTest.cpp bruteforceBankConflictsPerWavefront64: below 128 bits numBanks/(bits/32) lanes
+_TRITON_WAVE64 = (
+    "Triton's wave64 bank-conflict reference (SwizzleTest.cpp: a phase is banks / "
+    "words-per-lane consecutive lanes)"
+)
 
 
 @dataclass(frozen=True)

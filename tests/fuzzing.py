@@ -61,7 +61,22 @@ def mutate(text: str, rng: random.Random, n: int) -> str:
     return text
 
 
-WEIRD = [None, True, -1, 0, 2**63, 2**5000, 1.5, float("nan"), "", "x" * 100_000, "\x1b[2J", [], {}, [[[[[]]]]]]
+WEIRD = [
+    None,
+    True,
+    -1,
+    0,
+    2**63,
+    2**5000,
+    1.5,
+    float("nan"),
+    "",
+    "x" * 100_000,
+    "\x1b[2J",
+    [],
+    {},
+    [[[[[]]]]],
+]
 
 
 def mutate_value(value: object, rng: random.Random, depth: int = 0) -> object:
@@ -105,7 +120,9 @@ def check(call, case: object) -> str:
         result = call()
     except InputError as e:
         message = str(e)
-        assert re.match(r"^[^:\n]{1,200}: ", message), f"message names no place: {message[:200]!r} for {show(case)}"
+        assert re.match(r"^[^:\n]{1,200}: ", message), (
+            f"message names no place: {message[:200]!r} for {show(case)}"
+        )
         assert len(message) < 4000 and not RAW.search(message), f"unbounded or raw message for {show(case)}"
         return "refused"
     except RecursionError as e:  # a RecursionError is a crash like any other: say which input

@@ -36,7 +36,11 @@ def test_published_lane_groups():
     assert members(target.rule("gfx942", "ds_write_b128"), 9) == list(range(8, 16))
     assert members(target.rule("gfx942", "ds_read_b32"), 40) == list(range(32, 64))
     b64 = target.rule("gfx942", "ds_read_b64")  # Triton's wave64 reference: 32 banks / 2 words = 16 lanes
-    assert [members(b64, lane) for lane in (0, 17, 63)] == [list(range(0, 16)), list(range(16, 32)), list(range(48, 64))]
+    assert [members(b64, lane) for lane in (0, 17, 63)] == [
+        list(range(0, 16)),
+        list(range(16, 32)),
+        list(range(48, 64)),
+    ]
     assert members(target.rule("gfx950", "ds_read_b32"), 5) == list(range(64))  # 64 banks / 1 word: one group
     g950 = target.rule("gfx950", "ds_read_b128")
     assert members(g950, 0) == [0, 1, 2, 3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27]
@@ -64,7 +68,13 @@ def test_published_lane_groups():
         ("gfx942", "ds_read_b64", [8 * i for i in range(64)], 4, 4),  # 16 lanes x 2 words fill 32 banks
         ("gfx942", "ds_read_b64", [256 * i for i in range(64)], 64, 4),  # 16 lanes on banks 0-1, per group
         ("gfx950", "ds_read_b32", [4 * i for i in range(64)], 1, 1),  # 64 lanes, 64 banks
-        ("gfx950", "ds_read_b32", [128 * i for i in range(64)], 32, 1),  # words 0, 32, 64...: 32 lanes per bank 0/32
+        (
+            "gfx950",
+            "ds_read_b32",
+            [128 * i for i in range(64)],
+            32,
+            1,
+        ),  # words 0, 32, 64...: 32 lanes per bank 0/32
         ("gfx950", "ds_write_b64", [256 * (i % 2) + 8 * (i // 2) for i in range(64)], 8, 4),
     ],
 )
@@ -78,9 +88,14 @@ def test_example_spec_answers_assumed_published_with_its_rule():
     assert r.verdict == "proved" and r.arch == "gfx942"
     assert [(a.instr, a.wavefronts, a.hardware_model) for a in r.accesses] == [
         ("ds_write_b128", 64, "assumed (published)"), ("ds_read_b128", 64, "assumed (published)")]  # fmt: skip
-    assert "8 lane groups of 8" in r.access("read").hardware_rule and "ROCm blog" in r.access("read").hardware_rule
+    assert (
+        "8 lane groups of 8" in r.access("read").hardware_rule
+        and "ROCm blog" in r.access("read").hardware_rule
+    )
     plain = bp.verify(spec=str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"))
-    assert [a.wavefronts for a in plain.accesses] == [64, 256] and plain.access("read").counterexample.lanes == (0, 1)
+    assert [a.wavefronts for a in plain.accesses] == [64, 256] and plain.access(
+        "read"
+    ).counterexample.lanes == (0, 1)
 
 
 def test_amd_refusals():
@@ -110,16 +125,20 @@ def _random_case(rng: random.Random):
     def coords(v: int) -> list[int]:
         return [v >> (n - rows_bits), v & ((1 << (n - rows_bits)) - 1)]
 
-    memory = LinearLayout.from_bases({"offset": [coords(c) for c in cols]}, {"dim0": shape[0], "dim1": shape[1]})
+    memory = LinearLayout.from_bases(
+        {"offset": [coords(c) for c in cols]}, {"dim0": shape[0], "dim1": shape[1]}
+    )
     rest = cols[vec_bits:]
-    if rng.random() < 0.6:  # lanes on random bits; else on the lowest offset bits (the banks): conflict-free-ish
+    if (
+        rng.random() < 0.6
+    ):  # lanes on random bits; else on the lowest offset bits (the banks): conflict-free-ish
         rng.shuffle(rest)
     lanes, others = rest[:6], rest[6:]
     for k in range(len(lanes)):
         if rng.random() < 0.3:  # lanes that are combinations (still independent)
             lanes[k] ^= rng.choice(cols[:vec_bits] + others) if cols[:vec_bits] + others else 0
     warps = others[: rng.randint(0, len(others))]
-    regs = cols[:vec_bits] + others[len(warps):]
+    regs = cols[:vec_bits] + others[len(warps) :]
     dist = LinearLayout.from_bases(
         {"register": [coords(v) for v in regs], "lane": [coords(v) for v in lanes],
          "warp": [coords(v) for v in warps]}, {"dim0": shape[0], "dim1": shape[1]})  # fmt: skip
@@ -174,7 +193,8 @@ def test_amd_archs_only_where_modeled(capsys):
         ("ds_write_b128", 64), ("ds_read_b128", 64)]  # fmt: skip
     assert r.synth.universal_bound == 128 == sum(a.wavefronts for a in r.accesses)  # 2 x 8 KiB / 128 B
     assert r.synth.optimal_over == (
-        "every memory layout and instruction choice (proved: bytes moved / 128 per cycle is met)")
+        "every memory layout and instruction choice (proved: bytes moved / 128 per cycle is met)"
+    )
     assert bp.explain(spec=spec).conflict_free
     assert main(["gpu", spec]) == 2
     assert main(["verify", spec]) == 1
@@ -190,7 +210,9 @@ def test_amd_archs_only_where_modeled(capsys):
 def test_wavefronts_lines_may_name_an_amd_arch():
     from bankproof.verifier.api.wavefronts import run_lines
 
-    line = json.dumps({"arch": "gfx950", "instr": "ds_read_b128", "byte_offsets": [16 * i for i in range(64)]})
+    line = json.dumps(
+        {"arch": "gfx950", "instr": "ds_read_b128", "byte_offsets": [16 * i for i in range(64)]}
+    )
     (r,) = run_lines([line])
     assert (r.wavefronts, r.ideal, r.status, len(r.groups)) == (4, 4, "assumed (published)", 4)
     (r,) = run_lines([json.dumps({"arch": "sm80", "instr": "ld128", "byte_offsets": [0] * 32})])
@@ -209,7 +231,10 @@ def test_an_engine_saying_disagree_makes_the_access_disagree():
     results = {"enumeration": EngineResult(256, "refuted"), "algebra": EngineResult(256, "refuted"),
                "z3": EngineResult(None, "disagree")}  # fmt: skip
     assert agree(results) == ("disagree", 256)
-    assert agree({"enumeration": EngineResult(64, "proved"), "z3": EngineResult(None, "proved")}) == ("proved", 64)
+    assert agree({"enumeration": EngineResult(64, "proved"), "z3": EngineResult(None, "proved")}) == (
+        "proved",
+        64,
+    )
     assert agree({"enumeration": EngineResult(64, "proved"), "algebra": EngineResult(128, "proved")}) == (
         "disagree", None)  # fmt: skip
     assert agree({"z3": EngineResult(None, "unknown")}) == ("unknown", None)

@@ -55,7 +55,9 @@ def test_show_on_gfx950_has_64_banks_and_counts_what_verify_counts():
 
 def test_show_cli_prints_lane_groups_and_cycles(tmp_path, capsys):
     path = tmp_path / "s.toml"
-    path.write_text(_spec("gfx950", "f32", [64, 64], UNSWIZZLED, ("[1, 64]", "[1, 0]"), ("[64, 1]", "[0, 1]")))
+    path.write_text(
+        _spec("gfx950", "f32", [64, 64], UNSWIZZLED, ("[1, 64]", "[1, 0]"), ("[64, 1]", "[0, 1]"))
+    )
     assert main(["show", str(path), "--access", "cols"]) == 0
     out = capsys.readouterr().out
     assert "4 lane group(s)" in out and "group 0: 16 cycle(s)" in out
@@ -66,10 +68,14 @@ def test_convert_plans_and_proves_a_64_lane_shuffle():
     """A 64x64 transpose inside one wave64: 64 rounds over 64 lanes, proved by Z3; the shared round
     trip synthesized over gfx950's lane groups is proved too."""
     text = _spec("gfx950", "f16", [64, 64], None, ("[8, 8]", "[1, 0]"), ("[8, 8]", "[0, 1]"))
-    text = text.replace("sizePerThread = [1, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]",
-                        "sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]")
-    text = text.replace("sizePerThread = [1, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [0, 1]",
-                        "sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [0, 1]")
+    text = text.replace(
+        "sizePerThread = [1, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]",
+        "sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]",
+    )
+    text = text.replace(
+        "sizePerThread = [1, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [0, 1]",
+        "sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [0, 1]",
+    )
     r = bp.convert(spec=spec_from_text(text, require_memory=False))
     assert r.shuffle.possible and r.shuffle.proof.status == "proved"
     assert len(r.shuffle.rounds) == 64 and {len(x.src) for x in r.shuffle.rounds} == {64}

@@ -35,7 +35,10 @@ SPECS = [
     ),
     ("shape = [16, 32]\ndtype = 'f13'\n", "dtype: name is unknown"),
     ("shape = [16, 32]\n", "spec: dtype is missing"),
-    (HEAD + "arch = 'sm12'\n" + MEM + ACCESS, "spec: arch must be one of sm80, sm90, sm100, gfx942, gfx950, got sm12"),
+    (
+        HEAD + "arch = 'sm12'\n" + MEM + ACCESS,
+        "spec: arch must be one of sm80, sm90, sm100, gfx942, gfx950, got sm12",
+    ),
     (
         HEAD + "arch = []\n" + MEM + ACCESS,
         "spec: arch must be one of sm80, sm90, sm100, gfx942, gfx950, got []",
@@ -230,7 +233,9 @@ def _fa2(**fields) -> dict:
 def test_bad_api_input_is_an_input_error(call, message):
     import bankproof
 
-    with pytest.raises(bankproof.InputError, match=message.replace("^", r"\^").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        bankproof.InputError, match=message.replace("^", r"\^").replace("(", r"\(").replace(")", r"\)")
+    ):
         call(bankproof)
 
 
@@ -249,7 +254,10 @@ def test_a_time_limit_below_what_z3_needs_is_unknown_never_proved():
     ("argv", "message"),
     [
         (["triton", "corpus", "--arch", ""], "triton corpus: --arch names no arch"),
-        (["triton", "corpus", "--kernels", "/no/such/kernels.py", "--arch", "sm90"], "--kernels is not a file"),
+        (
+            ["triton", "corpus", "--kernels", "/no/such/kernels.py", "--arch", "sm90"],
+            "--kernels is not a file",
+        ),
     ],
 )
 def test_corpus_arguments_are_checked_before_any_work(argv, message, capsys):
@@ -274,7 +282,9 @@ class _Hostile:
         lambda bp: bp.layout("32*m+n", [_Hostile(), 32]),
         lambda bp: bp.layout("32*m+n", "16x32", dtype=_Hostile()),
         lambda bp: bp.layout(_Hostile(), "16x32"),
-        lambda bp: bp.verify("32*m+n", load={"lane": [_Hostile()]}, shape="16x32", dtype="f32", engines="enum"),
+        lambda bp: bp.verify(
+            "32*m+n", load={"lane": [_Hostile()]}, shape="16x32", dtype="f32", engines="enum"
+        ),
         lambda bp: bp.verify("32*m+n", load=BLOCKED, shape="16x32", dtype="f32", timeout=_Hostile()),
         lambda bp: bp.wavefronts(_Hostile(), [0] * 32),
     ],

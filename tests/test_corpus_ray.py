@@ -143,7 +143,10 @@ def test_cli_flags(cluster, tmp_path, capsys):
     assert main(args) == 0  # all stored: nothing compiled
     err = capsys.readouterr().err
     assert "compiled" not in err.split("triton corpus:")[0]
-    for bad, why in ((["--address", "h:1"], "--address is for --engine ray"), (["--expand", "-1"], "--expand")):
+    for bad, why in (
+        (["--address", "h:1"], "--address is for --engine ray"),
+        (["--expand", "-1"], "--expand"),
+    ):
         assert main([*args, *bad]) == 2
         assert why in capsys.readouterr().err
 

@@ -149,7 +149,9 @@ def test_every_cute_form_round_trips(lay, style):
     text = lay.text(style)
     rank = len(lay.shape) - (1 if lay.stages else 0)
     back = parse_cute(text, tensor_rank=rank)
-    if lay.ptr_bits:  # a smem_ptr print is read as a swizzle of byte addresses, the buffer aligned to its span
+    if (
+        lay.ptr_bits
+    ):  # a smem_ptr print is read as a swizzle of byte addresses, the buffer aligned to its span
         sw = lay.swizzle
         lay = replace(lay, units="byte", elem_bytes=lay.ptr_bits // 8, base_align=1 << sw.top_bit if sw else 0,
                       assumed_align=sw is not None)  # fmt: skip
@@ -242,7 +244,9 @@ def test_a_gmma_layout_atom_by_name_is_the_layout_written_out():
     spelled = "tile_to_shape(Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1), make_shape(_64{}, _64{}))"
     a, b = (bankproof.layout(t, dtype="f16", units="byte", base_align=1024) for t in (named, spelled))
     assert a.in_dims == b.in_dims
-    assert bankproof.layout("GMMA::Layout_MN_SW64_Atom<half_t>", dtype="f16").warnings  # byte swizzle, element units
+    assert bankproof.layout(
+        "GMMA::Layout_MN_SW64_Atom<half_t>", dtype="f16"
+    ).warnings  # byte swizzle, element units
 
 
 def test_tile_to_shape_with_a_stage_mode_is_checked_stage_by_stage():
@@ -252,5 +256,7 @@ def test_tile_to_shape_with_a_stage_mode_is_checked_stage_by_stage():
 
     staged = bankproof.layout("tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}, _3{}))",
                               "128x64", dtype="f16")  # fmt: skip
-    one = bankproof.layout("tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}))", "128x64", dtype="f16")
+    one = bankproof.layout(
+        "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}))", "128x64", dtype="f16"
+    )
     assert staged.in_dims == one.in_dims

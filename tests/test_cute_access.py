@@ -272,7 +272,8 @@ def test_the_zfill_cp_async_atoms_are_the_same_shared_store():
     spec = tomllib.loads((ROOT / "examples" / "cute_fa2_q_128x128.toml").read_text().replace(
         "SM80_CP_ASYNC_CACHEGLOBAL<", "SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<"))  # fmt: skip
     assert [a.wavefronts for a in verify(spec=spec).accesses] == [
-        a.wavefronts for a in verify(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml")).accesses]
+        a.wavefronts for a in verify(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml")).accesses
+    ]
 
 
 # ----- CuTe's auto-vectorizing copy ----------------------------------------------------------------
@@ -281,7 +282,9 @@ def _spec(memory: str, layout: str) -> str:
            f'[[access]]\nname = "s2g"\nkind = "load"\nlayout.cute_copy = {layout}\n'  # fmt: skip
 
 
-ROWS8 = 'tile_to_shape(composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{}), Shape<_128,_128>{})'
+ROWS8 = (
+    "tile_to_shape(composition(Swizzle<3,3,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{}), Shape<_128,_128>{})"
+)
 
 
 def test_auto_vectorizing_copy_takes_the_widest_vector_the_layouts_give():
@@ -306,7 +309,9 @@ def test_auto_vectorizing_copy_takes_the_widest_vector_the_layouts_give():
 
 
 def test_default_copy_is_refused_naming_what_to_write():
-    with pytest.raises(InputError, match="CUTLASS releases define differently.*AutoVectorizingCopyWithAssumedAlignment"):
+    with pytest.raises(
+        InputError, match="CUTLASS releases define differently.*AutoVectorizingCopyWithAssumedAlignment"
+    ):
         copy_atom("Copy_Atom<DefaultCopy, half_t>", 16)
     with pytest.raises(InputError, match="N = 8, 16, 32, 64 or 128"):
         copy_atom("AutoVectorizingCopyWithAssumedAlignment<256>", 16)

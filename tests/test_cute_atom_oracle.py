@@ -68,7 +68,10 @@ def test_gmma_layout_atoms_by_name_are_the_dsls():
         b = ours.swizzle.b if ours.swizzle else 0
         shape, stride = dsl.split(" o ")[-1].split(":")
         assert dsl.startswith(f"S<{b},4,3> o "), (name, dsl)
-        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (shape, stride)
+        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (
+            shape,
+            stride,
+        )
 
 
 def test_umma_layout_atoms_by_name_are_the_dsls():
@@ -85,4 +88,7 @@ def test_umma_layout_atoms_by_name_are_the_dsls():
         sw = ours.swizzle.text().replace("Sw<", "S<") if ours.swizzle else "S<0,4,3>"
         shape, stride = dsl.split(" o ")[-1].split(":")
         assert dsl.startswith(f"{sw} o "), (name, dsl)
-        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (shape, stride)
+        assert (str(ours.layout.shape).replace(" ", ""), str(ours.layout.stride).replace(" ", "")) == (
+            shape,
+            stride,
+        )

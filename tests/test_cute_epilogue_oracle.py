@@ -19,7 +19,9 @@ CASES = json.loads(TABLE.read_text())["epilogue_copies"]
 
 
 def _bits(layout) -> list[int]:
-    return [d << i for s, d in zip(leaves(layout.shape), leaves(layout.stride)) for i in range(s.bit_length() - 1)]
+    return [
+        d << i for s, d in zip(leaves(layout.shape), leaves(layout.stride)) for i in range(s.bit_length() - 1)
+    ]
 
 
 def dsl_calls(case: dict, sub: tuple[int, int]) -> dict[int, set[tuple]]:
@@ -91,7 +93,9 @@ def test_sm90_epilogue_subtile_example():
     stmatrix.x4 into SW64: 8 instructions (1024 halfs / 128 per stmatrix.x4), conflict-free."""
     import bankproof as bp
 
-    r = bp.verify(spec=Path(__file__).resolve().parents[1] / "examples" / "cute_sm90_epilogue_subtile_64x32.toml")
+    r = bp.verify(
+        spec=Path(__file__).resolve().parents[1] / "examples" / "cute_sm90_epilogue_subtile_64x32.toml"
+    )
     (a,) = r.accesses
     assert (a.instr, a.instructions, a.wavefronts, r.verdict) == (
         "stmatrix.sync.aligned.m8n8.x4.shared.b16", 8, 32, "proved")  # fmt: skip

@@ -39,7 +39,9 @@ def test_every_dsl_tiled_mma_is_bankproofs_element_for_element(capsys):
 def test_the_cutlass_type_spelling_is_the_same_tiled_mma():
     a = read_tiled_mma("TiledMMA<MMA_Atom<SM80_16x8x16_F32F16F16F32_TN>, Layout<Shape<_2,_2,_1>>, "
                        "Tile<_32,Layout<Shape<_8,_2,_2>,Stride<_1,_16,_8>>,_16>>")  # fmt: skip
-    b = tiled_mma("SM80_16x8x16_F32F16F16F32_TN", "(2,2,1):(1,2,0)", "make_tile(_32{}, (8,2,2):(1,16,8), _16{})")
+    b = tiled_mma(
+        "SM80_16x8x16_F32F16F16F32_TN", "(2,2,1):(1,2,0)", "make_tile(_32{}, (8,2,2):(1,16,8), _16{})"
+    )
     for op in "ABC":
         assert np.array_equal(tv_index(a, op)[0], tv_index(b, op)[0])
     assert a.tile == (32, 32, 16)

@@ -32,7 +32,9 @@ def test_composition_of_a_swizzled_tile_with_a_row_major_view_is_its_transpose()
 def test_composition_groups_runs_of_bits_under_the_inner_modes():
     v = read("composition(Layout<Shape<_4, _8>, Stride<_8, _1>>{}, Layout<Shape<_8, _4>, Stride<_4, _1>>{})")
     assert v == Layout((8, 4), (1, 8))
-    plain = read("composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}, _4{}), LayoutRight{}))")
+    plain = read(
+        "composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}, _4{}), LayoutRight{}))"
+    )
     assert plain == Layout((4, 4), (4, 1))
 
 
@@ -41,10 +43,15 @@ def test_composition_groups_runs_of_bits_under_the_inner_modes():
     [
         ("composition(SmemLayoutKV{}, make_layout(Shape<_8, _8>{}))", "type name"),
         ("composition(make_layout(make_shape(_8{})), make_layout(make_shape(_16{})))", "more than the outer"),
-        ("composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}), make_stride(_8{})))", "beyond"),
+        (
+            "composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}), make_stride(_8{})))",
+            "beyond",
+        ),
         ("composition(make_layout(make_shape(_12{})), make_layout(make_shape(_4{})))", "power-of-two sizes"),
-        ("composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}), make_stride(_3{})))",
-         "power-of-two strides"),
+        (
+            "composition(make_layout(make_shape(_16{})), make_layout(make_shape(_4{}), make_stride(_3{})))",
+            "power-of-two strides",
+        ),
     ],
 )
 def test_composition_refusals_name_what_to_write(text, problem):
@@ -100,7 +107,7 @@ def test_a_wrong_view_is_caught_by_the_instruction():
 
 def test_view_is_refused_with_a_non_cute_layout():
     text = _example(None).replace(
-        'layout.cute_mma', 'view = "(128,64):(64,1)"\nlayout.bases = { register = [], lane = [] }\n#'
+        "layout.cute_mma", 'view = "(128,64):(64,1)"\nlayout.bases = { register = [], lane = [] }\n#'
     )
     with pytest.raises(InputError) as e:
         spec_from_text(text)

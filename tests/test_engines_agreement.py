@@ -227,7 +227,10 @@ def test_cute_swizzled_pointer_is_absolute():
     buffer offset instead, it needs the 1024-byte period."""
     atom = "Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)"
     for base in (0, 128, 1152):
-        assert agree({"tma": "128B", "box": [8, 64]}, {"layout": atom}, dtype="f16", base=base).verdict == "proved"
+        assert (
+            agree({"tma": "128B", "box": [8, 64]}, {"layout": atom}, dtype="f16", base=base).verdict
+            == "proved"
+        )
     rel = agree({"tma": "128B", "box": [8, 64]}, {"layout": atom, "xor": "relative"}, dtype="f16", base=128)
     assert rel.verdict == "refuted" and rel.smallest_alignment == 1024
     with pytest.raises(InputError, match="already in the CuTe layout"):

@@ -78,7 +78,7 @@ def test_k_major_descriptor_reads_the_nvmma_tile(span, bits):
     for step in range(span // 32):
         d = Descriptor("sm90", 32 * step, 16, 8 * span, 0, MODES[f"{span}B"])
         got = read_addresses(decode(encode(d), "sm90"), "K", bits, 64)
-        assert (got == off[:, step * k:(step + 1) * k]).all(), step
+        assert (got == off[:, step * k : (step + 1) * k]).all(), step
 
 
 def test_cli_decodes_and_refuses(capsys):
@@ -117,7 +117,9 @@ def test_cli_encodes_fields_and_applies_operand_rules(capsys):
 def test_cli_decodes_what_it_does_not_model_and_says_so(capsys):
     from bankproof.verifier.cli.main import main
 
-    assert main(["descriptor", "0x2000402000000040", "--arch", "sm100", "--major", "MN", "--dtype", "tf32"]) == 0
+    assert (
+        main(["descriptor", "0x2000402000000040", "--arch", "sm100", "--major", "MN", "--dtype", "tf32"]) == 0
+    )
     out = capsys.readouterr().out
     assert "swizzle 128B_atom32" in out and "not modelled" in out and "tile read" not in out
     assert "published for sm100, not measured" in out

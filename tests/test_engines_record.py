@@ -177,5 +177,7 @@ def test_tma_store_reads_the_same_placement():
         box = TmaBox(MODES[TMA_MODE[x["mode"]]], 16, x["boxb"] // eb, 8 * eb)
         rows, b = np.meshgrid(np.arange(16), np.arange(x["boxb"]), indexing="ij")
         src = box.address(rows, b // eb, x["window"] + x["base"]) + b % eb - x["window"]
-        model = {int(r * 256 + c): int(s) for r, c, s in zip(rows.ravel(), b.ravel(), src.ravel(), strict=True)}
+        model = {
+            int(r * 256 + c): int(s) for r, c, s in zip(rows.ravel(), b.ravel(), src.ravel(), strict=True)
+        }
         assert {g: s for g, s in x["read"]} == {g: s for g, s in model.items() if s & 0xFF != 0xAB}, x["mode"]

@@ -28,7 +28,9 @@ import bankproof
 from tests.fuzzing import check, count, mutate, mutate_value, show
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]}>"
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]}>"
+)
 NOTATIONS = [
     (BLOCKED, "16x32"),
     ("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>", "16x32"),
@@ -104,8 +106,13 @@ def test_spec_files():
 
 
 def test_wavefronts_lines():
-    lines = [json.dumps({"instr": i, "byte_offsets": [4 * k for k in range(32)]}) for i in ("ld32", "st128", "ldsm.x4")]
-    lines.append(json.dumps({"arch": "gfx942", "instr": "ds_read_b128", "byte_offsets": [16 * k for k in range(64)]}))
+    lines = [
+        json.dumps({"instr": i, "byte_offsets": [4 * k for k in range(32)]})
+        for i in ("ld32", "st128", "ldsm.x4")
+    ]
+    lines.append(
+        json.dumps({"arch": "gfx942", "instr": "ds_read_b128", "byte_offsets": [16 * k for k in range(64)]})
+    )
 
     def one(rng):
         line = rng.choice(lines)

@@ -17,8 +17,12 @@ import bankproof as bp
 from tests.test_api import _untimed
 
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
-ROWS = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
-COLS = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}>"
+ROWS = (
+    "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+)
+COLS = (
+    "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}>"
+)
 PLAIN = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
 
 
@@ -93,12 +97,15 @@ def test_every_gluon_class_reads_as_its_attribute():
         "versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>}>",
         gl.DotOperandLayout(1, mma, 4): "#ttg.dot_op<{opIdx = 1, parent = #ttg.nvidia_mma<{versionMajor = 2, "
         "versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>, kWidth = 4}>",
-        gl.DistributedLinearLayout([[0, 1]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], [], [32, 2]): "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], "
+        gl.DistributedLinearLayout(
+            [[0, 1]], [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], [], [], [32, 2]
+        ): "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], "
         "[4, 0], [8, 0], [16, 0]], warp = [], block = []}>",  # fmt: skip
         gl.NVMMASharedLayout(64, 8, rank=3, transposed=True): "#ttg.nvmma_shared<{swizzlingByteWidth = 64, "
         "transposed = true, elementBitWidth = 8, rank = 3}>",
-        gl.SharedLinearLayout([[0, 1], [1, 0]], alignment=128): "#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, "
-        "alignment = 128>",
+        gl.SharedLinearLayout(
+            [[0, 1], [1, 0]], alignment=128
+        ): "#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, alignment = 128>",
         gl.PaddedSharedLayout([[32, 4]], [[0, 1], [1, 0]], [], [2, 2]): "#ttg.padded_shared<[32:+4] "
         "{offset = [[0, 1], [1, 0]], block = []}>",
         MBarrierLayout(): "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>",
@@ -120,7 +127,10 @@ def test_every_gluon_class_reads_as_its_attribute():
     "obj, message",
     [
         (AutoLayout(), "gluon: layout must be one of Gluon's BlockedLayout, .*got AutoLayout"),
-        (BlockedLayout("abc"), "gluon: BlockedLayout.size_per_thread must be an integer, a bool or a short list"),
+        (
+            BlockedLayout("abc"),
+            "gluon: BlockedLayout.size_per_thread must be an integer, a bool or a short list",
+        ),
         (BlockedLayout([1, 1.5]), "gluon: BlockedLayout.size_per_thread must be an integer"),
         (BlockedLayout([1, 3]), "blocked: sizePerThread entries must be powers of two, got \\[1, 3\\]"),
         (BlockedLayout([1, 1], order=[0, 0]), "blocked: order must be a permutation of 0..1"),

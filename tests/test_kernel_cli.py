@@ -221,15 +221,22 @@ def test_tensor_maps_check_the_wgmma_descriptors():
     rules: with the maps the kernel is built for, every descriptor reads its tile as written; with A's
     map in the 64-byte mode, the first one reads element (1, 0) from the wrong byte."""
     src = kc.EXAMPLES / "sm90_tma_wgmma.cu"
-    right = {"tmA": {"tma": "128B", "box": [64, 64], "dtype": "bf16"}, "tmB": {"tma": "128B", "box": [64, 64], "dtype": "bf16"}}
+    right = {
+        "tmA": {"tma": "128B", "box": [64, 64], "dtype": "bf16"},
+        "tmB": {"tma": "128B", "box": [64, 64], "dtype": "bf16"},
+    }
     r = bankproof.kernel(src, block=128, args={"K": 256}, tensor_maps=right)
     assert len(r.descriptors) == 32 and {d.verdict for d in r.descriptors} == {"proved"}
     assert r.descriptors[1].tensor_map == "tma_wgmma_gemm_param_1" and r.descriptors[1].tile_base == 8192
     code, out, err = run("kernel", str(src), "--block", "128", "--arg", "K=256", "--tensor-map", "tmA=64B,64x32,bf16",
                          "--tensor-map", "tmB=128B,64x64,bf16")  # fmt: skip
-    assert code == 1 and "operand A 0x4000004000010000" in out and "element (1, 0) is written at byte 64" in out
+    assert (
+        code == 1 and "operand A 0x4000004000010000" in out and "element (1, 0) is written at byte 64" in out
+    )
     r = bankproof.kernel(src, block=128, args={"K": 256})
-    assert {d.verdict for d in r.descriptors} == {"unknown"} and "no tensor maps given" in r.descriptors[0].reason
+    assert {d.verdict for d in r.descriptors} == {"unknown"} and "no tensor maps given" in r.descriptors[
+        0
+    ].reason
     assert run("kernel", str(src), "--tensor-map", "tmA=128B,64,bf16")[0] == 2
     with pytest.raises(InputError, match="tensor_maps"):
         bankproof.kernel(src, block=128, args={"K": 256}, tensor_maps={"nope": right["tmA"]})

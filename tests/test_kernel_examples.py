@@ -9,7 +9,9 @@ import pytest
 
 from tests import kernel_cases as kc
 
-pytestmark = pytest.mark.skipif(not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC): pip install 'bankproof[cuda]'")
+pytestmark = pytest.mark.skipif(
+    not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC): pip install 'bankproof[cuda]'"
+)
 
 # case -> (verdict, {user's line: (kinds, warp instructions, wavefronts, ideal, verdict)})
 EXPECTED = {
@@ -101,7 +103,9 @@ def test_every_case_is_expected(results):
 def test_per_line_costs(results, name):
     r = results[name]
     verdict, lines = EXPECTED[name]
-    got = {ln.location.line: (ln.kinds, ln.instructions, ln.wavefronts, ln.ideal, ln.verdict) for ln in r.lines}
+    got = {
+        ln.location.line: (ln.kinds, ln.instructions, ln.wavefronts, ln.ideal, ln.verdict) for ln in r.lines
+    }
     assert got == lines
     assert r.verdict == verdict
     assert r.unknown == ()

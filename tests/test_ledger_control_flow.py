@@ -39,7 +39,10 @@ def test_runtime_branch_with_both_arms_is_a_range_until_its_argument_is_given():
     assert r["totals"]["st"]["depends_on"] == ["(M % 64) == 0"]
     arms = sorted(e["condition"] for e in r["entries"] if e.get("condition"))
     assert arms == [["(M % 64) == 0"]] * 2 + [["not ((M % 64) == 0)"]] * 2
-    for m, run, off in ((128, "kernels.py:14:13", "kernels.py:16:13"), (100, "kernels.py:16:13", "kernels.py:14:13")):
+    for m, run, off in (
+        (128, "kernels.py:14:13", "kernels.py:16:13"),
+        (100, "kernels.py:16:13", "kernels.py:14:13"),
+    ):
         got = led("both_arms", {"M": m})
         execs = {e["location"]: e["executions"] for e in got["entries"]}
         assert (execs[run], execs[off]) == (1, 0), m

@@ -76,8 +76,10 @@ def test_search_equals_z3_on_1000_random_pairs(capsys):
     wrong = [r for r in results if r["proof"] != "proved" or r["enumerated"] != r["best"]]
     above = sum(r["best"] > r["bound"] for r in results)
     with capsys.disabled():
-        print(f"\n1000 random pairs: search = Z3 optimum on {1000 - len(wrong)} ({above} above the bytes/128 "
-              f"bound, decided by the solver), enumeration = search on all")
+        print(
+            f"\n1000 random pairs: search = Z3 optimum on {1000 - len(wrong)} ({above} above the bytes/128 "
+            f"bound, decided by the solver), enumeration = search on all"
+        )
     assert wrong == []
     assert above >= 100
 
@@ -89,8 +91,18 @@ def test_search_reaches_a_narrow_side_into_a_matrix_row():
     from bankproof.verifier.api.problem import problem
     from bankproof.verifier.engine.choice import search
 
-    w = {"lane": [[4, 0], [2, 0], [1, 0], [0, 1], [0, 8]], "warp": [], "register": [[0, 2], [0, 4]], "block": []}
-    r = {"lane": [[0, 4], [2, 0], [0, 2], [1, 0], [0, 8]], "warp": [], "register": [[4, 0], [0, 1]], "block": []}
+    w = {
+        "lane": [[4, 0], [2, 0], [1, 0], [0, 1], [0, 8]],
+        "warp": [],
+        "register": [[0, 2], [0, 4]],
+        "block": [],
+    }
+    r = {
+        "lane": [[0, 4], [2, 0], [0, 2], [1, 0], [0, 8]],
+        "warp": [],
+        "register": [[4, 0], [0, 1]],
+        "block": [],
+    }
     best = search(problem(store=w, load=r, shape=[8, 16], dtype="f16", require_memory=False))[0]
     assert (best.wavefronts, best.instructions) == ((2, 2), ("st32", "ldsm.x2.trans"))
     assert prove_cheapest(LinearLayout.from_bases(w, {"dim0": 8, "dim1": 16}),

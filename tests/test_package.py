@@ -237,7 +237,9 @@ def test_the_graph_test_sees_an_upward_import(monkeypatch):
 
 def test_the_cycle_test_sees_a_cycle(monkeypatch):
     graph = import_graph()
-    graph["bankproof.verifier.results"] = graph["bankproof.verifier.results"] | {"bankproof.verifier.engine.check"}
+    graph["bankproof.verifier.results"] = graph["bankproof.verifier.results"] | {
+        "bankproof.verifier.engine.check"
+    }
     monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
     with pytest.raises(AssertionError, match="bankproof.verifier.results"):
         test_no_import_cycle()
@@ -311,7 +313,9 @@ def test_no_vendor_name_outside_the_target_module():
 
 
 def test_the_vendor_test_sees_a_vendor():
-    assert vendor_mentions("if arch.startswith('gfx'):  # AMD\n") == ["1: AMD: if arch.startswith('gfx'):  # AMD"]
+    assert vendor_mentions("if arch.startswith('gfx'):  # AMD\n") == [
+        "1: AMD: if arch.startswith('gfx'):  # AMD"
+    ]
     assert vendor_mentions("check_amd_access(x)") and vendor_mentions('"nvidia"')
     assert vendor_mentions('kind = "#ttg.amd_mfma<{...}>"; k = "#ttg.nvidia_mma<{}>"') == []
 

@@ -18,7 +18,10 @@ from bankproof.gpu_checks.results import RESULTS
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 RECORD = json.loads((RESULTS / "h200-2026-11-26-real-kernels.json").read_text())
 CLASS = {"ldgsts_cg_wavefronts": "ldgsts_bypass", "ldgsts_ca_wavefronts": "ldgsts", "gmma_wavefronts": "gmma"}
-ST, CONF_ST = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+ST, CONF_ST = (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+)
 # Incomplete because a lowering is not owned or the scan and the PTX disagree: numbers they give
 # may be off, and the kernel says so (named here so that a change either way shows).
 UNOWNED = {"lib_grouped_gemm_fp16_64x64x32"}
@@ -35,7 +38,9 @@ def ledgers():
     from bankproof.verifier.triton import corpus, ledger
     from bankproof.verifier.triton.scan import scan_text
 
-    configs = {c["name"]: (c, f) for f in RECORD["kernels_files"] for c in corpus.load_kernels_file(f).CONFIGS}
+    configs = {
+        c["name"]: (c, f) for f in RECORD["kernels_files"] for c in corpus.load_kernels_file(f).CONFIGS
+    }
     out = {}
     for run in RECORD["runs"]:
         config, path = configs[run["name"]]
@@ -85,7 +90,13 @@ def test_complete_kernels_equal_ncu_and_the_rest_are_marked(ledgers, capsys):
         print(f"\nreal corpus: {len(complete)} of {len(RECORD['runs'])} complete and equal to ncu "
               f"({len(contended)} under the async-copy st rule); {len(ranged)} marked unknown or a range that "
               f"holds the measurement; {len(unowned)} with unowned lowerings")  # fmt: skip
-    assert (len(complete), len(ranged), unowned, contended, guarded) == (57, 15, UNOWNED, CONTENDED, GUARDED_CG)
+    assert (len(complete), len(ranged), unowned, contended, guarded) == (
+        57,
+        15,
+        UNOWNED,
+        CONTENDED,
+        GUARDED_CG,
+    )
 
 
 def test_run_to_run_only_st_moves_and_only_by_its_conflicts():
@@ -111,7 +122,10 @@ def test_contention_experiment_backs_the_rule():
     for r in data["runs"]:
         inst = r["smsp__sass_inst_executed_op_shared_st.sum"]
         assert r[ST] - r[CONF_ST] == inst, r
-        assert r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == r["smsp__sass_inst_executed_op_shared_ld.sum"]
+        assert (
+            r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+            == r["smsp__sass_inst_executed_op_shared_ld.sum"]
+        )
         if r["mode"] != "bulk":  # its mbarrier wait loop adds instructions of its own
             assert inst == r["exact"]["st"]
         excess.setdefault((r["mode"], r["grid"]), []).append(r[CONF_ST])

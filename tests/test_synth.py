@@ -215,7 +215,10 @@ def test_searched_optima_measured_on_the_gpu(tmp_path, capsys):
         new = next(k for k in runs if k.startswith(f"{p}: chosen"))
         old = next(k for k in runs if k.startswith(f"{p}: §5.4 common vector"))
         wf = [sum(runs[k]["measured"][s] for s in ("store", "load")) for k in (new, old)]
-        ins = [sum(runs[k]["measured"][s] for s in ("store_instructions", "load_instructions")) for k in (new, old)]
+        ins = [
+            sum(runs[k]["measured"][s] for s in ("store_instructions", "load_instructions"))
+            for k in (new, old)
+        ]
         if (wf[0], ins[0]) != (wf[1], ins[1]):
             rows.append(f"{p}: {wf[0]} vs {wf[1]} wavefronts, {ins[0]} vs {ins[1]} instructions, "
                         f"{ns[new]:.2f} vs {ns[old]:.2f} ns per tile")  # fmt: skip
@@ -291,7 +294,11 @@ def test_synth_of_a_one_sided_spec_builds_for_its_pinned_atom(capsys):
     assert main(["synth", str(ROOT / "examples" / "cute_sm90_epilogue_subtile_64x32.toml"), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     (a,) = rep["accesses"]
-    assert (a["instr"], a["wavefronts"], a["ideal_wavefronts"]) == ("stmatrix.sync.aligned.m8n8.x4.shared.b16", 32, 32)
+    assert (a["instr"], a["wavefronts"], a["ideal_wavefronts"]) == (
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16",
+        32,
+        32,
+    )
 
 
 def test_synth_proposes_cutlass_s_own_swizzle_for_the_fa2_q_tile():
@@ -299,4 +306,7 @@ def test_synth_proposes_cutlass_s_own_swizzle_for_the_fa2_q_tile():
 
     r = bankproof.synth(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml"))
     assert r.verdict == "proved" and r.synth.memory["notations"]["cute"].startswith("Sw<3,3,3> o ")
-    assert [a.instr for a in r.accesses] == ["cp.async.cg.shared.global.16", "ldmatrix.sync.aligned.m8n8.x4.shared.b16"]
+    assert [a.instr for a in r.accesses] == [
+        "cp.async.cg.shared.global.16",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+    ]

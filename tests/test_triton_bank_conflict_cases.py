@@ -28,7 +28,9 @@ def _shared(vec: int, per: int, most: int, order: str, kind: str = "swizzled_sha
     return f"#ttg.{kind}<{{vec = {vec}, perPhase = {per}, maxPhase = {most}, order = {order}}}>"
 
 
-BLOCKED = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 16], warpsPerCTA = [4, 1], order = [1, 0]}>"
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 16], warpsPerCTA = [4, 1], order = [1, 0]}>"
+)
 # (register layout, shared layout, shape, banks, laneTile.laneAddr,
 #  bankproof's extra wavefronts per wavefront, Triton's brute force as written)
 CASES = {

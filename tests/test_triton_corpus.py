@@ -159,7 +159,10 @@ def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--arch", "sm70"], "triton corpus: --arch must be among sm80, sm90, sm100, gfx942, gfx950, got sm70"),
+        (
+            ["--arch", "sm70"],
+            "triton corpus: --arch must be among sm80, sm90, sm100, gfx942, gfx950, got sm70",
+        ),
         (["--baseline", "/nonexistent.json"], "corpus: --baseline cannot be read"),
     ],
 )
@@ -192,7 +195,9 @@ def test_the_builtin_corpus_checks_every_access(entries, capsys):
     checked = sum(d["checked"] for d in desc)
     with capsys.disabled():
         print(f"\nledger: PTX shared-memory instructions by kind over {len(compiled)} kernels: {kinds}")
-        print(f"MMA descriptors: {checked} in {len(desc)} sm90/sm100 kernels, each equal to its nvmma_shared operand")
+        print(
+            f"MMA descriptors: {checked} in {len(desc)} sm90/sm100 kernels, each equal to its nvmma_shared operand"
+        )
     assert checked >= 1000 and all(d["agree"] == d["checked"] and not d["undecided"] for d in desc)
     assert {"buffer", "scratch", "descriptor", "tma", "mma", "mbarrier", "tensormap", "tmem"} <= set(kinds)
 
@@ -284,7 +289,11 @@ def test_no_reported_optimum_is_above_a_plain_layout(entries):
                                    legal_instructions(a.op.name, a.kind, a.memdesc.elem_bits, sm_of(mod.target)))
                          for a, d in dists]  # fmt: skip
                 if all(c is not None for c in costs):
-                    assert b["optimal_wavefronts"] <= sum(c[0] for c in costs), (e["config"], e["arch"], b["buffer"])
+                    assert b["optimal_wavefronts"] <= sum(c[0] for c in costs), (
+                        e["config"],
+                        e["arch"],
+                        b["buffer"],
+                    )
                     checked += 1
     assert checked > 100
 
@@ -322,9 +331,13 @@ def test_tf32_writer_measured_on_the_gpu():
     writer the search finds, on an H100: data right, 2048 and 512 store wavefronts, as predicted."""
     from bankproof.gpu_checks.results import RESULTS
 
-    runs = {r["id"]: r for r in json.loads((RESULTS / "h100-2026-11-23-tf32-writer.json").read_text())["runs"]}
+    runs = {
+        r["id"]: r for r in json.loads((RESULTS / "h100-2026-11-23-tf32-writer.json").read_text())["runs"]
+    }
     assert {k: r["measured"]["store"] for k, r in runs.items()} == {
-        "tf32 B tile: triton writer st32": 2048, "tf32 B tile: coalesced writer st32": 512}
+        "tf32 B tile: triton writer st32": 2048,
+        "tf32 B tile: coalesced writer st32": 512,
+    }
     assert all(r["measured"] == r["predicted"] and r["data_mismatches"] == 0 for r in runs.values())
 
 
@@ -361,5 +374,7 @@ def test_conversion_plans_never_above_tritons(entries, capsys):
             better += sum(plans) < triton
     assert compared >= 140
     with capsys.disabled():
-        print(f"\nconvert_layout plans: {compared} compared with Triton's PTX, {same} equal, {better} cheaper, "
-              f"0 above; {skipped} left out (threads exited or unattributed)")
+        print(
+            f"\nconvert_layout plans: {compared} compared with Triton's PTX, {same} equal, {better} cheaper, "
+            f"0 above; {skipped} left out (threads exited or unattributed)"
+        )

@@ -46,7 +46,9 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
                     assert "no published lane grouping" in reason or "sub-dword" in reason, reason
                     why["no published grouping" if "grouping" in reason else "sub-dword"] += 1
     with capsys.disabled():
-        print(f"\nAMD corpus: {len(entries)} (config, arch) pairs compiled and scanned; accesses: {dict(why)}")
+        print(
+            f"\nAMD corpus: {len(entries)} (config, arch) pairs compiled and scanned; accesses: {dict(why)}"
+        )
     assert why["counted"] >= 50
 
 

@@ -88,7 +88,9 @@ def test_scan_with_ptx_checks_descriptors(compiled, tmp_path):
     ttgir, ptx = compiled[(90, CONFIGS[0])]
     (tmp_path / "k.ttgir").write_text(ttgir)
     (tmp_path / "k.ptx").write_text(ptx)
-    (tmp_path / "bad.ptx").write_text(ptx.replace("4611686293305294848", str(4611686293305294848 + (1 << 32))))
+    (tmp_path / "bad.ptx").write_text(
+        ptx.replace("4611686293305294848", str(4611686293305294848 + (1 << 32)))
+    )
     base = ["triton", "scan", str(tmp_path / "k.ttgir"), "--allow-unknown", "--json", "--ptx"]
     import io
     import json as js

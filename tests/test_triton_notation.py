@@ -226,18 +226,35 @@ BAD = [
     ),
     ("#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>", "triton: attribute unknown alias #mma"),
     ("#ttg.amd_mfma<{}>", "amd_mfma: version is missing"),
-    ("#ttg.amd_mfma<{version = 3, warpsPerCTA = [1, 1], instrShape = [64, 4, 4], isTransposed = false}>",
-     "amd_mfma: isTransposed must be true for a 64x4 instruction"),
-    ("#ttg.amd_mfma<{version = 5, warpsPerCTA = [1, 1], instrShape = [16, 16, 16]}>", "amd_mfma: version must be 1 to 4"),
-    ("#ttg.amd_mfma<{version = 3, warpsPerCTA = [1, 1], instrShape = [8, 8, 4]}>", "amd_mfma: instrShape must be"),
-    ("#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {warp = []}, instrShape = [16, 16, 16]}>",
-     "amd_wmma: instrShape must be [16, 16, K] with K 32 or 64 or 128 for version 3"),
-    ("#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 2]]}}>", "amd_wmma: ctaLayout must reach every tile"),
+    (
+        "#ttg.amd_mfma<{version = 3, warpsPerCTA = [1, 1], instrShape = [64, 4, 4], isTransposed = false}>",
+        "amd_mfma: isTransposed must be true for a 64x4 instruction",
+    ),
+    (
+        "#ttg.amd_mfma<{version = 5, warpsPerCTA = [1, 1], instrShape = [16, 16, 16]}>",
+        "amd_mfma: version must be 1 to 4",
+    ),
+    (
+        "#ttg.amd_mfma<{version = 3, warpsPerCTA = [1, 1], instrShape = [8, 8, 4]}>",
+        "amd_mfma: instrShape must be",
+    ),
+    (
+        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {warp = []}, instrShape = [16, 16, 16]}>",
+        "amd_wmma: instrShape must be [16, 16, K] with K 32 or 64 or 128 for version 3",
+    ),
+    (
+        "#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 2]]}}>",
+        "amd_wmma: ctaLayout must reach every tile",
+    ),
     ("#ttg.amd_wmma<{version = 2, ctaLayout = {lane = []}}>", "amd_wmma: ctaLayout must be"),
-    ("#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 0, 1]]}}>",
-     "amd_wmma: ctaLayout.warp bases must have 2 coordinates"),
-    ("#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{version = 1, ctaLayout = {warp = []}}>, kWidth = 4}>",
-     "dot_op: kWidth must be 8 or 16 for a WMMA version 1 parent"),
+    (
+        "#ttg.amd_wmma<{version = 2, ctaLayout = {warp = [[0, 0, 1]]}}>",
+        "amd_wmma: ctaLayout.warp bases must have 2 coordinates",
+    ),
+    (
+        "#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{version = 1, ctaLayout = {warp = []}}>, kWidth = 4}>",
+        "dot_op: kWidth must be 8 or 16 for a WMMA version 1 parent",
+    ),
     ("#ttg.blocked<{sizePerThread = [1, 1]", "triton: attribute unexpected end of text"),
     (
         "#ttg.nvidia_mma<{versionMajor = 1, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>",

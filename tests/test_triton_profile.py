@@ -25,7 +25,10 @@ DATA = Path(__file__).resolve().parent / "data" / "control_flow"
 SOURCE = {"both_arms_then": "both_arms", "both_arms_else": "both_arms", "decided_branch_3x2": "decided_branch",
           "early_return_4": "early_return", "flat_persistent_4x3": "flat_persistent", "min_loop_100": "min_loop",
           "min_loop_1000": "min_loop", "loaded_loop_192": "loaded_loop"}  # fmt: skip
-RUNS_ARM = {"decided_branch_3x2": {"program_id_x": 2, "program_id_y": 1}, "early_return_4": {"program_id_x": 1}}
+RUNS_ARM = {
+    "decided_branch_3x2": {"program_id_x": 2, "program_id_y": 1},
+    "early_return_4": {"program_id_x": 1},
+}
 
 
 def _lines(export: dict, ttgir: str, ptx: str, args: dict) -> list[dict]:
@@ -99,7 +102,9 @@ def test_cli_exit_0_when_every_line_agrees_and_4_when_one_differs(tmp_path, caps
 
 def test_exports_without_line_info_or_counters_are_refused():
     with pytest.raises(InputError, match="--print-source cuda,sass"):
-        read_export('"Kernel Name","k",\n"Address","Source","Instructions Executed"\n"0x0","  LDS R1, [R2]","4"\n')
+        read_export(
+            '"Kernel Name","k",\n"Address","Source","Instructions Executed"\n"0x0","  LDS R1, [R2]","4"\n'
+        )
     with pytest.raises(InputError, match="--section SourceCounters"):
         read_export('"File Path","/k.py"\n"Line No","Source","Address","Source","Instructions Executed"\n')
 
@@ -109,7 +114,11 @@ def test_every_warpgroup_mma_opcode_is_op_gmma():
     reads shared operands counted under op_gmma (an fp8 TMA matmul's QGMMA lines were once 'other')."""
     from bankproof.verifier.triton.profile import sass_class
 
-    for sass in ("HGMMA.64x64x16.F32 R24, gdesc[UR8], R24", "QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24",
-                 "IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24", "@P0 QGMMA.64x64x32.F32.E5M2.E5M2 R2, gdesc[UR4], R2"):
+    for sass in (
+        "HGMMA.64x64x16.F32 R24, gdesc[UR8], R24",
+        "QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24",
+        "IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24",
+        "@P0 QGMMA.64x64x32.F32.E5M2.E5M2 R2, gdesc[UR4], R2",
+    ):
         assert sass_class(sass) == "gmma", sass
     assert sass_class("LDSM.16.MT88.4 R4, [R2]") == "ldsm" and sass_class("STS.128 [R1], R4") == "st"

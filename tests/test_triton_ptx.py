@@ -109,7 +109,9 @@ def test_state_word_dispatch_through_a_jump_table():
     """Worker warps 2 and 3 read their byte of the state word (stored by the default warps 0-1:
     warp 2 -> partition 1, warp 3 -> partition 0, then both exit) and jump through ``brx.idx``."""
     ptx = _state_kernel("brx.idx %r5, JT;")
-    ptx = ptx.replace("{\n", "{\nJT:\n.branchtargets\n$L__BB0_10,\n$L__BB0_11,\n$L__BB0_12,\n$L__BB0_13;\n", 1)
+    ptx = ptx.replace(
+        "{\n", "{\nJT:\n.branchtargets\n$L__BB0_10,\n$L__BB0_11,\n$L__BB0_12,\n$L__BB0_13;\n", 1
+    )
     k = parse_kernel(ptx)
     assert k.tables == {"JT": ["$L__BB0_10", "$L__BB0_11", "$L__BB0_12", "$L__BB0_13"]}
     ops, loops = analyse(k)
@@ -137,9 +139,12 @@ def test_state_word_dispatch_through_compares():
 def test_state_word_not_covering_a_reader_is_unknown():
     """If a warp that reads the state word is not covered by the constant stores, the value is
     not known: both ways are taken rather than a guess."""
-    ptx = _state_kernel("brx.idx %r5, JT;").replace("st.shared.v2.b32 [global_smem+64], {65536, 0};",
-                                                     "st.shared.b8 [global_smem+66], 1;")  # not warp 3's byte
-    ptx = ptx.replace("{\n", "{\nJT:\n.branchtargets\n$L__BB0_10,\n$L__BB0_11,\n$L__BB0_12,\n$L__BB0_13;\n", 1)
+    ptx = _state_kernel("brx.idx %r5, JT;").replace(
+        "st.shared.v2.b32 [global_smem+64], {65536, 0};", "st.shared.b8 [global_smem+66], 1;"
+    )  # not warp 3's byte
+    ptx = ptx.replace(
+        "{\n", "{\nJT:\n.branchtargets\n$L__BB0_10,\n$L__BB0_11,\n$L__BB0_12,\n$L__BB0_13;\n", 1
+    )
     ops, _ = analyse(parse_kernel(ptx))
     ld32 = next(o for o in ops if o.name == "ld32")
     assert ld32.reach.any(axis=1).tolist() == [False, False, True, True]
@@ -167,7 +172,10 @@ $L__BB0_2:
     ptx += '.file 1 "k.py"\n'
     k = parse_kernel(ptx)
     first, second = Loop(3, "0", "4", "1"), Loop(8, "0", "8", "1")
-    sites = [Site(4, "arith.addi", ("k.py", 10, 3), (first,)), Site(9, "arith.addi", ("k.py", 20, 3), (second,))]
+    sites = [
+        Site(4, "arith.addi", ("k.py", 10, 3), (first,)),
+        Site(9, "arith.addi", ("k.py", 20, 3), (second,)),
+    ]
     _, loops = analyse(k)
     got = _loop_map(k, loops, sites)
     assert {k.body[i].loc[1]: lp.line for i, lp in got.items()} == {20: 8, 10: 3}
@@ -219,7 +227,11 @@ def test_partition_loop_bounds_follow_the_captured_operands():
 
 # ----- triton scan --ptx: the ledger without Triton installed ------------------------------------
 DATA = __import__("pathlib").Path(__file__).resolve().parent / "data"
-PAIR = [str(DATA / "matmul_fp16_128x128x32_sm80.ttgir"), "--ptx", str(DATA / "matmul_fp16_128x128x32_sm80.ptx")]
+PAIR = [
+    str(DATA / "matmul_fp16_128x128x32_sm80.ttgir"),
+    "--ptx",
+    str(DATA / "matmul_fp16_128x128x32_sm80.ptx"),
+]
 
 
 def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):

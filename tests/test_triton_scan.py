@@ -45,7 +45,9 @@ def test_pipelined_matmul_from_triton_sm80():
     assert {x["instr"] for x in b["accesses"] if x["kind"] == "load"} == {"ldsm.x4.trans"}
     # sm80 follows the sm90-measured rules by assumption: every row says so (it once said "measured")
     assert [x["hardware"] for x in a["accesses"][:3]] == ["assumed", "assumed", "assumed"]
-    on_sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")["buffers"][0]["accesses"]
+    on_sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")[
+        "buffers"
+    ][0]["accesses"]
     # Triton emits cp.async.cg for 16-byte copies: Nsight Compute counts no shared wavefronts for it
     assert [x["hardware"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
     assert a["accesses"][2]["location"] == {

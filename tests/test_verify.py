@@ -249,8 +249,12 @@ def test_paired_wide_loads_off_the_measured_arch_are_unknown_to_every_engine(eng
     load = {"register": [[0, 1], [0, 2]], "lane": [[0, 0], [1, 0], [2, 0], [4, 0], [8, 0]]}
     r = bankproof.verify("4*m + n", load=load, shape="16x4", dtype="f32", arch="sm80", engines=engines)
     assert r.verdict == "unknown" and r.accesses[0].wavefronts is None
-    assert {e.reason for e in r.accesses[0].engines.values()} == {"paired wide loads are measured on sm90 only"}
-    assert bankproof.verify("4*m + n", load=load, shape="16x4", dtype="f32", engines=engines).verdict == "proved"
+    assert {e.reason for e in r.accesses[0].engines.values()} == {
+        "paired wide loads are measured on sm90 only"
+    }
+    assert (
+        bankproof.verify("4*m + n", load=load, shape="16x4", dtype="f32", engines=engines).verdict == "proved"
+    )
 
 
 def test_show_says_when_the_arch_cannot_count_the_instruction():

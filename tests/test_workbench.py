@@ -60,7 +60,9 @@ def test_the_seeds_table_by_grid():
         read = r["accesses"][1]
         assert read["max_per_instruction"] == per_instruction, name
         assert read["algebra"]["per_instruction"] == per_instruction, name
-        assert {a["name"]: (a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]} == expected(grid)
+        assert {a["name"]: (a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]} == expected(
+            grid
+        )
     assert workbench.evaluate({**workbench.SEED, "grid": SHIFTED})["formula"] == "32*m + (n ^ (2*m))"
 
 
@@ -149,11 +151,16 @@ def _post(url: str, body: bytes, headers: dict | None = None, method: str = "POS
 
 def test_server_refuses_bad_requests_and_keeps_serving(server):
     assert serve.url(serve.make_server(None)).startswith("http://127.0.0.1:")
-    assert _post(server + "api/evaluate", b"{not json") == (400, {"ok": False, "error": "workbench: request is not JSON"})
+    assert _post(server + "api/evaluate", b"{not json") == (
+        400,
+        {"ok": False, "error": "workbench: request is not JSON"},
+    )
     code, body = _post(server + "api/evaluate", b"x" * (serve.MAX_BODY + 1))
     assert code == 413 and "65536 bytes" in body["error"]
     assert _post(server + "api/nothing", b"{}")[0] == 404
-    code, body = _post(server + "api/evaluate", json.dumps({**workbench.SEED, "memory": "#ttg.nope<{}>"}).encode())
+    code, body = _post(
+        server + "api/evaluate", json.dumps({**workbench.SEED, "memory": "#ttg.nope<{}>"}).encode()
+    )
     assert code == 400 and body["error"].startswith("triton: attribute kind must be one of")
     for path in ("../README.md", "%2e%2e/README.md", "app.py"):
         with pytest.raises(urllib.error.HTTPError):
@@ -161,7 +168,7 @@ def test_server_refuses_bad_requests_and_keeps_serving(server):
     code, body = _post(server + "api/evaluate", json.dumps(workbench.SEED).encode())
     assert code == 200 and [a["wavefronts"] for a in body["accesses"]] == [16, 256]
     page = urllib.request.urlopen(server, timeout=10).read().decode()
-    assert "<script src=\"/app.js\">" in page and "http" not in page.replace("http-equiv", "")
+    assert '<script src="/app.js">' in page and "http" not in page.replace("http-equiv", "")
 
 
 def _raw(server: str, request: bytes, wait: float = 0.0) -> tuple[int, bytes]:
@@ -196,14 +203,25 @@ def test_the_workbench_answers_only_its_own_page(server):
     assert _post(server + "api/evaluate", seed, {**good, "X-Bankproof-Token": "guess"})[0] == 403
     assert _post(server + "api/start", b"", {"X-Bankproof-Token": None}, method="GET")[0] == 403
     token = TOKEN[server].encode()
-    rebind = b"GET /api/start HTTP/1.1\r\nHost: evil.example:" + port.encode() + b"\r\nX-Bankproof-Token: " + token
+    rebind = (
+        b"GET /api/start HTTP/1.1\r\nHost: evil.example:" + port.encode() + b"\r\nX-Bankproof-Token: " + token
+    )
     code, body = _raw(server, rebind + b"\r\nConnection: close\r\n\r\n")
     assert code == 403 and b"Host" in body
     assert _raw(server, b"GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")[0] == 403
     big = b"x" * (serve.MAX_BODY + 1)
     assert _post(server + "api/evaluate", big)[0] == 413
-    slow = (b"POST /api/evaluate HTTP/1.1\r\nHost: 127.0.0.1:" + port.encode() + b"\r\nContent-Type: application/json"
-            b"\r\nX-Bankproof-Token: " + token + b"\r\nContent-Length: " + str(len(seed)).encode() + b"\r\n\r\n" + seed)
+    slow = (
+        b"POST /api/evaluate HTTP/1.1\r\nHost: 127.0.0.1:"
+        + port.encode()
+        + b"\r\nContent-Type: application/json"
+        b"\r\nX-Bankproof-Token: "
+        + token
+        + b"\r\nContent-Length: "
+        + str(len(seed)).encode()
+        + b"\r\n\r\n"
+        + seed
+    )
     t = time.perf_counter()
     assert _raw(server, slow, wait=serve.READ_TIMEOUT_S + 2)[0] == 0  # dropped, no answer
     assert time.perf_counter() - t < serve.READ_TIMEOUT_S + 10
@@ -217,7 +235,10 @@ def test_serve_listens_on_loopback_only_and_names_the_host_flag(capsys):
     from bankproof.verifier.cli.main import main
 
     assert main(["serve", "--host", "0.0.0.0"]) == 2
-    assert "serve: --host must be a loopback address (127.0.0.1, localhost, ::1), got 0.0.0.0" in capsys.readouterr().err
+    assert (
+        "serve: --host must be a loopback address (127.0.0.1, localhost, ::1), got 0.0.0.0"
+        in capsys.readouterr().err
+    )
     assert main(["serve", "--port", "70000"]) == 2 and "--port" in capsys.readouterr().err
     try:
         srv = serve.make_server(None, "::1", 0)
@@ -255,7 +276,9 @@ def test_concurrent_proofs_are_serialized_and_stale_ones_dropped(server):
     assert _post(server + "api/evaluate", json.dumps(workbench.SEED).encode())[0] == 200
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.toml") if "amd_" not in p.name))
+@pytest.mark.parametrize(
+    "example", sorted(p.name for p in (ROOT / "examples").glob("*.toml") if "amd_" not in p.name)
+)
 def test_every_example_opens_with_its_verified_counts(example):
     """A spec file opens in the workbench as written and counts what ``verify`` counts (AMD specs
     are refused: the workbench models NVIDIA only so far)."""
@@ -398,6 +421,7 @@ def test_the_page_in_chromium(server, tmp_path):
         def proved_now(d):  # the background Z3 proof of the last state
             status = d.find_element("id", "z3-status")
             return status.get_attribute("data-grid") == json.dumps(grid, separators=(",", ":")) and status
+
         status = WebDriverWait(driver, 60).until(proved_now)
         verdicts = json.loads(status.get_attribute("data-accesses"))
         want = {name: "proved" if per == 1 else "refuted" for name, (_, per) in expected(grid).items()}
@@ -415,7 +439,9 @@ def test_the_page_in_chromium(server, tmp_path):
         assert page.grid() == SHIFTED
         before = page.seq()
         driver.find_element("id", "synth").click()
-        WebDriverWait(driver, 60).until(lambda d: d.find_element("tag name", "body").get_attribute("data-action") == "done")
+        WebDriverWait(driver, 60).until(
+            lambda d: d.find_element("tag name", "body").get_attribute("data-action") == "done"
+        )
         assert driver.find_element("id", "synth-status").text == "proved"
         assert page.seq() == before
     finally:
@@ -441,7 +467,6 @@ def test_a_ttgir_buffer_loads_by_click(tmp_path):
         srv.server_close()
 
 
-
 VERDICT_WORDS = ("conflict-free", "conflict", "proved", "refuted", "wavefront", "Z3 and every engine")
 
 
@@ -456,9 +481,13 @@ def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
         driver.get(server)
         page = Page(driver)
         page.wait(0)
-        WebDriverWait(driver, 60).until(lambda d: d.find_element("id", "z3-status").get_attribute("data-verdict"))
+        WebDriverWait(driver, 60).until(
+            lambda d: d.find_element("id", "z3-status").get_attribute("data-verdict")
+        )
         assert page.counts() and "Z3 and every engine" in driver.find_element("id", "z3-status").text
-        page.set_grid([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])  # a proof is pending
+        page.set_grid(
+            [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
+        )  # a proof is pending
         page.paste_memory("32*m + (n ^ m")  # rejected
         assert driver.find_element("id", "error").is_displayed()
         time.sleep(1.5)  # past the background proof's start: a stale one would have shown by now
@@ -466,7 +495,11 @@ def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
         assert page.counts() == {}
         for section in ("verdicts", "toggles", "algebra", "scope", "matrices", "actions"):
             text = driver.find_element("id", section).text
-            shown = [w for w in VERDICT_WORDS if w in text.replace("Wavefronts (enumeration, every instruction)", "")]
+            shown = [
+                w
+                for w in VERDICT_WORDS
+                if w in text.replace("Wavefronts (enumeration, every instruction)", "")
+            ]
             assert not shown, (section, shown, text[:300])
         assert driver.find_element("id", "grid").get_attribute("data-cells") in (None, "")
         page.paste_memory("32*m + (n ^ (2*m))")  # a valid input brings verdicts back
@@ -508,6 +541,11 @@ def test_a_request_too_large_for_the_workbench_is_refused_before_any_work():
     with pytest.raises(InputError, match=r"workbench: shape has more than 2\^20 elements"):
         workbench.evaluate(req)
     assert time.perf_counter() - t < 1
-    cute = {**workbench.SEED, "memory": "Sw<3,2,3> o (16,32):(32,1)", "units": "byte", "base_align": "9" * 5000}
+    cute = {
+        **workbench.SEED,
+        "memory": "Sw<3,2,3> o (16,32):(32,1)",
+        "units": "byte",
+        "base_align": "9" * 5000,
+    }
     with pytest.raises(InputError, match="base_align"):  # 5000 digits: once a 500 (int() refused them)
         workbench.evaluate(cute)

@@ -177,9 +177,11 @@ def check_major(d: Descriptor, major: str, elem_bits: int) -> None:
     tcgen05 (sm100) takes MN-major 32-bit operands only with the 128B-with-32-byte-atoms swizzle
     (CUTLASS's sm100 builder), and MN-major 8/16-bit operands with any swizzle but that one."""
     if d.swizzle.name == "128B_atom32":
-        why = ("is not modelled for descriptor reads: its canonical layout "
-               "(CUTLASS Layout_MN_SW128_32B_Atom, "
-               "4-row K groups) has neither a PTX table nor a measurement here")
+        why = (
+            "is not modelled for descriptor reads: its canonical layout "
+            "(CUTLASS Layout_MN_SW128_32B_Atom, "
+            "4-row K groups) has neither a PTX table nor a measurement here"
+        )
         what = f"{major}-major {elem_bits}-bit"
         raise InputError("descriptor", "swizzle 128B with 32-byte atoms", why, what)
     if major != "MN":
@@ -191,8 +193,10 @@ def check_major(d: Descriptor, major: str, elem_bits: int) -> None:
         why = "MN-major needs 16-bit elements on sm90 (PTX: wgmma imm-trans is only valid for .f16/.bf16)"
         raise InputError("descriptor", "major", why, f"MN with {elem_bits}-bit")
     if d.arch == "sm100" and elem_bits == 32 and d.swizzle.name != "128B_atom32":
-        why = ("MN-major 32-bit operands need the 128B swizzle with 32-byte atoms (CUTLASS's sm100 builder: "
-               '"for mn-major tf32 operands, SW128_32B is the only available smem layout")')
+        why = (
+            "MN-major 32-bit operands need the 128B swizzle with 32-byte atoms (CUTLASS's sm100 builder: "
+            '"for mn-major tf32 operands, SW128_32B is the only available smem layout")'
+        )
         raise InputError("descriptor", "swizzle", why, f"{d.swizzle.name} with {elem_bits}-bit MN-major")
     if d.arch == "sm100" and elem_bits != 32 and d.swizzle.name == "128B_atom32":
         why = "128B with 32-byte atoms is for MN-major 32-bit operands (PTX: tcgen05 shared memory desc.)"

@@ -55,15 +55,21 @@ MMA_ATOMS: dict[str, MmaAtom] = {
     **{f"SM80_16x8x16_{t}_TN": _F16_16x8x16 for t in ("F16F16F16F16", "F32F16F16F32", "F32BF16BF16F32")},
     # tf32: fragments of their own
     "SM80_16x8x4_F32TF32TF32F32_TN": MmaAtom((16, 8, 4), 32, "((4,8),2):((16,1),8)", _8x4, _16x8_ROW),
-    "SM80_16x8x8_F32TF32TF32F32_TN": MmaAtom((16, 8, 8), 32, "((4,8),(2,2)):((16,1),(8,64))",
-                                             "((4,8),2):((8,1),32)", _16x8_ROW),  # fmt: skip
+    "SM80_16x8x8_F32TF32TF32F32_TN": MmaAtom(
+        (16, 8, 8), 32, "((4,8),(2,2)):((16,1),(8,64))", "((4,8),2):((8,1),32)", _16x8_ROW
+    ),  # fmt: skip
     # fp64 (and CuTe's complex fp64 atoms, the same layouts)
-    **{f"SM80_8x8x4_{t}_TN": MmaAtom((8, 8, 4), 32, _8x4, _8x4, _8x8_ROW)
-       for t in ("F64F64F64F64", "C64C64C64C64", "GC64C64C64GC64")},  # fmt: skip
+    **{
+        f"SM80_8x8x4_{t}_TN": MmaAtom((8, 8, 4), 32, _8x4, _8x4, _8x8_ROW)
+        for t in ("F64F64F64F64", "C64C64C64C64", "GC64C64C64GC64")
+    },  # fmt: skip
     # 8-bit integers, every signedness, with or without saturation
-    **{f"SM80_{shape}_S32{ab}S32_TN{sat}": atom
-       for shape, atom in (("8x8x16", _S8_8x8x16), ("16x8x16", _S8_16x8x16), ("16x8x32", _S8_16x8x32))
-       for ab in ("S8S8", "S8U8", "U8S8", "U8U8") for sat in ("", "_SATURATE")},  # fmt: skip
+    **{
+        f"SM80_{shape}_S32{ab}S32_TN{sat}": atom
+        for shape, atom in (("8x8x16", _S8_8x8x16), ("16x8x16", _S8_16x8x16), ("16x8x32", _S8_16x8x32))
+        for ab in ("S8S8", "S8U8", "U8S8", "U8U8")
+        for sat in ("", "_SATURATE")
+    },  # fmt: skip
     # fp8 on sm89 (mma_traits_sm89.hpp: the s8 m16n8k32 fragments)
     **{f"SM89_16x8x32_F32{ab}F32_TN": _S8_16x8x32 for ab in ("E4M3E4M3", "E4M3E5M2", "E5M2E5M2", "E5M2E4M3")},
 }
@@ -117,7 +123,7 @@ def mma_atom(name: str) -> MmaAtom:
     """
     n = name.strip() if isinstance(name, str) else ""
     n = strip_namespaces(n).replace(" ", "")
-    while (m := re.fullmatch(r"(?:MMA_Atom|MMA_Traits)<(.*)>(?:\{\})?", n)):  # CUTLASS's wrappers
+    while m := re.fullmatch(r"(?:MMA_Atom|MMA_Traits)<(.*)>(?:\{\})?", n):  # CUTLASS's wrappers
         n = m.group(1)
     if n in MMA_ATOMS:
         return MMA_ATOMS[n]

@@ -31,8 +31,6 @@ def _scaled(x: Nested, k: int) -> Nested:
     return tuple(_scaled(y, k) for y in x) if isinstance(x, tuple) else x * k
 
 
-
-
 def evaluate(shape: Nested, stride: Nested, index):
     """A CuTe layout at 1-D indices (an int or an array), the coordinate split first mode fastest.
 

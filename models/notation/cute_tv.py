@@ -50,8 +50,6 @@ class CopyAtom:
     bits: int
 
 
-
-
 def _fixed_atoms() -> dict[str, CopyAtom]:
     out = {}
     for n, m in ((1, 1), (2, 2), (4, 4)):

@@ -96,8 +96,13 @@ _PLAIN = {
     "SwizzledSharedLayout": (
         "ttg.swizzled_shared",
         _field_map(
-            {"vec": "vec", "per_phase": "perPhase", "max_phase": "maxPhase", "order": "order",
-             "cga_layout": "CGALayout"}
+            {
+                "vec": "vec",
+                "per_phase": "perPhase",
+                "max_phase": "maxPhase",
+                "order": "order",
+                "cga_layout": "CGALayout",
+            }
         ),
     ),  # fmt: skip
     "NVMMASharedLayout": (

@@ -116,7 +116,6 @@ def shared_linear_text(layout: LinearLayout, alignment: int = 16) -> str:
     return SharedLinear(bases_tuple(b.get("offset", [])), bases_tuple(b.get("block", [])), alignment).text()
 
 
-
 def _row_bases_match(want, order, shape, vec: int, per_phase: int, max_phase: int) -> bool:
     """A quick necessary condition (2-D): row 0 is unswizzled, and row ``2^j`` starts at column
     ``vec * ((2^j // perPhase) % maxPhase)``."""

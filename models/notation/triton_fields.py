@@ -138,8 +138,6 @@ class TritonLayout:
         return []
 
 
-
-
 def bases_tuple(bases: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(b) for b in bases)
 

@@ -100,7 +100,9 @@ def slice_(rng: random.Random):
         blocked(rng, rank=rng.choice([2, 3])) if pick < 0.5 else mma(rng) if pick < 0.8 else dot_operand(rng)
     )
     dim = rng.randrange(len(tile))
-    return {"cls": "SliceLayout", "args": {"dim": dim, "parent": parent}}, [t for i, t in enumerate(tile) if i != dim]
+    return {"cls": "SliceLayout", "args": {"dim": dim, "parent": parent}}, [
+        t for i, t in enumerate(tile) if i != dim
+    ]
 
 
 def swizzled_shared(rng: random.Random):

@@ -40,9 +40,9 @@ def _module(items: list[dict], warps: int, ctas: int, lanes: int = 32) -> str:
 
 def _padded_fields(lay) -> list:
     """A ``PaddedSharedLayout``'s fields as plain lists (Triton's readback holds tuples)."""
-    return [[list(x) for x in getattr(lay, f)] for f in ("interval_padding_pairs", "offset_bases", "cga_layout")] + [
-        list(lay.shape)
-    ]
+    return [
+        [list(x) for x in getattr(lay, f)] for f in ("interval_padding_pairs", "offset_bases", "cga_layout")
+    ] + [list(lay.shape)]
 
 
 def _run(items: list[dict], warps: int, ctas: int, lanes: int = 32) -> list[dict]:
@@ -120,10 +120,22 @@ def _gluon(items: list[dict]) -> list[dict]:
                 out.append(back)
                 continue
             ll = b.to_linear_layout(obj._to_ir(b), list(it["shape"]))
-            bases = {"register": ll.reg_bases, "lane": ll.lane_bases, "warp": ll.warp_bases,
-                     "block": ll.block_bases} if not it["memory"] else {  # fmt: skip
-                "offset": ll.offset_bases, "block": ll.block_bases}
-            out.append({"id": it["id"], "ok": True, "bases": {k: [list(x) for x in v] for k, v in bases.items()}})
+            bases = (
+                {
+                    "register": ll.reg_bases,
+                    "lane": ll.lane_bases,
+                    "warp": ll.warp_bases,
+                    "block": ll.block_bases,
+                }
+                if not it["memory"]
+                else {  # fmt: skip
+                    "offset": ll.offset_bases,
+                    "block": ll.block_bases,
+                }
+            )
+            out.append(
+                {"id": it["id"], "ok": True, "bases": {k: [list(x) for x in v] for k, v in bases.items()}}
+            )
         except Exception as e:  # noqa: BLE001 - Triton refused the object: report as data
             out.append({"id": it["id"], "ok": False, "error": str(e)[:400]})
     return out
