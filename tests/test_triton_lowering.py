@@ -106,3 +106,20 @@ def test_ldmatrix_32_bit_engines_agree(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code in (0, 1), out  # never 4: enumeration, Lemma 9.4 and Z3 agree
     assert "x ldmatrix.sync.aligned.m8n8.x4.shared.b16" in out
+
+
+def test_the_corpus_counts_come_from_the_one_parse():
+    """``kernel_counts`` reads the instructions the compile's one PTX parse classified, and gives what
+    the text-level count gives (names, sizes and cp.async cache modes)."""
+    from bankproof.verifier.triton.ptx.parse import parse_kernel
+
+    body = PTX.replace("\t.file\t1", "\tret;\n}\n\t.file\t1")
+    ptx = ".visible .entry k(\n.param .u64 k_param_0\n)\n.maxntid 64, 1, 1\n{\n" + body
+    assert lowering.kernel_counts(parse_kernel(ptx)) == (
+        {"ldsm.x4": 1, "cp16": 1, "st128": 1},
+        {16: ["cg"]},
+    )
+    assert lowering.kernel_counts(parse_kernel(ptx)) == (
+        lowering.ptx_counts(ptx),
+        lowering.ptx_cp_async_modes(ptx),
+    )

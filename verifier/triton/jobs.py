@@ -80,7 +80,8 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
     ttgir, ptx = compiled
     modelled = "ledger" in target.get(arch).commands  # the ledger reads PTX only so far
     # read once (the scan, the ledger and the descriptors share the reading); no PTX where no ledger
-    got = pipeline.analyse(read_source(ttgir, f"{name}@{arch}.ttgir", ptx if modelled else None), None, arch)
+    source = read_source(ttgir, f"{name}@{arch}.ttgir", ptx if modelled else None)
+    got = pipeline.analyse(source, None, arch)
     entry["report"] = got.report
     entry["ttgir"] = ttgir
     if not modelled:
@@ -88,8 +89,9 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
         note = target.get(arch).not_modeled("ledger")
         entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
         return entry  # (MMA descriptors are sm90/sm100's)
-    entry["ptx_counts"] = lowering.ptx_counts(ptx)
-    entry["cp_async_modes"] = lowering.ptx_cp_async_modes(ptx)
+    entry["ptx_counts"], entry["cp_async_modes"] = (
+        ({}, {}) if source.kernel is None else lowering.kernel_counts(source.kernel)
+    )
     led = got.ledger
     if led is None:  # PTX the reader cannot read
         why = f"the PTX could not be read: {got.ledger_error}"

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from bankproof.verifier.triton.ptx.parse import Kernel, classify
+
 _PRED = r"^\s*(?:@!?%\w+\s+)?"
 _LDST = re.compile(_PRED + r"(ld|st)(?:\.volatile)?\.shared(?:::cta)?(?:\.v(\d))?\.[bsuf](\d+)\s", re.M)
 _MATRIX = re.compile(_PRED + r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared", re.M)
@@ -43,6 +45,23 @@ def ptx_counts(ptx: str) -> dict[str, int]:
     for _, size in _CP.findall(ptx):
         out[f"cp{int(size, 0)}"] += 1
     return dict(out)
+
+
+def kernel_counts(kernel: Kernel) -> tuple[dict[str, int], dict[int, list[str]]]:
+    """:func:`ptx_counts` and :func:`ptx_cp_async_modes` of a kernel already read (the compile's one
+    parse: each instruction as the PTX reader classified it, no second look at the text)."""
+    counts: Counter = Counter()
+    modes: dict[int, set[str]] = {}
+    for ins in kernel.body:
+        c = classify(ins)
+        if c is None or c[0] not in ("lsu", "ldsm", "stsm", "ldgsts"):
+            continue
+        name = c[1]
+        if name.startswith("cp"):  # cp16.cg: the copy's size and its cache mode
+            name, _, mode = name.partition(".")
+            modes.setdefault(int(name[2:]), set()).add(mode)
+        counts[name] += 1
+    return dict(counts), {k: sorted(v) for k, v in sorted(modes.items())}
 
 
 def ptx_cp_async_modes(ptx: str) -> dict[int, list[str]]:
