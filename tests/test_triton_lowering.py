@@ -11,15 +11,6 @@ from bankproof.models.notation import parse_layout
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import lowering
 
-LOC = {"source": "/k/kernel.py", "line": 7, "column": 3}
-
-
-def _report(*accesses: tuple[str, str, int], conversions: tuple = ()) -> dict:
-    rows = [{"op": op, "instr": instr, "instructions": n, "location": dict(LOC, line=line)}
-            for op, instr, n, line in accesses]  # fmt: skip
-    return {"num_warps": 2, "buffers": [{"accesses": rows}], "conversions": list(conversions)}
-
-
 PTX = """
 \t.loc\t1 7 3
 \tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];
@@ -29,33 +20,6 @@ PTX = """
 \tst.shared.v4.b32 [%r8], {%r1, %r2, %r3, %r4};
 \t.file\t1 "/k/kernel.py"
 """
-
-
-def test_counts_per_location_from_ptx():
-    assert lowering.ptx_counts_by_location(PTX) == {
-        ("kernel.py", 7, 3): {"ldsm.x4": 1},
-        ("kernel.py", 9, 3): {"cp16": 1},
-        ("kernel.py", 30, 1): {"st128": 1},
-    }
-
-
-def test_compare_names_the_disagreement():
-    load = ("ttg.local_load", "ldsm.x4", 2, 7)
-    copy = ("ttg.async_copy_global_to_local", "st128", 2, 9)
-    assert lowering.compare(_report(load, copy), PTX.replace("\tst.shared", "\t// st.shared")) == []
-    # the scan says 4 ld32 per warp where Triton emitted one ldmatrix.x4
-    wrong = ("ttg.local_load", "ld32", 8, 7)
-    assert lowering.compare(_report(wrong, copy), PTX) == [
-        "kernel.py:7:3: scan {'ld32': 4}, PTX {'ldsm.x4': 1}"
-    ]
-    # a store the compiler emitted under another line (30) makes up what line 11 lacks
-    store = ("ttg.local_store", "st128", 2, 11)
-    assert lowering.compare(_report(load, copy, store), PTX) == []
-    # but an instruction the scan did not predict at a location is a disagreement
-    copy_at_7 = ("ttg.async_copy_global_to_local", "st128", 2, 7)
-    assert lowering.compare(_report(copy_at_7), PTX.replace("1 9 3", "1 7 3")) == [
-        "kernel.py:7:3: scan {'cp16': 1}, PTX {'ldsm.x4': 1, 'cp16': 1}"
-    ]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
@@ -109,8 +73,8 @@ def test_ldmatrix_32_bit_engines_agree(tmp_path, capsys):
 
 
 def test_the_corpus_counts_come_from_the_one_parse():
-    """``kernel_counts`` reads the instructions the compile's one PTX parse classified, and gives what
-    the text-level count gives (names, sizes and cp.async cache modes)."""
+    """``kernel_counts`` reads the instructions the compile's one PTX parse classified: names, sizes and
+    cp.async cache modes (the corpus entries' ``ptx_counts`` and ``cp_async_modes``)."""
     from bankproof.verifier.triton.ptx.parse import parse_kernel
 
     body = PTX.replace("\t.file\t1", "\tret;\n}\n\t.file\t1")
@@ -118,8 +82,4 @@ def test_the_corpus_counts_come_from_the_one_parse():
     assert lowering.kernel_counts(parse_kernel(ptx)) == (
         {"ldsm.x4": 1, "cp16": 1, "st128": 1},
         {16: ["cg"]},
-    )
-    assert lowering.kernel_counts(parse_kernel(ptx)) == (
-        lowering.ptx_counts(ptx),
-        lowering.ptx_cp_async_modes(ptx),
     )
