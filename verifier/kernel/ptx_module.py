@@ -31,6 +31,7 @@ from types import MappingProxyType
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.locations import Loc, Locations
+from bankproof.verifier.triton.ptx.parse import split_guard
 from bankproof.verifier.triton.ttgir import split_top
 
 MAX_INSTRUCTIONS = 400_000  # of one kernel (a fully unrolled CUTLASS kernel has tens of thousands)
@@ -44,7 +45,6 @@ _SHARED = re.compile(
 )
 _TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
 _LABEL = re.compile(r"^([$\w]+):")
-_PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
 
 
 @dataclass(frozen=True)
@@ -344,11 +344,7 @@ def _declared(line: str) -> list[str]:
 
 
 def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
-    guard = None
-    g = _PRED.match(text)
-    if g:
-        guard = (g.group(1) == "!", g.group(2))
-        text = text[g.end() :]
+    guard, text = split_guard(text)
     parts = text.split(None, 1)
     if len(parts[0]) > 96 or re.search(r"\d{5,}", parts[0]):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])

@@ -98,13 +98,19 @@ def _threads(directives: str) -> int:
     return 1
 
 
+def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
+    """An instruction's predicate guard ``(negated, predicate)`` (``None`` without one) and the rest.
+
+    >>> split_guard("@!%p1 bra $L1")
+    ((True, '%p1'), 'bra $L1')
+    """
+    g = _PRED.match(text)
+    return ((g.group(1) == "!", g.group(2)), text[g.end() :]) if g else (None, text)
+
+
 def _instruction(text: str, index: int, line: int, where: Location, scope: int) -> Instruction:
     """One instruction's text (its ``;`` gone): the predicate guard, the opcode, the operands."""
-    guard = None
-    g = _PRED.match(text)
-    if g:
-        guard = (g.group(1) == "!", g.group(2))
-        text = text[g.end() :]
+    guard, text = split_guard(text)
     parts = text.split(None, 1)
     operands = _split_operands(parts[1]) if len(parts) > 1 else []
     return Instruction(index, line, parts[0], operands, guard, where, scope)
