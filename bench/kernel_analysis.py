@@ -4,7 +4,7 @@ warp instructions), compiled once by NVRTC (not timed), then analysed: the PTX r
 the PTX machine, every instance counted.
 
 Target: the analysis in under 1 s here. Baseline in the same run: the Triton wing's PTX reader
-(verifier/triton/ptx: parse and evaluate the same kernel once, no loops run).
+(verifier/ptx: parse and evaluate the same kernel once, no loops run).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def main() -> None:
         return
     from bankproof.verifier.api.kernel import launch_of
     from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
-    from bankproof.verifier.triton.ptx import analyse as triton_analyse
-    from bankproof.verifier.triton.ptx import parse_kernel
+    from bankproof.verifier.ptx import analyse as triton_analyse
+    from bankproof.verifier.ptx import parse_kernel
 
     from tests import kernel_cases as kc
 

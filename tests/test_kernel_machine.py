@@ -9,9 +9,9 @@ import pytest
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel import ptxas, simt
 from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
-from bankproof.verifier.kernel.ptx_module import kernel_code, read_module
 from bankproof.verifier.kernel.records import Launch
 from bankproof.verifier.kernel.values import Value, arith, shuffle
+from bankproof.verifier.ptx.module import kernel_code, read_module
 
 import bankproof
 

@@ -131,7 +131,8 @@ FLOORS = [
     ("gpu_checks", ("bankproof.gpu_checks",)),  # the GPU as judge
     ("results", ("bankproof.verifier.results",)),  # frozen result values
     ("engine", ("bankproof.verifier.engine",)),  # specs, the engines run and agreed, costs, synthesis
-    ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, PTX, scan, ledger, corpus
+    ("ptx", ("bankproof.verifier.ptx",)),  # PTX read once, its evaluator: every kernel's front end
+    ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, scan, ledger, corpus
     ("kernel", ("bankproof.verifier.kernel",)),  # any kernel: NVRTC, the PTX machine, its account
     ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
     ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF

@@ -75,7 +75,7 @@ def test_ldmatrix_32_bit_engines_agree(tmp_path, capsys):
 def test_the_corpus_counts_come_from_the_one_parse():
     """``kernel_counts`` reads the instructions the compile's one PTX parse classified: names, sizes and
     cp.async cache modes (the corpus entries' ``ptx_counts`` and ``cp_async_modes``)."""
-    from bankproof.verifier.triton.ptx.parse import parse_kernel
+    from bankproof.verifier.ptx.parse import parse_kernel
 
     body = PTX.replace("\t.file\t1", "\tret;\n}\n\t.file\t1")
     ptx = ".visible .entry k(\n.param .u64 k_param_0\n)\n.maxntid 64, 1, 1\n{\n" + body

@@ -1,12 +1,12 @@
-"""The PTX reader (``verifier/triton/ptx.py``) on the constructs Triton 3.9.0 emits for warp
+"""The PTX evaluator (``verifier/ptx/``) on the constructs Triton 3.9.0 emits for warp
 specialization and for library code: shuffles of the warp id, byte permutes, narrowing converts,
 inline-asm labels, jump tables and the worker warps' state word."""
 
 from __future__ import annotations
 
 import numpy as np
+from bankproof.verifier.ptx import analyse, compute, parse_kernel
 from bankproof.verifier.triton.ledger import _loop_map
-from bankproof.verifier.triton.ptx import analyse, compute, parse_kernel
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 
@@ -313,3 +313,37 @@ def test_a_tail_load_feeding_a_predicated_store_runs_only_where_the_store_does()
   ret;"""
     (op,) = analyse(parse_kernel(_kernel(body)))[0]
     assert op.active.all() and "exit_before" not in op.extra
+
+
+def test_the_evaluator_reads_through_the_one_ptx_reader(monkeypatch):
+    """``parse_kernel`` is the module reader's kernel seen by the evaluator: each instruction's
+    location is what its ``.loc`` names (the ``inlined_at`` caller, file by base name), vector
+    operands keep their text, threads come from ``.maxntid`` when there is no ``.reqntid``, and
+    the module reader is the one that ran (counted)."""
+    from bankproof.verifier.ptx import module, parse
+
+    calls = []
+    real = module.kernel_code
+    monkeypatch.setattr(parse, "kernel_code", lambda m, n: calls.append(n) or real(m, n))
+    k = parse_kernel(
+        """.visible .entry first(.param .u64 first_param_0)
+.maxntid 64, 2, 1
+{
+  .loc 1 7 3
+  mov.u32 %r1, %tid.x;
+  .loc 2 40 7, function_name $L__info_string0, inlined_at 1 9 5
+  ld.shared.v2.b32 { %r2, %r3 },
+      [%r1+8];
+}
+.visible .entry second()
+{
+  ret;
+}
+.file 1 "/home/u/kern.py"
+.file 2 "/lib/triton/language/standard.py"
+"""
+    )
+    assert calls == ["first"]
+    assert (k.name, k.threads, k.params) == ("first", 128, [("u64", "first_param_0")])
+    assert [(i.loc, i.line) for i in k.body] == [(("kern.py", 7, 3), 5), (("kern.py", 9, 5), 7)]
+    assert k.body[1].operands == ["{ %r2, %r3 }", "[%r1+8]"]

@@ -43,7 +43,7 @@ def prepare(out_dir: str) -> None:
     import importlib.util
 
     import triton
-    from bankproof.verifier.triton.ptx import parse_kernel
+    from bankproof.verifier.ptx import parse_kernel
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 

@@ -45,8 +45,8 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
     cubins and ``plan.json``."""
     import triton
     from bankproof.models.target import ARCHS
+    from bankproof.verifier.ptx import parse_kernel
     from bankproof.verifier.triton import corpus, ledger
-    from bankproof.verifier.triton.ptx import parse_kernel
     from bankproof.verifier.triton.scan import scan_text
 
     out = Path(out_dir)

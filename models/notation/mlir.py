@@ -203,6 +203,28 @@ class _Reader:
         raise self.error(f"expected a value, found {v!r}" if v else "unexpected end of text")
 
 
+def split_top(text: str) -> list[str]:
+    """Split at the commas outside any bracket (``<>``, ``[]``, ``()``, ``{}``): MLIR types and
+    attribute lists, PTX operand lists.
+
+    >>> split_top("[%r1+4], {%r2, %r3}, 16")
+    ['[%r1+4]', '{%r2, %r3}', '16']
+    """
+    parts, depth, cur = [], 0, []
+    for c in text:
+        if c in "<[({":
+            depth += 1
+        elif c in ">])}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur).strip())
+    return parts
+
+
 def parse_attribute(text: str, aliases: Mapping[str, str] | None = None, depth: int = 0) -> Attribute:
     """Parse one attribute (after resolving any ``#alias = ...`` lines in ``text``)."""
     defs, body = split_aliases(text)

@@ -35,7 +35,6 @@ from bankproof.models import target
 from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, simt
 from bankproof.verifier.kernel.functions import with_functions
-from bankproof.verifier.kernel.ptx_module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.kernel.records import (
     InstructionReport,
     KernelResult,
@@ -45,6 +44,7 @@ from bankproof.verifier.kernel.records import (
 )
 from bankproof.verifier.kernel.sites import COUNTED, shared_pointers
 from bankproof.verifier.kernel.totals import kind_totals, line_totals
+from bankproof.verifier.ptx.module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 
 
 @dataclass(frozen=True)

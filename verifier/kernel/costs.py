@@ -16,8 +16,8 @@ import json
 import numpy as np
 from bankproof.models import hardware, target
 from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel.ptx_module import KernelCode
 from bankproof.verifier.kernel.records import Conflict, Instances
+from bankproof.verifier.ptx.module import KernelCode
 
 ZFILL_CG = (
     "cp.async.cg with zero-fill (a src-size operand): Nsight Compute's count of these copies is not the "

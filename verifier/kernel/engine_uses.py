@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from bankproof.verifier.kernel.ptx_module import Op
 from bankproof.verifier.kernel.records import EngineUse
 from bankproof.verifier.kernel.sites import MachineOp
+from bankproof.verifier.ptx.module import Op
 
 _MEM = re.compile(r"\[\s*([^\]]*?)\s*\]")
 

@@ -3,7 +3,7 @@ body appended to the kernel's, in a scope of its own (its registers are its own)
 instruction indices continuing the kernel's; the PTX machine follows ``call`` and ``ret`` through
 them with a return stack per thread, passing arguments and results through the ``.param`` space.
 
->>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+>>> from bankproof.verifier.ptx.module import read_module, kernel_code
 >>> m = read_module('''
 ... .func (.param .b32 func_retval0) f(.param .b32 f_param_0)
 ... {
@@ -28,7 +28,7 @@ import re
 from types import MappingProxyType
 
 import numpy as np
-from bankproof.verifier.kernel.ptx_module import Function, KernelCode, PtxModule, callee, read_body
+from bankproof.verifier.ptx.module import Function, KernelCode, PtxModule, callee, read_body
 
 MAX_FUNCTIONS = 64  # distinct .funcs appended to one kernel
 

@@ -9,7 +9,7 @@ checks the alignment on every thread's address; where ptxas cannot prove what ev
 it keeps the loads apart, so a merge is labelled ``assumed``. Stores are kept as the PTX has them
 (no merged store was seen).
 
->>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+>>> from bankproof.verifier.ptx.module import read_module, kernel_code
 >>> code = kernel_code(read_module('''
 ... .visible .entry k()
 ... {
@@ -31,8 +31,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances
+from bankproof.verifier.ptx.module import KernelCode, Op
 
 _ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
 _STOP = (
@@ -107,7 +107,7 @@ def candidates(code: KernelCode) -> list[Run]:
 def reuses(code: KernelCode) -> list[Reuse]:
     """Loads that repeat an earlier load of the same run (ptxas keeps the first's value).
 
-    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> from bankproof.verifier.ptx.module import read_module, kernel_code
     >>> code = kernel_code(read_module('''
     ... .visible .entry k()
     ... {
@@ -210,7 +210,7 @@ def exits_before(code: KernelCode) -> dict[int, tuple[bool, str]]:
     reductions, gpu_checks/results/h100-2026-11-23-triton-kernels.json; ldmatrix is kept before the
     exit). Returns load index -> P as ``(negated, register)``.
 
-    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> from bankproof.verifier.ptx.module import read_module, kernel_code
     >>> code = kernel_code(read_module('''
     ... .visible .entry k(.param .u64 k_param_0)
     ... {
@@ -275,7 +275,7 @@ def dead_loads(code: KernelCode) -> set[int]:
     gpu_checks/results/h100-2026-11-28-kernel-truth-3.json.gz). A label, a branch or a call on the way
     keeps the load (its result may be read elsewhere).
 
-    >>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+    >>> from bankproof.verifier.ptx.module import read_module, kernel_code
     >>> code = kernel_code(read_module(\'\'\'
     ... .visible .entry k()
     ... {

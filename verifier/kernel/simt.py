@@ -13,7 +13,7 @@ shared and generic spaces keeps the offset, so a generic ``ld``/``st`` of a poin
 shared symbol is a shared access. A pointer argument not given is a distinct 256-byte-aligned
 address (cudaMalloc's alignment), which is all that global-line counts depend on.
 
->>> from bankproof.verifier.kernel.ptx_module import read_module, kernel_code
+>>> from bankproof.verifier.ptx.module import read_module, kernel_code
 >>> code = kernel_code(read_module('''
 ... .visible .entry k(.param .u32 n)
 ... {
@@ -46,7 +46,6 @@ import numpy as np
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel import functions, smem_values
 from bankproof.verifier.kernel.engine_uses import record_engine_use
-from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
 from bankproof.verifier.kernel.values import (
@@ -59,6 +58,7 @@ from bankproof.verifier.kernel.values import (
     special_registers,
     width,
 )
+from bankproof.verifier.ptx.module import KernelCode, Op
 
 MAX_STEPS = 3_000_000
 MAX_SECONDS = 120.0

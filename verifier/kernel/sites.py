@@ -3,7 +3,7 @@ instruction's role (control flow, a shared-memory access and its family, the reg
 that matter), the registers that can matter (the backward slice of every shared address, guard,
 branch operand and copy source), where shared symbols sit, and which arguments are pointers.
 
->>> from bankproof.verifier.kernel.ptx_module import Op
+>>> from bankproof.verifier.ptx.module import Op
 >>> classify(Op(0, 1, "ld.shared.v4.b32", ("{%r1, %r2, %r3, %r4}", "[%r5]"), None, 0, None, None), set())
 ('lsu', 'ld128')
 >>> classify(Op(0, 1, "ld.u32", ("%r1", "[%rd5]"), None, 0, None, None), {"%rd5"})
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bankproof.models.errors import InputError
-from bankproof.verifier.kernel.ptx_module import KernelCode, Op
 from bankproof.verifier.kernel.records import Launch
-from bankproof.verifier.triton.ptx.parse import Instruction
-from bankproof.verifier.triton.ptx.parse import classify as classify_shared
+from bankproof.verifier.ptx.module import KernelCode, Op
+from bankproof.verifier.ptx.parse import Instruction
+from bankproof.verifier.ptx.parse import classify as classify_shared
 
 POINTER_BASE = 0x7F00_0000_0000  # pointer arguments not given: this + i * 2^32 (256-byte aligned)
 _REGS = re.compile(r"%[\w$]+")

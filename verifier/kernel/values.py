@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.verifier.triton.ptx.machine import compute
+from bankproof.verifier.ptx.machine import compute
 
 FLOAT = re.compile(
     r"\.(?:b?f\d+(?:x\d)?|e[45]m[23]\w*|tf32|rn|rz|rm|rp|rni|rzi|rmi|rpi|sat|ftz|approx)(?:\.|$)"

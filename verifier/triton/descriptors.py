@@ -23,8 +23,8 @@ from bankproof.models.engines.tma import mode, swizzled
 from bankproof.models.errors import InputError
 from bankproof.models.notation.triton import parse_triton
 from bankproof.models.notation.triton_shared import NVMMAShared
-from bankproof.verifier.triton.ptx.machine import PtxMachine, compute
-from bankproof.verifier.triton.ptx.parse import parse_kernel
+from bankproof.verifier.ptx.machine import PtxMachine, compute
+from bankproof.verifier.ptx.parse import parse_kernel
 from bankproof.verifier.triton.ttgir import read_ttgir
 
 SM90_MODES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}

@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
 from bankproof.verifier.triton.ledger_rules import (
     EXIT_BEFORE,
     RULES,
@@ -58,7 +59,6 @@ from bankproof.verifier.triton.ledger_rules import (
 )
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.measured_rules import bound_narrow_ca, guarded_cg_range
-from bankproof.verifier.triton.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
 from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 

@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 from bankproof.models.hardware import evaluate, instruction
-from bankproof.verifier.triton.ptx import SharedOp
+from bankproof.verifier.ptx import SharedOp
 from bankproof.verifier.triton.sites import Loop, Site
 
 BUFFER_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load", "ttg.async_copy_global_to_local")

@@ -5,7 +5,7 @@ classified it), never from a second look at the text. The per-line check of the 
 policy against these instructions is the ledger's (``ledger.py``: every PTX shared instruction
 owned by one access and counted alike).
 
->>> from bankproof.verifier.triton.ptx.parse import parse_kernel
+>>> from bankproof.verifier.ptx.parse import parse_kernel
 >>> ptx = '''.visible .entry k(.param .u64 k_p)
 ... .maxntid 32, 1, 1
 ... {
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bankproof.verifier.triton.ptx.parse import Kernel, classify
+from bankproof.verifier.ptx.parse import Kernel, classify
 
 
 def kernel_counts(kernel: Kernel) -> tuple[dict[str, int], dict[int, list[str]]]:

@@ -18,8 +18,8 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
+from bankproof.verifier.ptx import Kernel, parse_kernel
 from bankproof.verifier.triton.descriptors import MMA_OPS
-from bankproof.verifier.triton.ptx import Kernel, parse_kernel
 from bankproof.verifier.triton.sites import Site, read_sites
 from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from bankproof.models import dtypes
 from bankproof.models.errors import InputError
+from bankproof.models.notation.mlir import split_top
 
 SHARED_OPS = (
     "ttg.local_alloc",
@@ -97,23 +98,6 @@ def _balanced(text: str, start: int) -> int:
             if depth == 0:
                 return i + 1
     raise InputError("ttgir", "type", "has unbalanced '<' '>'", text[start : start + 60])
-
-
-def split_top(text: str) -> list[str]:
-    """Split at the commas outside any bracket (``<>``, ``[]``, ``()``, ``{}``)."""
-    parts, depth, cur = [], 0, []
-    for c in text:
-        if c in "<[({":
-            depth += 1
-        elif c in ">])}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur).strip())
-    return parts
 
 
 def parse_type(text: str) -> Type:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from bankproof.verifier.triton.ptx.parse import (
+from bankproof.verifier.ptx.parse import (
     MEM_OPERAND,
     Instruction,
     Kernel,
@@ -19,7 +19,7 @@ from bankproof.verifier.triton.ptx.parse import (
     signed_type,
     type_width,
 )
-from bankproof.verifier.triton.ptx.warp import shuffle
+from bankproof.verifier.ptx.warp import shuffle
 
 # ----- evaluation --------------------------------------------------------------------------------
 _SREG = {"%tid.x": "tid", "%laneid": "lane"}

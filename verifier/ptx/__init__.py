@@ -1,7 +1,9 @@
-"""Triton's PTX, read as a program: every shared-memory instruction of a kernel with the byte
-address each thread of the CTA gives it, evaluated from ``%tid`` through the integer arithmetic
-Triton's lowering emitted. Scratch (reductions, scans, layout conversions) has no layout in the
-TTGIR; its layout is whatever this code computes, so it is read from the code itself.
+"""PTX, every kernel's front end: the one reader of PTX text (:mod:`.module`, with
+:mod:`.locations`), which ``bankproof kernel``'s machine runs and the Triton wing reads, and the
+evaluator of one kernel's shared-memory instructions as the Triton ledger uses it: every thread's
+byte address evaluated from ``%tid`` through the integer arithmetic the compiler emitted. Scratch
+(reductions, scans, layout conversions) has no layout in the TTGIR; its layout is whatever this
+code computes, so it is read from the code itself.
 
 Registers defined once whose inputs are known get one value per thread; anything else (kernel
 parameters, loaded data, values carried around a loop) is unknown, and so is an address or a
@@ -26,9 +28,9 @@ conditions lead there (a branch on an unknown value leads both ways, and the ins
 [('st32', 'lsu', 2, 144), ('ld128', 'lsu', 64, 0)]
 """
 
-from bankproof.verifier.triton.ptx.flow import PtxLoop, analyse, shared_ops
-from bankproof.verifier.triton.ptx.machine import compute
-from bankproof.verifier.triton.ptx.parse import (
+from bankproof.verifier.ptx.flow import PtxLoop, analyse, shared_ops
+from bankproof.verifier.ptx.machine import compute
+from bankproof.verifier.ptx.parse import (
     Instruction,
     Kernel,
     Location,

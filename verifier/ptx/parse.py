@@ -16,14 +16,12 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-from bankproof.verifier.triton.ttgir import split_top
+from bankproof.models.errors import InputError
+from bankproof.verifier.ptx.locations import Loc
+from bankproof.verifier.ptx.module import KernelCode, kernel_code, read_module
 
 Location = tuple[str, int, int]  # (source file name, line, column)
 
-_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
-_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", re.S)
-_LABEL = re.compile(r"^\s*([$\w]+):")
-_PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
 MEM_OPERAND = re.compile(r"\[\s*([^\]]*?)\s*\]")
 MASK32 = (1 << 32) - 1
 
@@ -55,133 +53,32 @@ class Kernel:
     memo: dict = field(default_factory=dict, repr=False, compare=False)  # per-kernel analysis caches
 
 
-_TOP_COMMA = re.compile(r",(?![^\[{(]*[\]})])")  # a comma outside any bracket group
-_NESTED = re.compile(r"[\[{(][^\]})]*[\[{(]")  # a group opened inside another
-
-
-def _split_operands(text: str) -> list[str]:
-    if not any(c in text for c in "[{("):
-        return [x.strip() for x in text.split(",") if x.strip()]
-    if not _NESTED.search(text):  # groups side by side, none inside another: one regex split
-        return [x.strip() for x in _TOP_COMMA.split(text) if x.strip()]
-    return [x for x in split_top(text) if x]
-
-
-def _loc(rest: str, files: dict[str, str]) -> Location | None:
-    """``.loc F L C[, function_name ..., inlined_at F2 L2 C2]``: the outermost location."""
-    parts = rest.split("inlined_at")
-    f, ln, col = (
-        parts[-1].replace(",", " ").split()[:3] if len(parts) > 1 else rest.replace(",", " ").split()[:3]
-    )
-    try:
-        return (files.get(f, f), int(ln), int(col))
-    except ValueError:
-        return None
-
-
-def _params(text: str) -> list[tuple[str, str]]:
-    """An entry's ``.param`` list as (type, name) pairs."""
-    out = []
-    for p in text.split(","):
-        words = p.split()
-        if len(words) >= 3 and words[0] == ".param":
-            out.append((words[1].lstrip("."), words[-1]))
-    return out
-
-
-def _threads(directives: str) -> int:
-    """Threads per CTA from ``.reqntid`` (else ``.maxntid``; 1 when neither is given)."""
-    for key in (".reqntid", ".maxntid"):
-        t = re.search(re.escape(key) + r"\s+([\d,\s]+)", directives)
-        if t:
-            return int(np.prod([int(x) for x in t.group(1).replace(",", " ").split()]))
-    return 1
-
-
-def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
-    """An instruction's predicate guard ``(negated, predicate)`` (``None`` without one) and the rest.
-
-    >>> split_guard("@!%p1 bra $L1")
-    ((True, '%p1'), 'bra $L1')
-    """
-    g = _PRED.match(text)
-    return ((g.group(1) == "!", g.group(2)), text[g.end() :]) if g else (None, text)
-
-
-def _instruction(text: str, index: int, line: int, where: Location, scope: int) -> Instruction:
-    """One instruction's text (its ``;`` gone): the predicate guard, the opcode, the operands."""
-    guard, text = split_guard(text)
-    parts = text.split(None, 1)
-    operands = _split_operands(parts[1]) if len(parts) > 1 else []
-    return Instruction(index, line, parts[0], operands, guard, where, scope)
-
-
 def parse_kernel(ptx: str) -> Kernel:
-    """The first ``.entry`` of a PTX module (Triton writes one per module)."""
-    files = {n: path.rsplit("/", 1)[-1] for n, path in _FILE.findall(ptx)}
-    m = _ENTRY.search(ptx)
-    if not m:
-        raise ValueError("no .entry in the PTX")
-    params = _params(m.group(2))
-    rest = ptx[m.end() :]
-    threads = _threads(rest[: rest.find("{")])
-    start = ptx.count("\n", 0, m.end() + rest.find("{")) + 1
-    body_text = rest[rest.find("{") + 1 :]
-    body: list[Instruction] = []
-    labels: dict[str, int] = {}
-    where: Location = ("", 0, 0)
-    depth, scope, scopes = 0, 0, [0]
-    pending = ""
-    tables: dict[str, list[str]] = {}
-    table: str | None = None  # the jump table being read (``NAME: .branchtargets L1, L2, ...;``)
-    last_label = "?"
-    for n, raw in enumerate(body_text.splitlines(), start=start):
-        line = (raw.split("//", 1)[0] if "//" in raw else raw).strip()
-        if not line:
-            continue
-        if line.startswith(".loc"):
-            where = _loc(line[4:], files) or where
-            continue
-        if line == "{":
-            depth += 1
-            scope += 1
-            scopes.append(scope)
-            continue
-        if line == "}":
-            if depth == 0:
-                break
-            depth -= 1
-            scopes.pop()
-            continue
-        if table is not None:
-            tables[table] += [t.strip() for t in line.rstrip(";").split(",") if t.strip()]
-            table = None if line.endswith(";") else table
-            continue
-        lab = _LABEL.match(line) if ":" in line else None
-        if lab and not pending:
-            last_label = lab.group(1) if scopes[-1] == 0 else f"{lab.group(1)}@{scopes[-1]}"
-            labels[last_label] = len(body)  # inline asm's own labels are local to its braces
-            line = line[lab.end() :].strip()
-            if not line:
-                continue
-        if line.startswith(".branchtargets"):
-            table = last_label
-            tables[table] = []
-            line = line[len(".branchtargets") :].strip()
-            if line:
-                tables[table] += [t.strip() for t in line.rstrip(";").split(",") if t.strip()]
-                table = None if line.endswith(";") else table
-            continue
-        if line.startswith("."):
-            continue
-        pending += " " + line
-        if not pending.rstrip().endswith(";"):
-            continue
-        text, pending = pending.strip().rstrip(";").strip(), ""
-        body.append(_instruction(text, len(body), n, where, scopes[-1]))
-    for name in tables:
-        labels.pop(name, None)
-    return Kernel(m.group(1), params, threads, body, labels, tables=tables)
+    """The first ``.entry`` of a PTX module (Triton writes one per module), read by the one PTX
+    reader (:mod:`.module`) and seen as the evaluator's :class:`Kernel`: each instruction's
+    location is what its ``.loc`` line names (the ``inlined_at`` caller, else its own), the file
+    by its base name; threads per CTA from ``.reqntid`` (else ``.maxntid``, else 1)."""
+    try:
+        module = read_module(ptx)
+    except InputError as e:
+        raise ValueError(str(e)) from None
+    return kernel_of(kernel_code(module, module.entries[0]))
+
+
+def kernel_of(code: KernelCode) -> Kernel:
+    """The evaluator's view of a kernel read by :func:`~.module.kernel_code`."""
+    body = [
+        Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard, _where(op.named), op.scope)
+        for op in code.body
+    ]
+    dims = code.block_hint or code.max_block or (1,)
+    threads = int(np.prod(dims))
+    tables = {k: list(v) for k, v in code.tables.items()}
+    return Kernel(code.name, list(code.params), threads, body, dict(code.labels), tables=tables)
+
+
+def _where(loc: Loc | None) -> Location:
+    return ("", 0, 0) if loc is None else (loc.file.rsplit("/", 1)[-1], loc.line, loc.column)
 
 
 def type_width(opcode: str) -> int:

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.verifier.triton.ptx.machine import REGS, PtxMachine
-from bankproof.verifier.triton.ptx.parse import Instruction, Kernel, SharedOp, classes_of, type_width
+from bankproof.verifier.ptx.machine import REGS, PtxMachine
+from bankproof.verifier.ptx.parse import Instruction, Kernel, SharedOp, classes_of, type_width
 
 
 def _target(k: Kernel, ins: Instruction) -> int | None:

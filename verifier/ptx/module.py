@@ -30,9 +30,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from bankproof.models.errors import InputError
-from bankproof.verifier.kernel.locations import Loc, Locations
-from bankproof.verifier.triton.ptx.parse import split_guard
-from bankproof.verifier.triton.ttgir import split_top
+from bankproof.models.notation.mlir import split_top
+from bankproof.verifier.ptx.locations import Loc, Locations
 
 MAX_INSTRUCTIONS = 400_000  # of one kernel (a fully unrolled CUTLASS kernel has tens of thousands)
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', re.M)
@@ -45,6 +44,7 @@ _SHARED = re.compile(
 )
 _TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
 _LABEL = re.compile(r"^([$\w]+):")
+_PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class Op:
     loc: Loc | None
     inner: Loc | None
     chain: tuple[Loc, ...] = ()  # innermost first, each caller after it (``inlined_at``)
+    named: Loc | None = None  # what its ``.loc`` line names: the ``inlined_at`` caller, else its own
 
     @property
     def base(self) -> str:
@@ -93,6 +94,7 @@ class KernelCode:
     target: str = ""
     local: frozenset[tuple[int, str]] = frozenset()  # registers declared inside a brace block
     functions: Mapping[str, Function] = field(default_factory=dict)  # called .funcs, their bodies appended
+    max_block: tuple[int, ...] | None = None  # .maxntid
 
 
 @dataclass(frozen=True)
@@ -213,8 +215,7 @@ def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
     text = module.text[a:b]
     head, _, rest = text.partition("{")
     params = tuple(_params(head))
-    req = re.search(r"\.reqntid\s+(\d{1,6}(?:\s*,\s*\d{1,6}){0,2})", head)
-    hint = tuple(int(x) for x in req.group(1).replace(",", " ").split()) if req else None
+    hint, most = (_dims(head, key) for key in ("reqntid", "maxntid"))
     start_line = module.text.count("\n", 0, a + len(head) + 1) + 1
     body, labels, tables, local, regs = read_body(rest[: rest.rfind("}")], start_line, module.files)
     shared = tuple(s for s in local if s.size is not None)
@@ -222,8 +223,14 @@ def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
     shared += tuple(s for s in (*local, *module.shared) if s.size is None)
     calls = frozenset(callee(o) for o in body if o.base == "call")
     code = KernelCode(name, params, hint, tuple(body), MappingProxyType(labels), MappingProxyType(tables),
-                      shared, calls, module.target, frozenset(regs))  # fmt: skip
+                      shared, calls, module.target, frozenset(regs), max_block=most)  # fmt: skip
     return code
+
+
+def _dims(head: str, key: str) -> tuple[int, ...] | None:
+    """A ``.reqntid``/``.maxntid`` directive's dimensions."""
+    m = re.search(r"\." + key + r"\s+(\d{1,6}(?:\s*,\s*\d{1,6}){0,2})", head)
+    return tuple(int(x) for x in m.group(1).replace(",", " ").split()) if m else None
 
 
 def callee(op: Op) -> str:
@@ -273,7 +280,7 @@ class _Statements:
         self.regs: set[tuple[int, str]] = set()
         self.locs = Locations(files)
         self.scopes, self.next_scope = [base_scope], base_scope
-        self.pending, self.pending_line = "", 0
+        self.pending, self.pending_line, self.fed_line = "", 0, 0
         self.table: str | None = None
         self.last_label = "?"
 
@@ -292,8 +299,10 @@ class _Statements:
             return
         if not self.pending.strip():
             self.pending_line = n
-            piece = self.label(piece.strip())
-        self.pending += " " + piece if self.pending else piece
+            piece = self.label(piece.strip()) + (" " if piece[-1:].isspace() else "")
+        # pieces of one line join as written (``{ %r1, %r2 }``), lines with a space
+        self.pending += " " + piece if self.pending and n != self.fed_line else piece
+        self.fed_line = n
 
     def label(self, piece: str) -> str:
         if self.table is None:
@@ -343,10 +352,20 @@ def _declared(line: str) -> list[str]:
     return names
 
 
+def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
+    """An instruction's predicate guard ``(negated, predicate)`` (``None`` without one) and the rest.
+
+    >>> split_guard("@!%p1 bra $L1")
+    ((True, '%p1'), 'bra $L1')
+    """
+    g = _PRED.match(text)
+    return ((g.group(1) == "!", g.group(2)), text[g.end() :]) if g else (None, text)
+
+
 def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     guard, text = split_guard(text)
     parts = text.split(None, 1)
     if len(parts[0]) > 96 or re.search(r"\d{5,}", parts[0]):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
     operands = tuple(p for p in split_top(parts[1]) if p) if len(parts) > 1 else ()  # at top-level commas
-    return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain)
+    return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain, locs.named)

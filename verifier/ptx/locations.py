@@ -41,6 +41,7 @@ class Locations:
         self.outer: Loc | None = None
         self.chain: tuple[Loc, ...] = ()
         self.own: str | None = None
+        self.named: Loc | None = None  # what the line itself names: its ``inlined_at``, else its own
 
     def read(self, line: str) -> None:
         m = _LOC.match(line)
@@ -52,6 +53,7 @@ class Locations:
             up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
             if up != key:
                 self.parent[key] = up
+        self.named = self._loc(up if inl else key)
         chain, seen = [key], {key}
         while chain[-1] in self.parent and self.parent[chain[-1]] not in seen:
             chain.append(self.parent[chain[-1]])
