@@ -53,7 +53,7 @@ def main() -> None:
     text, ptx = LEDGER.with_suffix(".ttgir").read_text(), LEDGER.with_suffix(".ptx").read_text()
     base = median_ms(lambda: read_ttgir(text), reps=15)
     full = median_ms(lambda: build(cold_scan(text, LEDGER.name), text, ptx), reps=15)
-    n = sum(len(e["ptx_lines"]) for e in build(scan_text(text), text, ptx)["entries"])
+    n = sum(len(e.ptx_lines) for e in build(scan_text(text), text, ptx).entries)
     worst = max(worst, full)
     print(
         f"{LEDGER.name + ' +ledger':32} {n:3} PTX instr  scan {full:7.2f} ms  read {base:6.2f} ms  "

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from bankproof.models import target
+from bankproof.verifier.results import plain
 from bankproof.verifier.triton.corpus import ALL_ARCHS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,6 +103,7 @@ def findings_markdown(entries: list[dict], checked_by: str = "tests/test_triton_
     optimum, and every access above its ideal (with whether the optimum is reachable)."""
     import triton
 
+    entries = plain(list(entries))  # the entries' JSON form (records as their to_dict())
     archs = [a for a in ALL_ARCHS if any(e["arch"] == a for e in entries)]
     compiled = [e for e in entries if "report" in e]
     buffers = [(e, b) for e in compiled for b in e["report"]["buffers"]]

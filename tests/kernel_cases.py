@@ -41,7 +41,11 @@ def _module(source: str, defines: tuple) -> tuple:
 
 def compile_all() -> None:
     """Compile every distinct (source, defines) of the cases, two at a time."""
-    keys = {(c["source"], tuple(sorted(c.get("defines", {}).items()))) for c in cases() if c["source"].endswith(".cu")}
+    keys = {
+        (c["source"], tuple(sorted(c.get("defines", {}).items())))
+        for c in cases()
+        if c["source"].endswith(".cu")
+    }
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda k: _module(*k), sorted(keys)))
 
@@ -56,7 +60,9 @@ def analyse_case(c: dict, ptx: str | None = None):
     from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
 
     text = (EXAMPLES / c["source"]).read_text()
-    src = source_from_ptx(ptx if ptx is not None else ptx_of(c), c["source"], c.get("kernel", c["name"]), "cuda")
+    src = source_from_ptx(
+        ptx if ptx is not None else ptx_of(c), c["source"], c.get("kernel", c["name"]), "cuda"
+    )
     names = cxx_params(text, src.code.name)
     args = {str(names.get(k, k)): v for k, v in c.get("args", {}).items()}
     return analyse(src, launch_of(c["block"], 1, (0, 0, 0), c.get("dynamic_smem", 0), args))

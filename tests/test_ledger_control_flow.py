@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from bankproof.gpu_checks.results import RESULTS
-from bankproof.verifier.triton import ledger
+from bankproof.verifier.triton import ledger, ledger_totals
+from bankproof.verifier.triton.ledger_records import Span
 from bankproof.verifier.triton.scan import scan_text
 
 from lab.gpu.control_flow_plan import RUNS, ctas
@@ -23,7 +24,7 @@ DATA = Path(__file__).resolve().parent / "data" / "control_flow"
 
 def led(kernel: str, args: dict[str, int]) -> dict:
     ttgir, ptx = ((DATA / f"{kernel}.{x}").read_text() for x in ("ttgir", "ptx"))
-    return ledger.build(scan_text(ttgir), ttgir, ptx, args)
+    return ledger.build(scan_text(ttgir), ttgir, ptx, args).to_dict()  # the JSON a user reads
 
 
 def flat(totals: dict) -> dict[str, tuple]:
@@ -128,5 +129,5 @@ def test_a_ranged_copy_under_an_undecided_branch_tops_the_range_at_its_most():
     e = {"counted": True, "family": "ldgsts", "instr": "cp16", "cache": ["cg"], "total_wavefronts": 64,
          "total_instructions": 16, "total_wavefronts_max": 128, "condition_key": [["%c", True]],
          "condition": ["c"], "depends_on": ["c"]}  # fmt: skip
-    t = ledger.totals([e])["ldgsts_bypass"]
-    assert t["range"] == {"wavefronts": [0, 128], "instructions": [0, 16]} and t["wavefronts"] is None
+    t = ledger_totals.totals([e])["ldgsts_bypass"]
+    assert t.range == Span(wavefronts=(0, 128), instructions=(0, 16)) and t.wavefronts is None

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from bankproof.verifier.cli.main import main
+from bankproof.verifier.results import plain
 from bankproof.verifier.triton import corpus
 
 from lab.findings import findings_markdown
@@ -144,10 +146,10 @@ def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
     # a PTX shared-memory instruction that no TTGIR op owns is a leftover: the ledger names it
     ptx = '.visible .entry k()\n.reqntid 32\n{\n.loc 1 9 1\n mov.u32 %r1, %tid.x;\n shl.b32 %r2, %r1, 2;\n st.shared.b32 [%r2], %r1;\n}\n.file 1 "k.py"'
     ttgir = 'module {\n  tt.func public @k() {\n    tt.return loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n#loc = loc("k.py":1:0)'
-    leftover = ledger.build({"buffers": [], "num_warps": 1}, ttgir, ptx)["unattributed"]
-    assert leftover == ["k.py:9:1: 1 st32 with no TTGIR op to own it"]
+    leftover = ledger.build({"buffers": [], "num_warps": 1}, ttgir, ptx).unattributed
+    assert leftover == ("k.py:9:1: 1 st32 with no TTGIR op to own it",)
     real = ledger.build
-    monkeypatch.setattr(ledger, "build", lambda *a, **k: {**real(*a, **k), "unattributed": leftover})
+    monkeypatch.setattr(ledger, "build", lambda *a, **k: replace(real(*a, **k), unattributed=leftover))
     assert main(args) == 4
     err = capsys.readouterr().err
     assert (
@@ -189,8 +191,8 @@ def test_the_builtin_corpus_checks_every_access(entries, capsys):
     assert [(e["config"], e["arch"], e["lowering"]) for e in compiled if e["lowering"]] == []
     kinds: dict[str, int] = {}
     for e in compiled:
-        for x in e["ledger"]["entries"]:
-            kinds[x["kind"]] = kinds.get(x["kind"], 0) + len(x["ptx_lines"])
+        for x in e["ledger"].entries:
+            kinds[x.kind] = kinds.get(x.kind, 0) + len(x.ptx_lines)
     desc = [e["descriptors"] for e in compiled if "descriptors" in e]
     checked = sum(d["checked"] for d in desc)
     with capsys.disabled():
@@ -349,7 +351,9 @@ def test_conversion_plans_never_above_tritons(entries, capsys):
     off: outside the layout model, which counts every warp) and kernels whose PTX puts a conversion's instructions at a location no conversion has."""
     compared = same = better = skipped = 0
     for e in entries:
-        led = [x for x in e.get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"]
+        led = [
+            x for x in plain(e).get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"
+        ]
         if not led:
             continue
         ours: dict[str, list] = {}

@@ -48,7 +48,9 @@ def replay():
     out = {}
     for run in record["runs"]:
         ttgir, ptx = corpus.compile_kernel(configs[run["name"]], record["arch"])
-        led = ledger.build(scan_text(ttgir), ttgir, ptx, {**run["args"], **ledger.ONE_CTA})  # grid (1, 1, 1)
+        led = ledger.build(
+            scan_text(ttgir), ttgir, ptx, {**run["args"], **ledger.ONE_CTA}
+        ).to_dict()  # grid 1x1x1
         LEDGERS[run["name"]] = led
         out[run["name"]] = compare(run["measured"], led["totals"])
     return record, out

@@ -52,7 +52,7 @@ def test_a_corpus_job_reads_each_text_once(compiled, counted):
 
     name, (ttgir, ptx) = compiled
     entry = make_entry(name, "sm90", (ttgir, ptx), None)
-    assert entry["ledger"]["entries"] and "descriptors" in entry
+    assert entry["ledger"].entries and "descriptors" in entry
     assert counted == {"read_ttgir": 1, "read_sites": 1, "parse_kernel": 1, "analyse": 1}
 
 

@@ -46,6 +46,7 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
     import triton
     from bankproof.models.target import ARCHS
     from bankproof.verifier.ptx import parse_kernel
+    from bankproof.verifier.results import plain
     from bankproof.verifier.triton import corpus, ledger
     from bankproof.verifier.triton.scan import scan_text
 
@@ -89,7 +90,7 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
         plan.append({
             "name": config["name"], "file": kernels_file, "kernel": kernel.name, "cubin": f"{config['name']}.cubin",
             "threads": kernel.threads, "shared": int(k.metadata.shared), "params": params, "args": args,
-            "ledger_totals": led["totals"], "unattributed": led["unattributed"],
+            "ledger_totals": plain(led.totals), "unattributed": list(led.unattributed),
         })  # fmt: skip
     (out / "plan.json").write_text(
         json.dumps({"arch": arch, "triton": triton.__version__, "kernels": plan}, indent=1)

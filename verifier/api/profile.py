@@ -33,4 +33,4 @@ def profile(ttgir: str, ptx: str, export: str, args: dict[str, int] | None = Non
     got = pipeline.analyse(read_source(ttgir, path, ptx), args)
     if got.ledger is None:
         raise InputError("triton profile", "ptx", got.ledger_error or "cannot be read as a kernel")
-    return got.ledger["kernel"], prof.explain(got.ledger, rows, ctas)
+    return got.ledger.kernel or "", prof.explain(got.ledger, rows, ctas)

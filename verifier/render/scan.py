@@ -5,6 +5,7 @@ at the Python source line from ``loc(...)`` when present).
 from __future__ import annotations
 
 from bankproof.verifier.triton.accesses import provenance
+from bankproof.verifier.triton.ledger_records import ClassTotal, LedgerReport
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -143,18 +144,18 @@ def _source(where: str) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": where}}}
 
 
-def _ledger_sarif(led: dict | None) -> list[dict]:
+def _ledger_sarif(led: LedgerReport | None) -> list[dict]:
     """BP002 per ledger entry whose wavefronts are unknown, BP003 per PTX instruction no op owns
     or counted differently by the scan and the PTX."""
     if not led:
         return []
     out = []
-    for e in led["entries"]:
-        if e["family"] in ("lsu", "ldgsts") and e.get("wavefronts") is None:
-            text = f"{e.get('op', '?')} {e['instr']}: wavefronts unknown ({e.get('reason', '')})"
+    for e in led.entries:
+        if e.family in ("lsu", "ldgsts") and e.wavefronts is None:
+            text = f"{e.op} {e.instr}: wavefronts unknown ({e.reason or ''})"
             out.append({"ruleId": "BP002", "level": "warning", "message": {"text": text},
-                        "locations": [_source(e["location"])]})  # fmt: skip
-    for d in led["disagreements"] + led["unattributed"]:
+                        "locations": [_source(e.location)]})  # fmt: skip
+    for d in led.disagreements + led.unattributed:
         out.append({"ruleId": "BP003", "level": "error", "message": {"text": d},
                     "locations": [_source(d.split(": ", 1)[0])]})  # fmt: skip
     return out
@@ -221,46 +222,48 @@ def corpus_summary(result: CorpusResult, code: int) -> str:
     )
 
 
-def ledger_lines(led: dict | None, indent: str = "    ", verbose: bool = True) -> list[str]:
+def ledger_lines(led: LedgerReport | None, indent: str = "    ", verbose: bool = True) -> list[str]:
     """The whole-kernel ledger, one line per entry: where, op, kind, instruction, instructions per
     CTA execution x executions, wavefronts (ideal) per execution, or (``verbose``) why it is not
     counted.
 
-    >>> ledger_lines({"entries": [{"location": "k.py:7:3", "op": "tt.reduce", "kind": "scratch",
-    ...   "instr": "st32", "instructions": 4, "executions": None, "wavefronts": 4, "ideal": 4,
-    ...   "counted": True}], "unattributed": [], "totals": {}})
+    >>> from bankproof.verifier.triton.ledger_records import LedgerEntry
+    >>> e = LedgerEntry(location="k.py:7:3", family="lsu", instr="st32", ptx_lines=(3,),
+    ...     instructions_per_warp=1, instructions=4, loops=None, executions=None, chain=(),
+    ...     sass_lines=(), op="tt.reduce", kind="scratch", counted=True, wavefronts=4, ideal=4)
+    >>> ledger_lines(LedgerReport(entries=(e,)))
     ['    ledger: k.py:7:3 tt.reduce (scratch) st32 x4 per iteration: 4 wavefronts (ideal 4)']
     """
     if not led:
         return []
     out = []
-    for x in led["entries"]:
-        runs = "per iteration" if x.get("executions") is None else f"x{x['executions']}"
-        what = f"{x.get('op', '?')} ({x.get('kind', '?')}) {x['instr']} x{x['instructions']}"
-        arm = f" if {' and '.join(x['condition'])}" if x.get("condition") else ""
-        arm = f" (not run: {x['not_run']})" if x.get("not_run") else arm
-        head = f"{indent}ledger: {x['location']} {what} {runs}{arm}"
-        if x.get("counted"):
-            out.append(f"{head}: {x['wavefronts']} wavefronts (ideal {x['ideal']})")
+    for x in led.entries:
+        runs = "per iteration" if x.executions is None else f"x{x.executions}"
+        what = f"{x.op} ({x.kind}) {x.instr} x{x.instructions}"
+        arm = f" if {' and '.join(x.condition)}" if x.condition else ""
+        arm = f" (not run: {x.not_run})" if x.not_run else arm
+        head = f"{indent}ledger: {x.location} {what} {runs}{arm}"
+        if x.counted:
+            out.append(f"{head}: {x.wavefronts} wavefronts (ideal {x.ideal})")
         elif verbose:
-            out.append(f"{head}: not counted ({x.get('reason', 'unknown')})")
-    out += [f"{indent}ledger: unattributed {u}" for u in led.get("unattributed", [])]
-    if led.get("totals"):
+            out.append(f"{head}: not counted ({x.reason or 'unknown'})")
+    out += [f"{indent}ledger: unattributed {u}" for u in led.unattributed]
+    if led.totals:
         out.append(f"{indent}ledger totals per CTA: " + "; ".join(
-            f"{cls} {_total(t)}" for cls, t in led["totals"].items()))  # fmt: skip
-    if "incomplete" in led:
-        why = led["incomplete"]
+            f"{cls} {_total(t)}" for cls, t in led.totals.items()))  # fmt: skip
+    if led.incomplete is not None:
+        why = led.incomplete
         more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
         out.append(f"{indent}ledger: not complete: {why[0]}{more}" if why else f"{indent}ledger: complete")
     return out
 
 
-def _total(t: dict) -> str:
+def _total(t: ClassTotal) -> str:
     """``256 wavefronts / 64 instructions``, ``16..48 wavefronts (depends on M % 64 == 0)`` or ``unknown``."""
-    if t.get("wavefronts") is not None:
-        return f"{t['wavefronts']} wavefronts / {t['instructions']} instructions"
-    dep = f" (depends on {', '.join(t['depends_on'])})" if t.get("depends_on") else ""
-    if t.get("range"):
-        (lo, hi), (ilo, ihi) = t["range"]["wavefronts"], t["range"]["instructions"]
-        return f"{lo}..{hi} wavefronts / {ilo}..{ihi} instructions{dep}"
+    if t.wavefronts is not None:
+        return f"{t.wavefronts} wavefronts / {t.instructions} instructions"
+    dep = f" (depends on {', '.join(t.depends_on)})" if t.depends_on else ""
+    if t.range:
+        (lo, hi), ins = t.range.wavefronts, t.range.instructions
+        return f"{lo}..{hi} wavefronts" + (f" / {ins[0]}..{ins[1]} instructions" if ins else "") + dep
     return f"unknown{dep}"

@@ -7,7 +7,7 @@ synth in ``verify``, the other commands in ``commands``.
 '{"status": "proved", "engine": "z3", "seconds": 0.01}\\n'
 """
 
-from bankproof.verifier.results.base import EXIT, Result, hidden, optional
+from bankproof.verifier.results.base import EXIT, FrozenMap, Result, hidden, optional, plain
 from bankproof.verifier.results.commands import (
     ConversionProof,
     ConvertResult,
@@ -39,11 +39,11 @@ from bankproof.verifier.results.verify import (
 )
 
 __all__ = [
-    "EXIT", "AccessResult", "AgreeResult", "Certificate", "ConversionProof", "ConvertResult",
+    "EXIT", "AccessResult", "FrozenMap", "AgreeResult", "Certificate", "ConversionProof", "ConvertResult",
     "Counterexample",
     "Element", "EngineAnswer",
     "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
     "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
     "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "VerifyResult", "WavefrontsResult",
-    "hidden", "optional",
+    "hidden", "optional", "plain",
 ]  # fmt: skip

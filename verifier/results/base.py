@@ -15,11 +15,47 @@ JSON does not have. Sequences are tuples; they print as JSON arrays.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
 EXIT = {"proved": 0, "refuted": 1, "unknown": 3, "disagree": 4}
+
+
+class FrozenMap(Mapping):
+    """A read-only mapping a record can hold (picklable, unlike ``MappingProxyType``: records
+    travel between processes), equal to any mapping with the same items.
+
+    >>> m = FrozenMap({"ld": 1})
+    >>> m["ld"], dict(m), m == {"ld": 1}
+    (1, {'ld': 1}, True)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping | None = None):
+        object.__setattr__(self, "_items", dict(items or {}))
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("FrozenMap is read-only")
+
+    def __reduce__(self):
+        return (FrozenMap, (self._items,))
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
 
 
 def optional(default: Any = None) -> Any:
@@ -32,13 +68,14 @@ def hidden(default: Any = None) -> Any:
     return field(default=default, metadata={"hidden": True}, repr=False, compare=False)
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """``value`` with every record in it as its JSON form (``to_dict()``), sequences as lists."""
     if isinstance(value, Result):
         return value.to_dict()
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return [plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
     return value
 
 
@@ -71,7 +108,7 @@ class Result:
             value = getattr(self, f.name)
             if f.metadata.get("hidden") or (f.metadata.get("optional") and value is None):
                 continue
-            out[f.metadata.get("key", f.name)] = _plain(value)
+            out[f.metadata.get("key", f.name)] = plain(value)
         return out
 
     def to_json(self) -> str:

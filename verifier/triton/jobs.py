@@ -16,6 +16,7 @@ from pathlib import Path
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.verifier.triton import lowering, pipeline
+from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.source import read_source
 
 
@@ -87,7 +88,7 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
     if not modelled:
         entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
         note = target.get(arch).not_modeled("ledger")
-        entry["ledger"] = {"entries": [], "unattributed": [], "disagreements": [], "note": note}
+        entry["ledger"] = LedgerReport(note=note)
         return entry  # (MMA descriptors are sm90/sm100's)
     entry["ptx_counts"], entry["cp_async_modes"] = (
         ({}, {}) if source.kernel is None else lowering.kernel_counts(source.kernel)
@@ -95,10 +96,10 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
     led = got.ledger
     if led is None:  # PTX the reader cannot read
         why = f"the PTX could not be read: {got.ledger_error}"
-        led = {"entries": [], "unattributed": [why], "disagreements": []}
+        led = LedgerReport(unattributed=(why,))
     entry["ledger"] = led
     # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
-    entry["lowering"] = led["disagreements"] + [f"unattributed: {u}" for u in led["unattributed"]]
+    entry["lowering"] = list(led.disagreements) + [f"unattributed: {u}" for u in led.unattributed]
     _descriptors(entry, got.descriptors)
     return entry
 

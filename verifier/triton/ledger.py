@@ -35,8 +35,8 @@ arguments, from them; ``program_id_x``/``num_programs_x``... for ``tl.program_id
 ... #loc = loc("k.py":1:0)
 ... #loc2 = loc("k.py":7:3)'''
 >>> led = build({"buffers": [], "num_warps": 2}, ttgir, ptx)
->>> e = led["entries"][0]
->>> e["op"], e["kind"], e["instr"], e["instructions"], e["executions"], e["wavefronts"], e["ideal"]
+>>> e = led.entries[0]
+>>> e.op, e.kind, e.instr, e.instructions, e.executions, e.wavefronts, e.ideal
 ('tt.reduce', 'scratch', 'st32', 2, 1, 2, 2)
 """
 
@@ -46,6 +46,8 @@ from collections import defaultdict
 
 import numpy as np
 from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
+from bankproof.verifier.results.decode import decode
+from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport
 from bankproof.verifier.triton.ledger_rules import (
     EXIT_BEFORE,
     RULES,
@@ -57,12 +59,13 @@ from bankproof.verifier.triton.ledger_rules import (
     warps_of,
     where_text,
 )
+from bankproof.verifier.triton.ledger_totals import totals
 from bankproof.verifier.triton.lowering import access_instr
-from bankproof.verifier.triton.measured_rules import bound_narrow_ca, guarded_cg_range
+from bankproof.verifier.triton.measured_rules import bound_narrow_ca
 from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
-__all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "op_class", "totals", "unchecked"]
+__all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "unchecked"]
 
 ONE_CTA = {"program_id_x": 0, "program_id_y": 0, "program_id_z": 0,
            "num_programs_x": 1, "num_programs_y": 1, "num_programs_z": 1}  # fmt: skip
@@ -188,7 +191,9 @@ def _branches(entry: dict, conds, args, loops) -> None:
         entry["condition_why"] = undecided[0].why(args)
 
 
-def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None) -> dict:
+def build(
+    report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None
+) -> LedgerReport:
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
     ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``. Each
@@ -244,31 +249,19 @@ def build(report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None
             e["total_instructions"] = e["instructions"] * e["executions"]
             if e.get("wavefronts_max", 0) > e["wavefronts"]:
                 e["total_wavefronts_max"] = e["wavefronts_max"] * e["executions"]
-    sums = totals(led.entries)
-    gmma = [e for e in led.entries if e.get("gmma_wavefronts") is not None]
-    if gmma:  # wgmma's shared operand reads (op_gmma), from each instruction's shape and operands
-        known = all(e.get("executions") is not None for e in gmma)
-        wf = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) if known else None
-        ins = sum(e["instructions"] * e["executions"] for e in gmma) if known else None
-        sums["gmma"] = {"wavefronts": wf, "instructions": ins, "note": gmma[0]["gmma_note"]}
-        cond = [e for e in gmma if e.get("condition_key")]
-        if cond and wf is not None:  # under a branch the arguments do not decide: a range, never a number
-            lo = wf - sum(e["gmma_wavefronts"] * e["executions"] for e in cond)
-            sums["gmma"].update(wavefronts=None, instructions=None, range={"wavefronts": [lo, wf]},
-                                depends_on=sorted({e["depends_on"][0] for e in cond}))  # fmt: skip
-    return {
-        "kernel": kernel.name,
-        "threads": kernel.threads,
-        "arguments": arg_names,
-        "entries": led.entries,
-        "unattributed": led.unattributed,
-        "disagreements": led.disagreements,
-        "totals": sums,
-        "incomplete": incomplete(led.entries, led.unattributed, led.disagreements),
-    }
+    return LedgerReport(
+        kernel=kernel.name,
+        threads=kernel.threads,
+        arguments=tuple(arg_names),
+        entries=tuple(decode(LedgerEntry, e, "ledger entry") for e in led.entries),
+        unattributed=tuple(led.unattributed),
+        disagreements=tuple(led.disagreements),
+        totals=totals(led.entries),
+        incomplete=tuple(_incomplete(led.entries, led.unattributed, led.disagreements)),
+    )
 
 
-def incomplete(entries: list[dict], unattributed: list, disagreements: list) -> list[str]:
+def _incomplete(entries: list[dict], unattributed: list, disagreements: list) -> list[str]:
     """Why the kernel's totals are not complete (empty: every shared instruction owned and counted,
     every execution count and branch decided)."""
     out = [f"{len(unattributed)} instruction group(s) no TTGIR op owns"] if unattributed else []
@@ -326,74 +319,10 @@ def _site_conds(sites: list) -> tuple:
     return tuple(c for c in sites[0].conds if c in common)
 
 
-def op_class(entry: dict) -> str:
-    """The Nsight Compute op class an entry's wavefronts are counted under."""
-    name = entry["instr"]
-    if entry["family"] == "ldgsts":
-        return "ldgsts_bypass" if entry.get("cache") == ["cg"] else "ldgsts"
-    return name.split(".")[0].rstrip("0123456789") if not name.startswith(("ldsm", "stsm")) else name[:4]
-
-
-def totals(entries: list[dict]) -> dict:
-    """Per CTA: wavefronts and instructions by op class (``ld``, ``st``, ``ldsm``, ``stsm``,
-    ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown.
-    Where entries run under branch arms the arguments do not decide, the class's counts are
-    ``None`` too, ``range`` gives ``{"wavefronts": [lo, hi], "instructions": [lo, hi]}`` over the
-    arms (one arm of each branch runs) and ``depends_on`` names the conditions. A cp.async whose
-    rows are under a 128-byte line opens the wavefronts the same way (store count to lines)."""
-    by_class: dict[str, list[dict]] = defaultdict(list)
-    for e in entries:
-        if e.get("counted"):
-            by_class[op_class(e)].append(e)
-    out: dict[str, dict] = {}
-    for cls, es in sorted(by_class.items()):
-        known = all("total_wavefronts" in e for e in es)
-        cond = [e for e in es if e.get("condition_key")]
-        c: dict = {"wavefronts": None, "instructions": None}
-        if cond:
-            c["depends_on"] = sorted({e["depends_on"][0] for e in cond})
-        lines = [e for e in es if "total_wavefronts_max" in e]
-        if lines:
-            c.setdefault("depends_on", []).append("global row strides (cp.async rows under a 128-byte line)")
-        if known:
-            plain = [e for e in es if not e.get("condition_key")]
-            w, i = sum(e["total_wavefronts"] for e in plain), sum(e["total_instructions"] for e in plain)
-            w_hi = w + sum(e["total_wavefronts_max"] - e["total_wavefronts"] for e in lines if e in plain)
-            if cond or lines:
-                lo, hi = _arms(cond) if cond else ((0, 0), (0, 0))
-                c["range"] = {"wavefronts": [w + lo[0], w_hi + hi[0]], "instructions": [i + lo[1], i + hi[1]]}
-                if not cond:  # only the lines are open: the instructions are decided
-                    c["instructions"] = i
-            else:
-                ideal = sum(e.get("ideal", 0) * e["executions"] for e in es)
-                c.update(wavefronts=w, instructions=i, ideal=ideal)
-                c.update(guarded_cg_range(es, w))
-        out[cls] = c
-    return out
-
-
-def _arms(cond: list[dict]) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The least and most (wavefronts, instructions) entries under undecided branches add: per
-    branch (its first undecided condition), the cheaper arm's entries that depend on it alone, and
-    the dearer arm's entries, all of them (at their most where a cp.async's lines are open)."""
-    sums: dict[str, dict[bool, list[int]]] = {}
-    for e in cond:
-        (name, arm), alone = e["condition_key"][0], len(e["condition_key"]) == 1
-        s = sums.setdefault(name, {True: [0, 0, 0, 0], False: [0, 0, 0, 0]})[arm]
-        w, i = e["total_wavefronts"], e["total_instructions"]
-        s[0], s[1] = s[0] + (w if alone else 0), s[1] + (i if alone else 0)
-        s[2], s[3] = s[2] + e.get("total_wavefronts_max", w), s[3] + i
-    lo = (sum(min(b[True][0], b[False][0]) for b in sums.values()),
-          sum(min(b[True][1], b[False][1]) for b in sums.values()))  # fmt: skip
-    hi = (sum(max(b[True][2], b[False][2]) for b in sums.values()),
-          sum(max(b[True][3], b[False][3]) for b in sums.values()))  # fmt: skip
-    return lo, hi
-
-
-def unchecked(ledger: dict) -> list[str]:
+def unchecked(ledger: LedgerReport) -> list[str]:
     """Ledger entries whose wavefronts are not known (a gate must not pass on them)."""
     return [
-        f"{e['location']} {e['op']} {e['instr']}: wavefronts unknown ({e.get('reason', '')})"
-        for e in ledger["entries"]
-        if e["family"] in ("lsu", "ldgsts") and e.get("wavefronts") is None
+        f"{e.location} {e.op} {e.instr}: wavefronts unknown ({e.reason or ''})"
+        for e in ledger.entries
+        if e.family in ("lsu", "ldgsts") and e.wavefronts is None
     ]

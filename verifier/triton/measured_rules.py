@@ -30,6 +30,8 @@ False
 
 from __future__ import annotations
 
+from bankproof.verifier.triton.ledger_records import LedgerReport
+
 NARROW_CA_NOTE = (
     "a conflicted 4/8-byte cp.async.ca in a software pipeline: whole kernels measured up to one "
     "prologue's copies above the store count (cause not identified)"
@@ -58,10 +60,10 @@ def bound_narrow_ca(entries: list[dict]) -> None:
             e["lines_note"] = NARROW_CA_NOTE
 
 
-def async_copies(ledger: dict) -> bool:
+def async_copies(ledger: LedgerReport) -> bool:
     """Whether a kernel's ledger holds asynchronous copies into shared memory (cp.async or TMA
     loads), the condition of :func:`st_agrees`."""
-    return any(e.get("family") == "ldgsts" or e.get("instr") == "tma.load" for e in ledger["entries"])
+    return any(e.family == "ldgsts" or e.instr == "tma.load" for e in ledger.entries)
 
 
 def st_agrees(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bankproof.verifier.triton import descriptors, ledger
+from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_module
 from bankproof.verifier.triton.source import TritonSource
 
@@ -28,7 +29,7 @@ class TritonAnalysis:
 
     source: TritonSource
     report: dict
-    ledger: dict | None = None
+    ledger: LedgerReport | None = None
     descriptors: tuple[dict, list[str]] | None = None
     ledger_error: str | None = None
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport
+from bankproof.verifier.triton.ledger_totals import op_class
 from bankproof.verifier.triton.measured_rules import GUARDED_CG_NOTE
 
 WHERE = "triton profile"
@@ -105,16 +107,14 @@ def sass_class(sass: str) -> str:
     return CLASS.get(op.split(".")[0], "other")
 
 
-def _entry_class(e: dict) -> str:
-    from bankproof.verifier.triton.ledger import op_class
-
-    if e.get("gmma_wavefronts") is not None:
+def _entry_class(e: LedgerEntry) -> str:
+    if e.gmma_wavefronts is not None:
         return "gmma"
-    c = op_class(e)
+    c = op_class(e.family, e.instr, e.cache)
     return "ldgsts" if c.startswith("ldgsts") else c
 
 
-def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
+def explain(ledger: LedgerReport, rows: list[SassRow], ctas: int = 1) -> list[dict]:
     """Per measured source line and instruction class: executed and wavefronts measured, the
     entries that own it, and their wavefronts at the executions measured (the per-instruction cost
     of the entries times the instructions executed; ``ctas`` CTAs ran)."""
@@ -123,18 +123,18 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
         if r.sass.split()[:1] == ["@!PT"]:  # never issued (ptxas pads LDGSTS with @!PT LDS RZ, [RZ])
             continue
         lines.setdefault((r.file, r.line, sass_class(r.sass)), []).append(r)
-    counted = [e for e in ledger["entries"] if e.get("family") in ("lsu", "ldgsts") and e.get("counted")]
+    counted = [e for e in ledger.entries if e.family in ("lsu", "ldgsts") and e.counted]
     counted += [
-        {**e, "wavefronts": e["gmma_wavefronts"], "ideal": e["gmma_wavefronts"]}
-        for e in ledger["entries"]
-        if e.get("gmma_wavefronts") is not None
+        replace(e, wavefronts=e.gmma_wavefronts, ideal=e.gmma_wavefronts)
+        for e in ledger.entries
+        if e.gmma_wavefronts is not None
     ]  # op_gmma: ideal assumed
     out = []
     for (file, line, cls), rs in sorted(lines.items()):
         here = f"{file}:{line}"
-        owners = [e for e in counted if here in e.get("sass_lines", [])]  # SASS names the innermost
-        owners = owners or [e for e in counted if here in e.get("chain", [])]
-        owners = [e for e in owners if _entry_class(e) == cls and e.get("instructions")]
+        owners = [e for e in counted if here in e.sass_lines]  # SASS names the innermost
+        owners = owners or [e for e in counted if here in e.chain]
+        owners = [e for e in owners if _entry_class(e) == cls and e.instructions]
         executed = sum(r.executed for r in rs)
         measured = None if any(r.wavefronts < 0 for r in rs) else sum(r.wavefronts for r in rs)
         row = {"location": here, "class": cls, "executed": executed, "measured_wavefronts": measured,
@@ -147,52 +147,52 @@ def explain(ledger: dict, rows: list[SassRow], ctas: int = 1) -> list[dict]:
             row.update(modelled=False, reason=why)
             out.append(row)
             continue
-        if any(str(e.get("source", "")).startswith("rule") for e in owners):
+        if any((e.source or "").startswith("rule") for e in owners):
             why = "counted by a rule measured per kernel (a tensor-map fill's SASS loads and stores)"
             row.update(modelled=False, reason=f"{why}, not placed per line")
             out.append(row)
             continue
-        if any("ncu_reads" in e for e in owners):
+        if any(e.ncu_reads is not None for e in owners):
             row.update(modelled=False, reason=GUARDED_CG_NOTE)
             out.append(row)
             continue
-        per_instr = {e["wavefronts"] / e["instructions"] for e in owners if e.get("wavefronts") is not None}
-        row["entries"] = [f"{e['location']} {e.get('op', '?')} {e['instr']}" for e in owners]
+        per_instr = {e.wavefronts / e.instructions for e in owners if e.wavefronts is not None}
+        row["entries"] = [f"{e.location} {e.op} {e.instr}" for e in owners]
         if len(per_instr) != 1:
             row.update(modelled=False, reason="its entries cost differently per instruction (not split)")
             out.append(row)
             continue
         cost = per_instr.pop()
-        n_instr = sum(e["instructions"] for e in owners)
-        ideal = sum(e["ideal"] for e in owners) / n_instr
+        n_instr = sum(e.instructions for e in owners)
+        ideal = sum(e.ideal or 0 for e in owners) / n_instr
         row.update(modelled=True, predicted_wavefronts=cost * executed, ideal=ideal * executed,
                    executions_measured=executed / n_instr)  # fmt: skip
-        static = [e.get("total_instructions") for e in owners]
+        static = [e.total_instructions for e in owners]
         row["executed_static"] = None if None in static else sum(static) * ctas
         row["agrees"] = abs(row["predicted_wavefronts"] - measured) < 1e-6
-        most = sum(e.get("wavefronts_max", e["wavefronts"]) for e in owners) / n_instr
-        reached = sum(e.get("instructions_reached", e["instructions"]) for e in owners)
+        most = sum(e.wavefronts if e.wavefronts_max is None else e.wavefronts_max for e in owners) / n_instr
+        reached = sum(e.instructions_reached or e.instructions for e in owners)
         least = cost * n_instr / reached  # warps a guard turns off may execute the line, issuing nothing
         if most > cost or least < cost:  # cp.async rows under a 128-byte line: the count is a range
             row["predicted_range"] = [least * executed, most * executed]
             row["agrees"] = least * executed - 1e-6 <= measured <= most * executed + 1e-6
         if measured > row["measured_ideal"]:
             row["excess"] = {"wavefronts": measured - row["measured_ideal"],
-                             "by": [f"{e.get('op', '?')} {e['instr']}" for e in owners]}  # fmt: skip
+                             "by": [f"{e.op} {e.instr}" for e in owners]}  # fmt: skip
         out.append(row)
     return _pool_gmma(out, counted, ctas, lines)
 
 
-def _pool_gmma(out: list[dict], counted: list[dict], ctas: int, lines: dict) -> list[dict]:
+def _pool_gmma(out: list[dict], counted: list[LedgerEntry], ctas: int, lines: dict) -> list[dict]:
     """SASS may place one wgmma's HGMMA instructions on several source lines (the operands' and
     the dot's): gmma lines that are unowned or off are compared as one row, against the kernel's
     wgmma total (static executions) less what the lines that agree account for."""
     odd = [r for r in out if r["class"] == "gmma" and not r.get("agrees")
            and r["measured_wavefronts"] is not None]  # fmt: skip
-    gmma = [e for e in counted if e.get("gmma_wavefronts") is not None]
-    if not odd or any(e.get("executions") is None or e.get("condition_key") for e in gmma):
+    gmma = [e for e in counted if e.gmma_wavefronts is not None]
+    if not odd or any(e.executions is None or e.condition_key for e in gmma):
         return out
-    total = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) * ctas
+    total = sum(e.gmma_wavefronts * e.executions for e in gmma) * ctas
     rest = total - sum(r["predicted_wavefronts"] for r in out if r["class"] == "gmma" and r.get("agrees"))
 
     def rows_of(r: dict) -> dict:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from bankproof.verifier.results import Result
 from bankproof.verifier.triton.ledger import unchecked
+from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_unchecked
 
 
@@ -39,9 +40,9 @@ class ScanResult(Result):
         """Where the PTX and the count disagree: instructions no op owns, counts that differ."""
         out = []
         for rep in self.reports:
-            led = rep.get("ledger", {"disagreements": [], "unattributed": []})
-            out += [f"{rep['file']}: {d}" for d in led["disagreements"]]
-            out += [f"{rep['file']}: unattributed: {u}" for u in led["unattributed"]]
+            led = rep.get("ledger") or LedgerReport()
+            out += [f"{rep['file']}: {d}" for d in led.disagreements]
+            out += [f"{rep['file']}: unattributed: {u}" for u in led.unattributed]
             out += [f"{rep['file']}: {m}" for m in rep.get("descriptors", {}).get("mismatches", [])]
         return out
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from bankproof.models.errors import InputError
 from bankproof.models.version import VERSION
+from bankproof.verifier.results import plain
+from bankproof.verifier.triton.ledger_records import read_ledger
 
 TRANSIENT = ("did not finish within", "crashed the worker", "worker crashed")  # not stored: retried
 
@@ -70,9 +72,16 @@ class ResultStore:
         return self.root / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> dict | None:
+        """The stored entry (its ledger read back as a record, every field checked), or ``None``
+        where there is none or it is not one: computed again."""
         try:
-            return json.loads(self._path(key).read_text())
-        except (OSError, ValueError):  # absent, or unreadable: computed again
+            entry = json.loads(self._path(key).read_text())
+            if not isinstance(entry, dict):
+                return None
+            if "ledger" in entry:
+                entry["ledger"] = read_ledger(entry["ledger"], "stored entry")
+            return entry
+        except (OSError, ValueError):  # absent, unreadable, or not an entry (InputError is one)
             return None
 
     def save(self, key: str, entry: dict) -> None:
@@ -82,7 +91,7 @@ class ResultStore:
         path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w") as fh:
-            json.dump(entry, fh)  # key order kept: a stored entry prints as a computed one
+            json.dump(plain(entry), fh)  # key order kept: a stored entry prints as a computed one
         os.replace(tmp, path)
 
     def keys(self) -> list[str]:

@@ -1,0 +1,104 @@
+"""The ledger's totals per CTA by Nsight Compute op class, from its entries' counts and
+executions: exact where every entry is, a range over the branch arms the arguments do not decide.
+
+>>> e = {"family": "lsu", "instr": "st32", "counted": True, "executions": 3, "ideal": 2,
+...      "total_wavefronts": 12, "total_instructions": 6}
+>>> t = totals([e])["st"]
+>>> t.wavefronts, t.instructions, t.ideal
+(12, 6, 6)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from bankproof.verifier.results import FrozenMap
+from bankproof.verifier.results.decode import decode
+from bankproof.verifier.triton.ledger_records import ClassTotal
+from bankproof.verifier.triton.measured_rules import guarded_cg_range
+
+
+def op_class(family: str, instr: str, cache: Sequence[str] | None = None) -> str:
+    """The Nsight Compute op class an entry's wavefronts are counted under.
+
+    >>> op_class("lsu", "ld128"), op_class("lsu", "ldsm.x4.trans"), op_class("ldgsts", "cp16", ("cg",))
+    ('ld', 'ldsm', 'ldgsts_bypass')
+    """
+    if family == "ldgsts":
+        return "ldgsts_bypass" if tuple(cache or ()) == ("cg",) else "ldgsts"
+    return instr.split(".")[0].rstrip("0123456789") if not instr.startswith(("ldsm", "stsm")) else instr[:4]
+
+
+def totals(entries: list[dict]) -> Mapping[str, ClassTotal]:
+    """The totals of a ledger's entries (drafts, as :func:`~.ledger.build` writes them) by op
+    class (:func:`_class_totals`), and wgmma's shared operand reads (``gmma``)."""
+    sums = _class_totals(entries)
+    gmma = [e for e in entries if e.get("gmma_wavefronts") is not None]
+    if gmma:  # wgmma's shared operand reads (op_gmma), from each instruction's shape and operands
+        known = all(e.get("executions") is not None for e in gmma)
+        wf = sum(e["gmma_wavefronts"] * e["executions"] for e in gmma) if known else None
+        ins = sum(e["instructions"] * e["executions"] for e in gmma) if known else None
+        sums["gmma"] = {"wavefronts": wf, "instructions": ins, "note": gmma[0]["gmma_note"]}
+        cond = [e for e in gmma if e.get("condition_key")]
+        if cond and wf is not None:  # under a branch the arguments do not decide: a range, never a number
+            lo = wf - sum(e["gmma_wavefronts"] * e["executions"] for e in cond)
+            sums["gmma"].update(wavefronts=None, instructions=None, range={"wavefronts": [lo, wf]},
+                                depends_on=sorted({e["depends_on"][0] for e in cond}))  # fmt: skip
+    return FrozenMap({cls: decode(ClassTotal, t, f"ledger total {cls}") for cls, t in sums.items()})
+
+
+def _class_totals(entries: list[dict]) -> dict:
+    """Per CTA: wavefronts and instructions by op class (``ld``, ``st``, ``ldsm``, ``stsm``,
+    ``ldgsts``, ``ldgsts_bypass``), ``None`` where an entry's count or executions are unknown.
+    Where entries run under branch arms the arguments do not decide, the class's counts are
+    ``None`` too, ``range`` gives ``{"wavefronts": [lo, hi], "instructions": [lo, hi]}`` over the
+    arms (one arm of each branch runs) and ``depends_on`` names the conditions. A cp.async whose
+    rows are under a 128-byte line opens the wavefronts the same way (store count to lines)."""
+    by_class: dict[str, list[dict]] = defaultdict(list)
+    for e in entries:
+        if e.get("counted"):
+            by_class[op_class(e["family"], e["instr"], e.get("cache"))].append(e)
+    out: dict[str, dict] = {}
+    for cls, es in sorted(by_class.items()):
+        known = all("total_wavefronts" in e for e in es)
+        cond = [e for e in es if e.get("condition_key")]
+        c: dict = {"wavefronts": None, "instructions": None}
+        if cond:
+            c["depends_on"] = sorted({e["depends_on"][0] for e in cond})
+        lines = [e for e in es if "total_wavefronts_max" in e]
+        if lines:
+            c.setdefault("depends_on", []).append("global row strides (cp.async rows under a 128-byte line)")
+        if known:
+            plain = [e for e in es if not e.get("condition_key")]
+            w, i = sum(e["total_wavefronts"] for e in plain), sum(e["total_instructions"] for e in plain)
+            w_hi = w + sum(e["total_wavefronts_max"] - e["total_wavefronts"] for e in lines if e in plain)
+            if cond or lines:
+                lo, hi = _arms(cond) if cond else ((0, 0), (0, 0))
+                c["range"] = {"wavefronts": [w + lo[0], w_hi + hi[0]], "instructions": [i + lo[1], i + hi[1]]}
+                if not cond:  # only the lines are open: the instructions are decided
+                    c["instructions"] = i
+            else:
+                ideal = sum(e.get("ideal", 0) * e["executions"] for e in es)
+                c.update(wavefronts=w, instructions=i, ideal=ideal)
+                c.update(guarded_cg_range(es, w))
+        out[cls] = c
+    return out
+
+
+def _arms(cond: list[dict]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The least and most (wavefronts, instructions) entries under undecided branches add: per
+    branch (its first undecided condition), the cheaper arm's entries that depend on it alone, and
+    the dearer arm's entries, all of them (at their most where a cp.async's lines are open)."""
+    sums: dict[str, dict[bool, list[int]]] = {}
+    for e in cond:
+        (name, arm), alone = e["condition_key"][0], len(e["condition_key"]) == 1
+        s = sums.setdefault(name, {True: [0, 0, 0, 0], False: [0, 0, 0, 0]})[arm]
+        w, i = e["total_wavefronts"], e["total_instructions"]
+        s[0], s[1] = s[0] + (w if alone else 0), s[1] + (i if alone else 0)
+        s[2], s[3] = s[2] + e.get("total_wavefronts_max", w), s[3] + i
+    lo = (sum(min(b[True][0], b[False][0]) for b in sums.values()),
+          sum(min(b[True][1], b[False][1]) for b in sums.values()))  # fmt: skip
+    hi = (sum(max(b[True][2], b[False][2]) for b in sums.values()),
+          sum(max(b[True][3], b[False][3]) for b in sums.values()))  # fmt: skip
+    return lo, hi
