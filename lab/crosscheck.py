@@ -17,6 +17,7 @@ from fractions import Fraction
 from bankproof.models.access import build_access
 from bankproof.models.hardware import evaluate, paired
 from bankproof.models.layout import LinearLayout
+from bankproof.verifier.results import plain
 from bankproof.verifier.triton.accesses import buffer_accesses, layouts_of, parse_cached
 from bankproof.verifier.triton.ttgir import read_ttgir
 
@@ -32,10 +33,11 @@ def excess(wavefronts: int, ideal: int) -> int | Fraction:
     return int(f) if f.denominator == 1 else f
 
 
-def cases(entries: list[dict]) -> list[dict]:
-    """One case per distinct (distributed, shared, element width) pair of the corpus."""
+def cases(entries: list) -> list[dict]:
+    """One case per distinct (distributed, shared, element width) pair of the corpus (its entries
+    as records or as their JSON)."""
     seen: dict[str, dict] = {}
-    for e in entries:
+    for e in plain(list(entries)):
         if "ttgir" not in e:
             continue
         mod = read_ttgir(e["ttgir"])

@@ -47,7 +47,7 @@ def test_machine_equals_the_ledger(corpus_sm90):
         warps = int(re.search(r'"ttg.num-warps" = (\d+)', ttgir).group(1))
         r = analyse(source_from_ptx(ptx, c["name"]), launch_of(warps * 32, 1, (0, 0, 0), 0, args))
         by_line = {i.ptx_line: i for i in r.instructions}
-        for e in entry["ledger"].to_dict()["entries"]:
+        for e in entry.ledger.to_dict()["entries"]:
             if not e.get("counted") or e.get("wavefronts") is None or e["family"] not in ("lsu", "ldgsts"):
                 continue
             reps = [by_line.get(p) for p in e["ptx_lines"]]

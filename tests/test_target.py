@@ -40,8 +40,8 @@ def test_an_arch_added_as_one_entry_is_accepted_everywhere(sm120):
 def test_ttgir_for_the_new_arch_is_counted_with_its_model(sm120):
     text = (Path(__file__).resolve().parents[1] / "verifier" / "triton" / "sample.ttgir").read_text()
     rep = scan_text(text.replace("cuda:90", "cuda:120"))
-    assert rep["target"] == "cuda:120"
-    assert [a["wavefronts"] for a in rep["buffers"][0]["accesses"]] == [16, 256]
+    assert rep.target == "cuda:120"
+    assert [a.wavefronts for a in rep.buffers[0].accesses] == [16, 256]
 
 
 def test_an_unknown_arch_is_refused_with_the_list():

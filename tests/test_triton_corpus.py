@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.results import plain
 from bankproof.verifier.triton import corpus
+from bankproof.verifier.triton.scan_records import ScanReport
 
 from lab.findings import findings_markdown
 
@@ -23,18 +23,25 @@ BASELINE = ROOT / "tests" / "data" / "triton_corpus_baseline.json"
 
 @pytest.fixture(scope="module")
 def entries(corpus_entries):
+    """The corpus's entries as their JSON (what ``--json`` and the results store hold)."""
+    return [e.to_dict() for e in corpus_entries]
+
+
+@pytest.fixture(scope="module")
+def records(corpus_entries):
+    """The same entries as the records the corpus functions take."""
     return corpus_entries
 
 
-def test_corpus_matches_the_committed_baseline(entries, capsys):
+def test_corpus_matches_the_committed_baseline(entries, records, capsys):
     for arch in ("sm80", "sm90", "sm100"):
         compiled = [e for e in entries if e["arch"] == arch and "report" in e]
         assert len(compiled) >= 40, arch
     baseline = corpus.load_baseline(str(BASELINE))
-    assert corpus.compare(entries, baseline) == []
-    assert corpus.flat_accesses(entries) == baseline
+    assert corpus.compare(records, baseline) == []
+    assert corpus.flat_accesses(records) == baseline
     with capsys.disabled():
-        n = len(corpus.flat_accesses(entries))
+        n = len(corpus.flat_accesses(records))
         gaps = sum(1 for e in entries for b in e.get("report", {}).get("buffers", []) if b["gap"])
         print(f"\ncorpus: {len(entries)} (config, arch) pairs, {n} accesses, {gaps} buffers above optimum")
 
@@ -81,11 +88,11 @@ def test_suggested_layouts_cost_what_the_scan_says(entries):
     assert checked >= 5
 
 
-def test_a_lowered_baseline_entry_is_named(entries):
+def test_a_lowered_baseline_entry_is_named(records):
     baseline = corpus.load_baseline(str(BASELINE))
     key = sorted(baseline)[7]
     baseline[key] -= 1
-    assert corpus.compare(entries, baseline) == [
+    assert corpus.compare(records, baseline) == [
         f"{key}: {baseline[key] + 1} wavefronts, baseline {baseline[key]}"
     ]
 
@@ -146,7 +153,8 @@ def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):
     # a PTX shared-memory instruction that no TTGIR op owns is a leftover: the ledger names it
     ptx = '.visible .entry k()\n.reqntid 32\n{\n.loc 1 9 1\n mov.u32 %r1, %tid.x;\n shl.b32 %r2, %r1, 2;\n st.shared.b32 [%r2], %r1;\n}\n.file 1 "k.py"'
     ttgir = 'module {\n  tt.func public @k() {\n    tt.return loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n#loc = loc("k.py":1:0)'
-    leftover = ledger.build({"buffers": [], "num_warps": 1}, ttgir, ptx).unattributed
+    empty = ScanReport(file="k.ttgir", target=None, num_warps=1, buffers=(), conversions=())
+    leftover = ledger.build(empty, ttgir, ptx).unattributed
     assert leftover == ("k.py:9:1: 1 st32 with no TTGIR op to own it",)
     real = ledger.build
     monkeypatch.setattr(ledger, "build", lambda *a, **k: replace(real(*a, **k), unattributed=leftover))
@@ -180,19 +188,19 @@ def test_findings_document_is_current(entries):
     assert "Buffers above the optimum bankproof can reach by changing only the shared layout: 0." in doc
 
 
-def test_the_builtin_corpus_checks_every_access(entries, capsys):
+def test_the_builtin_corpus_checks_every_access(entries, records, capsys):
     """Every configuration compiles for the arches it is written for (fp8 dots: sm90 and sm100
     only), every access is analysed and every optimum known, and every shared-memory instruction of
     every kernel's PTX is owned by a ledger entry: no leftover, no disagreement, nothing unknown."""
     fp8 = {e["arch"] for e in entries if e["config"].startswith("matmul_fp8")}
     assert fp8 == {"sm90", "sm100"}
-    assert corpus.unchecked(entries) == []
+    assert corpus.unchecked(records) == []
     compiled = [e for e in entries if "report" in e]
     assert [(e["config"], e["arch"], e["lowering"]) for e in compiled if e["lowering"]] == []
     kinds: dict[str, int] = {}
     for e in compiled:
-        for x in e["ledger"].entries:
-            kinds[x.kind] = kinds.get(x.kind, 0) + len(x.ptx_lines)
+        for x in e["ledger"]["entries"]:
+            kinds[x["kind"]] = kinds.get(x["kind"], 0) + len(x["ptx_lines"])
     desc = [e["descriptors"] for e in compiled if "descriptors" in e]
     checked = sum(d["checked"] for d in desc)
     with capsys.disabled():
@@ -352,7 +360,7 @@ def test_conversion_plans_never_above_tritons(entries, capsys):
     compared = same = better = skipped = 0
     for e in entries:
         led = [
-            x for x in plain(e).get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"
+            x for x in e.get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"
         ]
         if not led:
             continue

@@ -28,7 +28,7 @@ def test_sample_transpose_is_240_wavefronts_above_its_optimum(capsys):
 def test_pipelined_matmul_from_triton_sm80():
     """Triton 3.9.0's own TTGIR (128x128x32 fp16 matmul, 4 warps, 3 stages, sm80): two double
     buffers written by cp.async and read as mma operands through subslices and loop-carried views."""
-    rep = scan_text(PIPELINED.read_text(), "matmul.ttgir")
+    rep = scan_text(PIPELINED.read_text(), "matmul.ttgir").to_dict()
     assert rep["target"] == "cuda:80" and rep["num_warps"] == 4
     assert [
         (b["buffer"], b["shape"], b["wavefronts"], b["optimal_wavefronts"], b["gap"]) for b in rep["buffers"]
@@ -45,9 +45,8 @@ def test_pipelined_matmul_from_triton_sm80():
     assert {x["instr"] for x in b["accesses"] if x["kind"] == "load"} == {"ldsm.x4.trans"}
     # sm80 follows the sm90-measured rules by assumption: every row says so (it once said "measured")
     assert [x["hardware"] for x in a["accesses"][:3]] == ["assumed", "assumed", "assumed"]
-    on_sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")[
-        "buffers"
-    ][0]["accesses"]
+    sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")
+    on_sm90 = sm90.to_dict()["buffers"][0]["accesses"]
     # Triton emits cp.async.cg for 16-byte copies: Nsight Compute counts no shared wavefronts for it
     assert [x["hardware"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
     assert a["accesses"][2]["location"] == {
@@ -155,7 +154,7 @@ def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, 
     """cuda:75, rocm:1 and an unmodeled hip arch: every access reported not analysed (exit 3),
     none counted with another arch's rules or labelled measured."""
     text = SAMPLE.read_text().replace('"cuda:90"', target)
-    rows = [a for b in scan_text(text)["buffers"] for a in b["accesses"]]
+    rows = [a for b in scan_text(text).to_dict()["buffers"] for a in b["accesses"]]
     assert rows and all("wavefronts" not in a and "ttg.target has no model here" in a["error"] for a in rows)
     (tmp_path / "k.ttgir").write_text(text)
     assert main(["triton", "scan", str(tmp_path / "k.ttgir")]) == 3
@@ -163,7 +162,7 @@ def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, 
 
 
 def test_a_target_with_thousands_of_digits_is_refused_not_crashed_on():
-    rep = scan_text(SAMPLE.read_text().replace('"cuda:90"', '"cuda:' + "9" * 5000 + '"'))
+    rep = scan_text(SAMPLE.read_text().replace('"cuda:90"', '"cuda:' + "9" * 5000 + '"')).to_dict()
     assert all("ttg.target has no model here" in a["error"] for b in rep["buffers"] for a in b["accesses"])
 
 
@@ -177,7 +176,7 @@ def test_cp_async_width_is_what_the_layout_lets_triton_copy(per_thread, instr, i
     text = (Path(__file__).resolve().parent / "data" / "matmul_pipelined_sm80.ttgir").read_text()
     old = "#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
     text = text.replace(old, old.replace("[1, 8]", per_thread))
-    rep = scan_text(text, "m.ttgir")
+    rep = scan_text(text, "m.ttgir").to_dict()
     a = next(x for b in rep["buffers"] for x in b["accesses"] if x["op"] == "ttg.async_copy_global_to_local")
     assert (a["instr"], a["instructions"]) == (instr, instructions)
 

@@ -7,7 +7,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from bankproof.verifier.triton import corpus as wing
 from bankproof.verifier.triton.results import CorpusResult
@@ -35,6 +35,6 @@ def corpus(
     )  # fmt: skip
 
 
-def baseline_accesses(result: CorpusResult) -> list[dict]:
+def baseline_accesses(result: CorpusResult) -> Mapping[str, int]:
     """The run's accesses as a baseline file lists them."""
     return wing.flat_accesses(list(result.entries))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.triton import pipeline
@@ -25,7 +26,7 @@ def scan_ttgir(
     >>> from pathlib import Path
     >>> sample = (Path(__file__).parents[1] / "triton" / "sample.ttgir").read_text()
     >>> r = scan_ttgir(sample, "sample.ttgir")
-    >>> [(b["wavefronts"], b["optimal_wavefronts"]) for b in r.reports[0]["buffers"]], r.worse
+    >>> [(b.wavefronts, b.optimal_wavefronts) for b in r.reports[0].buffers], r.worse
     ([(272, 32)], True)
     """
     texts = [text] if isinstance(text, str) else list(text) if isinstance(text, (list, tuple)) else [None]
@@ -54,8 +55,7 @@ def scan_ttgir(
         if x is not None:
             if got.ledger is None:
                 raise InputError("scan_ttgir", "ptx", f"cannot be read as a kernel ({got.ledger_error})")
-            rep["ledger"] = got.ledger
-            if got.descriptors is not None:  # the MMA descriptors against their nvmma_shared operands
-                rep["descriptors"] = {**got.descriptors[0], "mismatches": got.descriptors[1]}
+            # with the MMA descriptors against their nvmma_shared operands, where there are any
+            rep = replace(rep, ledger=got.ledger, descriptors=got.descriptors)
         reports.append(rep)
     return ScanResult(1, tuple(reports))

@@ -98,8 +98,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
     if args.update_baseline:
         flat = baseline_accesses(result)
-        write_output("triton corpus", "--baseline", args.baseline,
-               json.dumps({"schema": 1, "accesses": flat}, indent=1, sort_keys=True) + "\n")  # fmt: skip
+        text = json.dumps({"schema": 1, "accesses": dict(flat)}, indent=1, sort_keys=True) + "\n"
+        write_output("triton corpus", "--baseline", args.baseline, text)
         err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
     for w in result.worse:
         err.write(f"worse than baseline: {w}\n")

@@ -4,9 +4,12 @@ at the Python source line from ``loc(...)`` when present).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bankproof.verifier.triton.accesses import provenance
 from bankproof.verifier.triton.ledger_records import ClassTotal, LedgerReport
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
+from bankproof.verifier.triton.scan_records import AccessRow, Location
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -16,70 +19,69 @@ RULES = {
 }
 
 
-def _copy16(row: dict) -> bool:
+def _copy16(row: AccessRow) -> bool:
     """A 16-byte cp.async copy, whose count is an assumption on any arch (see ``provenance``)."""
-    return "instr" in row and provenance(row["op"], row["instr"]) == "assumed"
+    return row.instr is not None and provenance(row.op, row.instr) == "assumed"
 
 
-def _where(loc: dict) -> str:
-    src = f"{loc['source']}:{loc['line']}" if "source" in loc else ""
-    return f"{loc['ttgir']}:{loc['ttgir_line']}" + (f" ({src})" if src else "")
+def _where(loc: Location) -> str:
+    src = f"{loc.source}:{loc.line}" if loc.source is not None else ""
+    return f"{loc.ttgir}:{loc.ttgir_line}" + (f" ({src})" if src else "")
 
 
 def to_text(result: ScanResult) -> str:
     lines = []
     for rep in result.reports:
-        rows = [a for b in rep["buffers"] for a in b["accesses"]]
-        assumed = any(a.get("hardware") == "assumed" and not _copy16(a) for a in rows)
+        rows = [a for b in rep.buffers for a in b.accesses]
+        assumed = any(a.hardware == "assumed" and not _copy16(a) for a in rows)
         status = ", its rules assumed (not measured on this arch)" if assumed else ""
-        lines.append(f"{rep['file']}: target {rep['target']}, {rep['num_warps']} warps{status}")
-        for b in rep["buffers"]:
-            opt = b["optimal_wavefronts"]
-            gap = b["gap"]
+        lines.append(f"{rep.file}: target {rep.target}, {rep.num_warps} warps{status}")
+        for b in rep.buffers:
+            opt = b.optimal_wavefronts
+            gap = b.gap
             verdict = "optimal" if gap == 0 else f"gap {gap}" if gap is not None else "optimum unknown"
             lines.append(
-                f"  buffer {b['buffer']} {'x'.join(map(str, b['shape']))} {b['dtype']} {b['shared']}: "
-                f"{b['wavefronts']} wavefronts, optimum {opt if opt is not None else '?'} ({verdict})"
+                f"  buffer {b.buffer} {'x'.join(map(str, b.shape))} {b.dtype} {b.shared}: "
+                f"{b.wavefronts} wavefronts, optimum {opt if opt is not None else '?'} ({verdict})"
             )
-            for a in b["accesses"]:
+            for a in b.accesses:
                 cost = (
-                    f"{a['wavefronts']} wavefronts (ideal {a['ideal']}) "
-                    f"with {a['instructions']} x {a['instr']}"
-                    if "wavefronts" in a
-                    else f"not analysed: {a['error']}"
+                    f"{a.wavefronts} wavefronts (ideal {a.ideal}) with {a.instructions} x {a.instr}"
+                    if a.wavefronts is not None
+                    else f"not analysed: {a.error}"
                 )
-                mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.get("hardware") == "assumed" else ""
-                mark += f" [width: {a['width_assumed']}]" if a.get("width_assumed") else ""
-                lines.append(f"    {a['kind']:5} {a['op']:<34} {cost}  at {_where(a['location'])}{mark}")
-            w = b.get("better_writer")
-            if w and "layout" in w:
-                lanes = w["layout"]["lane"]
+                mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.hardware == "assumed" else ""
+                mark += f" [width: {a.width_assumed}]" if a.width_assumed else ""
+                lines.append(f"    {a.kind:5} {a.op:<34} {cost}  at {_where(a.location)}{mark}")
+            w = b.better_writer
+            if w and w.layout is not None:
+                lanes = [list(v) for v in w.layout["lane"]]
                 lines.append(
-                    f"    better writer (equally coalesced, {w['searched']} searched): lanes {lanes} with "
-                    f"{w['instr']}: {w['per_access']} per access, {w['wavefronts']} in all, on {w['shared']}"
+                    f"    better writer (equally coalesced, {w.searched} searched): lanes {lanes} with "
+                    f"{w.instr}: {w.per_access} per access, {w.wavefronts} in all, on {w.shared}"
                 )
-            if b.get("better_layout"):
-                lines.append(f"    better: {b['better_layout']}")
-            elif b["gap"] is None and b.get("reason"):
-                lines.append(f"    ({b['reason']})")
-        for c in rep["conversions"]:
-            if "shared_plan" in c:
-                p = c["shared_plan"]
+            if b.better_layout:
+                lines.append(f"    better: {b.better_layout}")
+            elif b.gap is None and b.reason:
+                lines.append(f"    ({b.reason})")
+        for c in rep.conversions:
+            if c.shared_plan is not None:
+                p = c.shared_plan
                 lines.append(
-                    f"  convert_layout at {_where(c['location'])}: through shared memory at best "
-                    f"{p['store']['wavefronts']} + {p['load']['wavefronts']} wavefronts with {p['layout']}"
+                    f"  convert_layout at {_where(c.location)}: through shared memory at best "
+                    f"{p.store.wavefronts} + {p.load.wavefronts} wavefronts with {p.layout}"
                 )
             else:
-                lines.append(f"  convert_layout at {_where(c['location'])}: {c.get('error')}")
-        lines += ledger_lines(rep.get("ledger"), "  ")
+                lines.append(f"  convert_layout at {_where(c.location)}: {c.error}")
+        lines += ledger_lines(rep.ledger, "  ")
     return "\n".join(lines) + "\n"
 
 
-def _sarif_location(loc: dict) -> dict:
-    if "source" in loc:
-        uri, region = loc["source"], {"startLine": max(1, loc["line"]), "startColumn": max(1, loc["column"])}
+def _sarif_location(loc: Location) -> dict:
+    if loc.source is not None:
+        uri, region = loc.source, {"startLine": max(1, loc.line or 0), "startColumn": max(1, loc.column or 0)}
     else:
-        uri, region = loc["ttgir"], {"startLine": loc["ttgir_line"]}
+        uri, region = loc.ttgir, {"startLine": loc.ttgir_line}
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
 
 
@@ -87,20 +89,19 @@ def to_sarif(result: ScanResult) -> dict:
     """SARIF 2.1.0: one result per access of a buffer above its optimum (BP001) or not analysed."""
     results = []
     for rep in result.reports:
-        for b in rep["buffers"]:
-            for a in b["accesses"]:
-                if "error" in a:
-                    rule, level, text = "BP002", "warning", f"not analysed: {a['error']}"
-                elif b["gap"] is None and a is b["accesses"][0]:
+        for b in rep.buffers:
+            for a in b.accesses:
+                if a.error is not None:
+                    rule, level, text = "BP002", "warning", f"not analysed: {a.error}"
+                elif b.gap is None and a is b.accesses[0]:
                     rule, level = "BP002", "warning"
-                    text = f"buffer {b['buffer']} ({b['shared']}): optimum unknown ({b.get('reason', '')})"
-                elif b["gap"]:
+                    text = f"buffer {b.buffer} ({b.shared}): optimum unknown ({b.reason or ''})"
+                elif b.gap:
                     rule, level = "BP001", "warning"
                     text = (
-                        f"{a['kind']} of buffer {b['buffer']} ({b['shared']}): {a['wavefronts']} wavefronts "
-                        f"(ideal {a['ideal']}); the buffer costs {b['wavefronts']}, optimum "
-                        f"{b['optimal_wavefronts']}"
-                        + (f"; better layout {b['better_layout']}" if b.get("better_layout") else "")
+                        f"{a.kind} of buffer {b.buffer} ({b.shared}): {a.wavefronts} wavefronts "
+                        f"(ideal {a.ideal}); the buffer costs {b.wavefronts}, optimum {b.optimal_wavefronts}"
+                        + (f"; better layout {b.better_layout}" if b.better_layout else "")
                     )
                 else:
                     continue
@@ -109,15 +110,15 @@ def to_sarif(result: ScanResult) -> dict:
                         "ruleId": rule,
                         "level": level,
                         "message": {"text": text},
-                        "locations": [_sarif_location(a["location"])],
+                        "locations": [_sarif_location(a.location)],
                     }
                 )
-        for c in rep.get("conversions", []):
-            if "error" in c:
+        for c in rep.conversions:
+            if c.error is not None:
                 results.append({"ruleId": "BP002", "level": "warning",
-                                "message": {"text": f"convert_layout not analysed: {c['error']}"},
-                                "locations": [_sarif_location(c["location"])]})  # fmt: skip
-        results += _ledger_sarif(rep.get("ledger"))
+                                "message": {"text": f"convert_layout not analysed: {c.error}"},
+                                "locations": [_sarif_location(c.location)]})  # fmt: skip
+        results += _ledger_sarif(rep.ledger)
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -163,7 +164,7 @@ def _ledger_sarif(led: LedgerReport | None) -> list[dict]:
 
 def corpus_sarif(result: CorpusResult) -> dict:
     """SARIF 2.1.0 of a corpus run: the scan's findings and the ledger's, for every compiled kernel."""
-    reports = tuple({**e["report"], "ledger": e.get("ledger")} for e in result.entries if "report" in e)
+    reports = tuple(replace(e.report, ledger=e.ledger) for e in result.entries if e.report is not None)
     return to_sarif(ScanResult(1, reports))
 
 
@@ -173,31 +174,29 @@ def corpus_text(result: CorpusResult, archs: list[str], verbose: bool = False) -
     entries = result.entries
     lines = []
     for arch in archs:
-        mine = [e for e in entries if e["arch"] == arch]
-        ok = [e for e in mine if "report" in e]
+        mine = [e for e in entries if e.arch == arch]
+        ok = [e for e in mine if e.report is not None]
         lines.append(f"{arch}: {len(mine)} configurations, {len(ok)} compiled")
         for e in mine:
-            if "error" in e:
-                lines.append(f"  {e['config']}: not compiled ({e['error']})")
+            rep = e.report
+            if rep is None:
+                lines.append(f"  {e.config}: not compiled ({e.error})")
                 continue
-            rep = e["report"]
-            lines.append(
-                f"  {e['config']}: {len(rep['buffers'])} buffers, {len(rep['conversions'])} conversions"
-            )
-            for b in rep["buffers"]:
-                gap = b["gap"]
+            lines.append(f"  {e.config}: {len(rep.buffers)} buffers, {len(rep.conversions)} conversions")
+            for b in rep.buffers:
+                gap = b.gap
                 verdict = "optimal" if gap == 0 else f"gap {gap}" if gap is not None else "optimum unknown"
                 costs = ", ".join(
-                    f"{a['kind']} {a['wavefronts']}/{a['ideal']} {a['instr']}" if "wavefronts" in a else "n/a"
-                    for a in b["accesses"]
+                    f"{a.kind} {a.wavefronts}/{a.ideal} {a.instr}" if a.wavefronts is not None else "n/a"
+                    for a in b.accesses
                 )
-                lines.append(f"    {b['buffer']} {b['shared']}: {b['wavefronts']} ({verdict}) [{costs}]")
-            lines += ledger_lines(e.get("ledger"), verbose=verbose)
-            d = e.get("descriptors")
+                lines.append(f"    {b.buffer} {b.shared}: {b.wavefronts} ({verdict}) [{costs}]")
+            lines += ledger_lines(e.ledger, verbose=verbose)
+            d = e.descriptors
             if d:
-                left = f", {d['undecided']} not constant" if d["undecided"] else ""
-                note = f" ({d['note']})" if "note" in d else ""
-                lines.append(f"    MMA descriptors: {d['agree']} of {d['checked']} equal their nvmma_shared "
+                left = f", {d.undecided} not constant" if d.undecided else ""
+                note = f" ({d.note})" if d.note is not None else ""
+                lines.append(f"    MMA descriptors: {d.agree} of {d.checked} equal their nvmma_shared "
                              f"operand{left}{note}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
@@ -206,14 +205,15 @@ def corpus_summary(result: CorpusResult, code: int) -> str:
     """The closing line: what was compiled and counted, what is worse or unchecked, the exit code.
 
     >>> from bankproof.verifier.triton.results import CorpusResult
-    >>> r = CorpusResult(1, ({"config": "k", "arch": "sm90", "error": "x"},), (), (), ("u",))
+    >>> from bankproof.verifier.triton.corpus_records import CorpusEntry
+    >>> r = CorpusResult(1, (CorpusEntry(config="k", arch="sm90", error="x"),), (), (), ("u",))
     >>> print(corpus_summary(r, 3))  # doctest: +NORMALIZE_WHITESPACE
     triton corpus: 1 configurations, 0 compiled (1 not), 0 accesses counted, 0 worse than baseline,
     1 not checked: exit 3
     """
     entries = result.entries
-    ok = [e for e in entries if "report" in e]
-    counted = sum(1 for e in ok for b in e["report"]["buffers"] for a in b["accesses"] if "wavefronts" in a)
+    ok = [e.report for e in entries if e.report is not None]
+    counted = sum(1 for rep in ok for b in rep.buffers for a in b.accesses if a.wavefronts is not None)
     failed = len(entries) - len(ok)
     compiled = f"{len(ok)} compiled" + (f" ({failed} not)" if failed else "")
     return (

@@ -58,9 +58,9 @@ class FrozenMap(Mapping):
         return hash(frozenset(self._items.items()))
 
 
-def optional(default: Any = None) -> Any:
-    """A field left out of the JSON while it is ``None``."""
-    return field(default=default, metadata={"optional": True})
+def optional(default: Any = None, key: str | None = None) -> Any:
+    """A field left out of the JSON while it is ``None`` (named ``key`` there, when given)."""
+    return field(default=default, metadata={"optional": True, **({"key": key} if key else {})})
 
 
 def hidden(default: Any = None) -> Any:

@@ -21,6 +21,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import parse_layout
 from bankproof.models.target import Target
+from bankproof.verifier.triton.scan_records import AccessCount, Location
 from bankproof.verifier.triton.ttgir import Module, Op, Type
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
@@ -195,10 +196,10 @@ def count_access(
     candidates: list[str],
     arch: str | Target = "sm90",
     copy: bool = False,
-) -> dict:
-    """The first deliverable instruction's exact counts on the target (a fresh dict each call);
-    ``copy``: a ``cp.async``, which only the lanes of :func:`copy_issuers` issue."""
-    return dict(count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch), copy))
+) -> AccessCount:
+    """The first deliverable instruction's exact counts on the target; ``copy``: a ``cp.async``,
+    which only the lanes of :func:`copy_issuers` issue."""
+    return count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch), copy)
 
 
 @lru_cache(maxsize=1024)
@@ -210,7 +211,7 @@ def count_cached(
     candidates: tuple[str, ...],
     t: Target | None = None,
     copy: bool = False,
-) -> dict:
+) -> AccessCount:
     """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
     t = t or target.get("sm90")
     last: Exception | None = None
@@ -230,9 +231,9 @@ def count_cached(
         if c.rule is not None:  # lane groups: the rule the count rests on
             row.update({"hardware": c.status, "rule": c.rule})
             if not c.known:
-                return {**row, "error": f"{c.rule}: not counted"}
-        return {**row, "wavefronts": int(c.counts.sum()), "ideal": int(c.ideals.sum()),
-                "max_per_instruction": int(c.counts.max()) if len(c.counts) else 0}  # fmt: skip
+                return AccessCount(**row, error=f"{c.rule}: not counted")
+        return AccessCount(**row, wavefronts=int(c.counts.sum()), ideal=int(c.ideals.sum()),
+                           max_per_instruction=int(c.counts.max()) if len(c.counts) else 0)  # fmt: skip
     raise last if last else InputError("ttgir", "access", "has no instruction")
 
 
@@ -296,8 +297,8 @@ def layouts_of(mod: Module, acc: BufferAccess):
     return dist, memory
 
 
-def location(op: Op, path: str) -> dict:
-    loc = {"ttgir": path, "ttgir_line": op.line}
+def location(op: Op, path: str) -> Location:
+    """Where ``op`` is: its TTGIR line in ``path`` and its Python source when the TTGIR says."""
     if op.loc:
-        loc.update({"source": op.loc[0], "line": op.loc[1], "column": op.loc[2]})
-    return loc
+        return Location(ttgir=path, ttgir_line=op.line, source=op.loc[0], line=op.loc[1], column=op.loc[2])
+    return Location(ttgir=path, ttgir_line=op.line)

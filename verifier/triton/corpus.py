@@ -10,20 +10,22 @@ argument gets ``tt.divisibility = 16`` as a typical launch would.
 
 >>> len(builtin_configs()) >= 40
 True
->>> access_key({"config": "mm", "arch": "sm80"}, {"buffer": "%a"}, 0, {"op": "ttg.local_load"})
+>>> access_key("mm@sm80", "%a", 0, "ttg.local_load")
 'mm@sm80 %a #0 ttg.local_load'
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import BASELINE_BYTES, read_text
+from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton import dispatch, ledger
 from bankproof.verifier.triton.corpus_configs import builtin_configs
+from bankproof.verifier.triton.corpus_records import CorpusEntry
 from bankproof.verifier.triton.jobs import compile_config, compile_kernel, load_kernels_file, make_entry  # noqa: F401 - the corpus's API
 from bankproof.verifier.triton.results import CorpusResult
 from bankproof.verifier.triton.scan import scan_unchecked
@@ -31,8 +33,9 @@ from bankproof.verifier.triton.scan import scan_unchecked
 ALL_ARCHS = list(target.ARCHS)
 
 
-def access_key(entry: dict, buffer: dict, index: int, access: dict) -> str:
-    return f"{entry['config']}@{entry['arch']} {buffer['buffer']} #{index} {access['op']}"
+def access_key(compile_name: str, buffer: str, index: int, op: str) -> str:
+    """The baseline's key of one access: ``config@arch buffer #index op``."""
+    return f"{compile_name} {buffer} #{index} {op}"
 
 
 COMPILE_LIMIT_S = 300.0  # per (configuration, arch): a compile past it is reported, not waited for
@@ -48,7 +51,7 @@ def run_corpus(
     engine: str = "local",
     address: str | None = None,
     results_dir: str | None = None,
-) -> list[dict]:
+) -> list[CorpusEntry]:
     """Compile every (configuration, arch) in parallel workers (each compile at most ``limit_s``
     seconds) and scan each (:func:`make_entry`), on this machine (``engine="local"``) or as Ray
     tasks (``"ray"``, on the cluster at ``address``); with ``results_dir``, results already stored
@@ -58,24 +61,24 @@ def run_corpus(
                         progress=progress, results_dir=results_dir)  # fmt: skip
 
 
-def flat_accesses(entries: list[dict]) -> dict[str, int]:
+def flat_accesses(entries: list[CorpusEntry]) -> Mapping[str, int]:
     """``{access key: wavefronts}`` for every analysed access (the baseline's content)."""
     out = {}
     for e in entries:
-        for b in e.get("report", {}).get("buffers", []):
-            for i, a in enumerate(b["accesses"]):
-                if "wavefronts" in a:
-                    out[access_key(e, b, i, a)] = a["wavefronts"]
-    return out
+        for b in e.report.buffers if e.report else ():
+            for i, a in enumerate(b.accesses):
+                if a.wavefronts is not None:
+                    out[access_key(e.name, b.buffer, i, a.op)] = a.wavefronts
+    return FrozenMap(out)
 
 
-def compare(entries: list[dict], baseline: dict[str, int]) -> list[str]:
+def compare(entries: list[CorpusEntry], baseline: Mapping[str, int]) -> list[str]:
     """Accesses that cost more than the baseline, or that the baseline has and this run lost."""
     now = flat_accesses(entries)
     worse = [
         f"{k}: {now[k]} wavefronts, baseline {v}" for k, v in baseline.items() if k in now and now[k] > v
     ]
-    ran = {f"{e['config']}@{e['arch']}" for e in entries}
+    ran = {e.name for e in entries}
     gone = [f"{k}: missing from this run" for k in baseline if k not in now and k.split(" ", 1)[0] in ran]
     return worse + gone
 
@@ -129,25 +132,24 @@ def check_corpus(
                          results_dir)  # fmt: skip
     worse = compare(entries, base) if base is not None else []
     gaps = [
-        f"{access_key(e, b, i, a)}: buffer {b['wavefronts']}, optimum {b['optimal_wavefronts']}"
+        f"{access_key(e.name, b.buffer, i, a.op)}: buffer {b.wavefronts}, optimum {b.optimal_wavefronts}"
         for e in entries
-        for b in e.get("report", {}).get("buffers", [])
-        for i, a in enumerate(b["accesses"])
-        if b["gap"]
+        for b in (e.report.buffers if e.report else ())
+        for i, a in enumerate(b.accesses)
+        if b.gap
     ]
     return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)))
 
 
-def unchecked(entries: list[dict]) -> list[str]:
+def unchecked(entries: list[CorpusEntry]) -> list[str]:
     """What the corpus could not check: configurations that did not compile, accesses not
     analysed, buffers whose optimum is unknown (a gate must not pass on them silently)."""
     out = []
     for e in entries:
-        where = f"{e['config']}@{e['arch']}"
-        if "report" not in e:
-            out.append(f"{where}: not compiled ({e.get('error')})")
+        if e.report is None:
+            out.append(f"{e.name}: not compiled ({e.error})")
             continue
-        out += [f"{where} {u}" for u in scan_unchecked(e["report"])]
-        if "ledger" in e:
-            out += [f"{where} {u}" for u in ledger.unchecked(e["ledger"])]
+        out += [f"{e.name} {u}" for u in scan_unchecked(e.report)]
+        if e.ledger is not None:
+            out += [f"{e.name} {u}" for u in ledger.unchecked(e.ledger)]
     return out

@@ -25,6 +25,7 @@ from bankproof.models.notation.triton import parse_triton
 from bankproof.models.notation.triton_shared import NVMMAShared
 from bankproof.verifier.ptx.machine import PtxMachine, compute
 from bankproof.verifier.ptx.parse import parse_kernel
+from bankproof.verifier.triton.scan_records import DescriptorSummary
 from bankproof.verifier.triton.ttgir import read_ttgir
 
 SM90_MODES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
@@ -199,20 +200,20 @@ def _compare(line: int, operand: str, value: int | None, dots: dict[str, list[_O
     return next((t for t in tries if t.ok), tries[0])
 
 
-def summary(ttgir: str, ptx: str, arch: str, source=None) -> tuple[dict, list[str]] | None:
-    """``({"checked", "agree", "undecided"[, "note"]}, mismatches)`` for a kernel with MMA
-    descriptors on sm90/sm100 (``None`` when it has none): what the corpus and the scan report."""
+def summary(ttgir: str, ptx: str, arch: str, source=None) -> DescriptorSummary | None:
+    """How many MMA descriptors were checked, agree and are not constants, and the mismatches,
+    for a kernel with MMA descriptors on sm90/sm100 (``None`` when it has none): what the corpus
+    and the scan report."""
     if arch not in ("sm90", "sm100") or not re.search(r"wgmma\.mma_async|tcgen05\.mma", ptx):
         return None
     try:
         checks = check(ttgir, ptx, arch, source)
     except (InputError, ValueError, KeyError, IndexError) as e:
-        return {"checked": 0, "agree": 0, "undecided": 0, "note": f"not read: {e}"}, []
+        return DescriptorSummary(checked=0, agree=0, undecided=0, note=f"not read: {e}", mismatches=())
     bad = [f"descriptor at PTX line {c.line} ({c.operand}, {c.encoding}): {c.why}"
            for c in checks if c.ok is False]  # fmt: skip
-    counts = {"checked": len(checks), "agree": sum(c.ok is True for c in checks),
-              "undecided": sum(c.ok is None for c in checks)}  # fmt: skip
-    return counts, bad
+    return DescriptorSummary(checked=len(checks), agree=sum(c.ok is True for c in checks),
+                             undecided=sum(c.ok is None for c in checks), mismatches=tuple(bad))  # fmt: skip
 
 
 __all__ = ["DescriptorCheck", "check", "summary", "wgmma_operands"]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.triton.compile_pool import run_jobs
+from bankproof.verifier.triton.corpus_records import CorpusEntry
 from bankproof.verifier.triton.store import ResultStore, job_key
 
 ENGINES = ("local", "ray")
@@ -22,9 +23,9 @@ FUNCTION = "bankproof.verifier.triton.jobs._job_entry"  # a Ray task compiles an
 COMPILE = "bankproof.verifier.triton.jobs._job"  # a local worker compiles
 
 
-def lost(job: tuple, why: str) -> dict:
+def lost(job: tuple, why: str) -> CorpusEntry:
     """The entry of a job that did not come back (past its time limit, or its worker died)."""
-    return {"config": job[0]["name"], "arch": job[1], "error": f"compile {why}"}
+    return CorpusEntry(config=job[0]["name"], arch=job[1], error=f"compile {why}")
 
 
 def keys(jobs: list[tuple]) -> list[str]:
@@ -47,13 +48,13 @@ def keys(jobs: list[tuple]) -> list[str]:
 
 def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, limit_s: float,
         progress: Callable[[int, int], None] | None = None, results_dir: str | None = None,
-        stats: list | None = None) -> list[dict]:  # fmt: skip
+        stats: list | None = None) -> list[CorpusEntry]:  # fmt: skip
     """Every job's entry, in job order: read from ``results_dir`` where stored, else computed by
     ``engine`` (and stored as it arrives). ``progress(done, total)`` counts the computed ones;
     ``stats`` (a list) receives the Ray workers' per-task facts (cache slot, peak memory)."""
     if engine not in ENGINES:
         raise InputError("triton corpus", "--engine", f"must be one of {', '.join(ENGINES)}", engine)
-    entries: list[dict | None] = [None] * len(jobs)
+    entries: list[CorpusEntry | None] = [None] * len(jobs)
     store = ResultStore(results_dir) if results_dir else None
     key_of = keys(jobs) if store and jobs else []
     if store:
@@ -61,7 +62,7 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
             entries[i] = store.load(k)
     todo = [i for i, e in enumerate(entries) if e is None]
 
-    def arrived(j: int, entry: dict) -> None:
+    def arrived(j: int, entry: CorpusEntry) -> None:
         entries[todo[j]] = entry
         if store:
             store.save(key_of[todo[j]], entry)
@@ -72,8 +73,8 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
 
         from bankproof.verifier.triton.jobs import make_entry
 
-        def compiled(j: int, result: tuple | dict) -> None:
-            arrived(j, result if isinstance(result, dict) else make_entry(*result))
+        def compiled(j: int, result: tuple | CorpusEntry) -> None:
+            arrived(j, result if isinstance(result, CorpusEntry) else make_entry(*result))
 
         n = workers or max(1, min(len(work), os.cpu_count() or 1))
         run_jobs(work, COMPILE, n, limit_s, on_lost=lost, progress=progress, on_result=compiled)

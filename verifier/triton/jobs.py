@@ -3,7 +3,7 @@ a local one or a Ray task's) and turn the result into the corpus entry (the scan
 comparison, the ledger, the MMA descriptors). Imported by the corpus and by the engines that run
 its jobs (:mod:`.dispatch`), which import nothing of the corpus itself.
 
->>> make_entry("k", "sm90", None, "SyntaxError: x")
+>>> make_entry("k", "sm90", None, "SyntaxError: x").to_dict()
 {'config': 'k', 'arch': 'sm90', 'error': 'SyntaxError: x'}
 """
 
@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton import lowering, pipeline
+from bankproof.verifier.triton.corpus_records import CorpusEntry
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.source import read_source
 
@@ -71,50 +74,41 @@ def _job(args: tuple[dict, str, str | None]) -> tuple[str, str, tuple[str, str] 
         return config["name"], arch, None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: str | None) -> dict:
+def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: str | None) -> CorpusEntry:
     """One (configuration, arch) result: the scan of its TTGIR, the PTX comparison, the ledger and
     the MMA descriptors (``error`` when it did not compile)."""
-    entry: dict = {"config": name, "arch": arch}
     if error or compiled is None:
-        entry["error"] = error
-        return entry
+        return CorpusEntry(config=name, arch=arch, error=error or "not compiled")
     ttgir, ptx = compiled
     modelled = "ledger" in target.get(arch).commands  # the ledger reads PTX only so far
     # read once (the scan, the ledger and the descriptors share the reading); no PTX where no ledger
     source = read_source(ttgir, f"{name}@{arch}.ttgir", ptx if modelled else None)
     got = pipeline.analyse(source, None, arch)
-    entry["report"] = got.report
-    entry["ttgir"] = ttgir
-    if not modelled:
-        entry["ptx_counts"], entry["cp_async_modes"], entry["lowering"] = {}, {}, []
+    if not modelled:  # (MMA descriptors are sm90/sm100's)
         note = target.get(arch).not_modeled("ledger")
-        entry["ledger"] = LedgerReport(note=note)
-        return entry  # (MMA descriptors are sm90/sm100's)
-    entry["ptx_counts"], entry["cp_async_modes"] = (
-        ({}, {}) if source.kernel is None else lowering.kernel_counts(source.kernel)
+        none = FrozenMap()
+        return CorpusEntry(config=name, arch=arch, report=got.report, ttgir=ttgir, ptx_counts=none,
+                           cp_async_modes=none, lowering=(), ledger=LedgerReport(note=note))  # fmt: skip
+    counts, modes = (
+        (FrozenMap(), FrozenMap()) if source.kernel is None else lowering.kernel_counts(source.kernel)
     )
     led = got.ledger
     if led is None:  # PTX the reader cannot read
-        why = f"the PTX could not be read: {got.ledger_error}"
-        led = LedgerReport(unattributed=(why,))
-    entry["ledger"] = led
-    # the whole-kernel check: every PTX shared-memory instruction owned, counted alike
-    entry["lowering"] = list(led.disagreements) + [f"unattributed: {u}" for u in led.unattributed]
-    _descriptors(entry, got.descriptors)
-    return entry
+        led = LedgerReport(unattributed=(f"the PTX could not be read: {got.ledger_error}",))
+    # the whole-kernel check: every PTX shared-memory instruction owned, counted alike; and the MMA
+    # descriptors against the TTGIR's nvmma_shared operands (a mismatch is a lowering disagreement)
+    off = led.disagreements + tuple(f"unattributed: {u}" for u in led.unattributed)
+    desc = got.descriptors
+    if desc is not None:
+        off += desc.mismatches or ()
+        desc = replace(desc, mismatches=None)
+    return CorpusEntry(config=name, arch=arch, report=got.report, ttgir=ttgir, ptx_counts=counts,
+                       cp_async_modes=modes, lowering=off, ledger=led, descriptors=desc)  # fmt: skip
 
 
-def _job_entry(args: tuple[dict, str, str | None]) -> dict:
+def _job_entry(args: tuple[dict, str, str | None]) -> CorpusEntry:
     """Compile and scan one job (in a worker: a local process or a Ray task)."""
     return make_entry(*_job(args))
-
-
-def _descriptors(entry: dict, got: tuple[dict, list[str]] | None) -> None:
-    """The MMA descriptors in the PTX against the TTGIR's nvmma_shared operands
-    (:mod:`.descriptors`); a mismatch is a lowering disagreement, an undecided one is counted."""
-    if got is not None:
-        entry["descriptors"], bad = got
-        entry["lowering"] = entry["lowering"] + bad
 
 
 __all__ = ["compile_config", "compile_kernel", "make_entry"]

@@ -34,7 +34,7 @@ arguments, from them; ``program_id_x``/``num_programs_x``... for ``tl.program_id
 ... } loc(#loc)
 ... #loc = loc("k.py":1:0)
 ... #loc2 = loc("k.py":7:3)'''
->>> led = build({"buffers": [], "num_warps": 2}, ttgir, ptx)
+>>> led = build(ScanReport(file="k", target=None, num_warps=2, buffers=(), conversions=()), ttgir, ptx)
 >>> e = led.entries[0]
 >>> e.op, e.kind, e.instr, e.instructions, e.executions, e.wavefronts, e.ideal
 ('tt.reduce', 'scratch', 'st32', 2, 1, 2, 2)
@@ -54,6 +54,7 @@ from bankproof.verifier.triton.ledger_rules import (
     TENSORMAP_LSU,
     Group,
     Ledger,
+    ScanClaim,
     claim_moved,
     instr_name,
     warps_of,
@@ -63,6 +64,7 @@ from bankproof.verifier.triton.ledger_totals import totals
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.measured_rules import bound_narrow_ca
 from bankproof.verifier.triton.scalars import Cond, loop_hits
+from bankproof.verifier.triton.scan_records import ScanReport
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 __all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "unchecked"]
@@ -115,18 +117,18 @@ def _loop_map(kernel: Kernel, ptx_loops: list[PtxLoop], sites: list[Site]) -> di
     return {ptx_loops[i].head: lp for i, lp in out.items()}
 
 
-def _scan_counts(report: dict, by_line: dict[int, Site]) -> dict[tuple, list[dict]]:
+def _scan_counts(report: ScanReport, by_line: dict[int, Site]) -> dict[tuple, list[ScanClaim]]:
     """The scan's accesses by (site, instruction name, TTGIR loop nest)."""
-    out: dict[tuple, list[dict]] = defaultdict(list)
-    for b in report.get("buffers", []):
-        for a in b["accesses"]:
-            if "instr" not in a:
+    out: dict[tuple, list[ScanClaim]] = defaultdict(list)
+    for b in report.buffers:
+        for a in b.accesses:
+            if a.instr is None:
                 continue
-            s = by_line.get(a["location"].get("ttgir_line", -1))
+            s = by_line.get(a.location.ttgir_line)
             if s is None:
                 continue
-            warps = s.partition[1] if s.partition else report.get("num_warps")
-            out[(s.site, access_instr(a), s.loops)].append({**a, "buffer": b["buffer"], "warps": warps})
+            warps = s.partition[1] if s.partition else report.num_warps
+            out[(s.site, access_instr(a.op, a.instr), s.loops)].append(ScanClaim(a, b.buffer, warps))
     return out
 
 
@@ -192,7 +194,7 @@ def _branches(entry: dict, conds, args, loops) -> None:
 
 
 def build(
-    report: dict, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None
+    report: ScanReport, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None
 ) -> LedgerReport:
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
@@ -240,7 +242,7 @@ def build(
     claim_moved(led, {site_of(o.ins.loc) for o in ops if o.family == "lsu"})  # a wgmma there is not its own
     for (loc, name, _), accesses in led.scan.items():  # counted by the scan, absent from the PTX
         led.disagreements.append(
-            f"{where_text(loc)}: scan counts {name} for {accesses[0]['op']}, the PTX has none there"
+            f"{where_text(loc)}: scan counts {name} for {accesses[0].access.op}, the PTX has none there"
         )
     bound_narrow_ca(led.entries)
     for e in led.entries:

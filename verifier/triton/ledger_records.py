@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from bankproof.verifier.results import Result, optional
 from bankproof.verifier.results.decode import decode
 
-
 COUNTED_FAMILIES = ("lsu", "ldgsts", "atomic")  # whose entries count LSU shared wavefronts
 
 

@@ -25,6 +25,7 @@ from functools import cached_property
 import numpy as np
 from bankproof.models.hardware import evaluate, instruction
 from bankproof.verifier.ptx import SharedOp
+from bankproof.verifier.triton.scan_records import AccessRow
 from bankproof.verifier.triton.sites import Loop, Site
 
 BUFFER_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load", "ttg.async_copy_global_to_local")
@@ -138,12 +139,22 @@ def _tensormap_rule(entry: dict, warps: int) -> list[dict]:
     return out
 
 
+@dataclass(frozen=True)
+class ScanClaim:
+    """A scan access a ledger entry may own: the access, its buffer, and the warps that run it
+    (a warp-specialize partition's; ``None``: the kernel's)."""
+
+    access: AccessRow
+    buffer: str
+    warps: int | None
+
+
 @dataclass
 class Ledger:
     """What a build accumulates, and what every rule reads: the scan's accesses not yet claimed
     (by site, instruction, loop nest), the kernel's TTGIR sites, and the warps per CTA."""
 
-    scan: dict[tuple, list[dict]]
+    scan: dict[tuple, list[ScanClaim]]
     sites: list[Site]
     warps: int
     by_site: dict[tuple, list[Site]] = field(default_factory=dict)
@@ -251,14 +262,19 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         entry["op"] += " + " + ", ".join(others)  # a conversion shares the line
         entry["kind"] = "buffer+scratch"
 
-    def scaled(key: str, accs: list[dict], default: str | None = None) -> int:
+    def scaled(key: str, accs: list[ScanClaim], default: str | None = None) -> int:
         """The accesses' count of ``key`` at the PTX's instructions per warp (the scan's may merge)."""
-        return sum(a.get(key, a[default or key]) for a in accs) * per_warp // max(1, scan_per_warp)
+
+        def of(a: ScanClaim) -> int:
+            own = getattr(a.access, key)
+            return own if own is not None else getattr(a.access, default or key) or 0
+
+        return sum(of(a) for a in accs) * per_warp // max(1, scan_per_warp)
 
     scan_wf, scan_ideal = scaled("wavefronts", accesses), scaled("ideal", accesses)
-    if any("wavefronts_max" in a for a in accesses):  # cp.async rows shorter than a line: an upper bound
+    if any(a.access.wavefronts_max is not None for a in accesses):  # cp.async rows under a line: a bound
         entry["wavefronts_max"] = scaled("wavefronts_max", accesses, "wavefronts")
-        entry["lines_note"] = next(a["lines_note"] for a in accesses if "lines_note" in a)
+        entry["lines_note"] = next(a.access.lines_note for a in accesses if a.access.lines_note)
     if g.ptx_wf is not None:
         if entry["kind"] == "buffer" and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
@@ -270,7 +286,7 @@ def buffer_rule(g: Group, led: Ledger) -> bool:
         if entry["kind"] != "buffer":
             entry["wavefronts"] = None
             entry["reason"] = "a conversion shares the line and the PTX addresses are not known"
-    guarded = [a for a in accesses if "unguarded_wavefronts" in a]
+    guarded = [a for a in accesses if a.access.unguarded_wavefronts is not None]
     if guarded and entry.get("cache") == ["cg"] and entry.get("wavefronts") is not None:
         live, every = scaled("wavefronts", guarded), scaled("unguarded_wavefronts", guarded)
         entry["ncu_reads"] = [entry["wavefronts"] - live, entry["wavefronts"] - live + every]
@@ -303,16 +319,16 @@ def scratch_rule(g: Group, led: Ledger) -> bool:
     return True
 
 
-def _owned_by_scan(entry: dict, accesses: list[dict]) -> None:
+def _owned_by_scan(entry: dict, accesses: list[ScanClaim]) -> None:
     """The entry belongs to the scan's buffer accesses: their ops and buffers."""
-    entry["op"] = ", ".join(dict.fromkeys(a["op"] for a in accesses))
+    entry["op"] = ", ".join(dict.fromkeys(a.access.op for a in accesses))
     entry["kind"] = "buffer"
-    entry["buffers"] = sorted({a["buffer"] for a in accesses})
+    entry["buffers"] = sorted({a.buffer for a in accesses})
 
 
-def _per_warp(accesses: list[dict], warps: int) -> int:
+def _per_warp(accesses: list[ScanClaim], warps: int) -> int:
     """The scan's instructions per warp for the accesses at one site."""
-    return sum(a["instructions"] for a in accesses) // max(1, accesses[0]["warps"] or warps)
+    return sum(a.access.instructions or 0 for a in accesses) // max(1, accesses[0].warps or warps)
 
 
 RULES = (engine_rule, ws_state_rule, buffer_rule, scratch_rule)  # the first that owns a group writes it
@@ -341,14 +357,14 @@ def claim_moved(led: Ledger, ptx_locs: set) -> None:
             led.entries.append(entry)
             continue
         accesses = led.scan.pop(key)
-        scan_wf = sum(a["wavefronts"] for a in accesses)
+        scan_wf = sum(a.access.wavefronts or 0 for a in accesses)
         _owned_by_scan(entry, accesses)
         entry["note"] = f"the PTX gives line {where_text(g.loc)}; the op is at {where_text(key[0])}"
         if g.ptx_wf is not None and g.ptx_wf[0] != scan_wf and entry.get("executions") != 0:
             led.disagreements.append(
                 f"{where_text(g.loc)}: {name} scan counts {scan_wf} wavefronts, PTX addresses {g.ptx_wf[0]}"
             )
-        wf = g.ptx_wf or (scan_wf, sum(a["ideal"] for a in accesses))
+        wf = g.ptx_wf or (scan_wf, sum(a.access.ideal or 0 for a in accesses))
         source = "ptx+scan" if g.ptx_wf else "scan"
         entry.update({"wavefronts": wf[0], "ideal": wf[1], "source": source, "counted": True})
         led.entries.append(entry)

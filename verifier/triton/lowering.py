@@ -16,21 +16,23 @@ owned by one access and counted alike).
 ...   ret;
 ... }'''
 >>> counts, modes = kernel_counts(parse_kernel(ptx))
->>> sorted(counts.items()), modes
-([('cp16', 1), ('ld8', 1), ('ldsm.x4.trans', 1), ('st64', 1)], {16: ['cg']})
+>>> sorted(counts.items()), dict(modes)
+([('cp16', 1), ('ld8', 1), ('ldsm.x4.trans', 1), ('st64', 1)], {'16': ('cg',)})
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from bankproof.verifier.ptx.parse import Kernel, classify
+from bankproof.verifier.results import FrozenMap
 
 
-def kernel_counts(kernel: Kernel) -> tuple[dict[str, int], dict[int, list[str]]]:
+def kernel_counts(kernel: Kernel) -> tuple[Mapping[str, int], Mapping[str, tuple[str, ...]]]:
     """Each shared-memory instruction's static count (``ld32``, ``st128``, ``ldsm.x4.trans``,
     ``stsm.x2``, ``cp16`` for a 16-byte cp.async) and the cache modes (``ca``/``cg``) Triton used
-    for cp.async, per copy size in bytes."""
+    for cp.async, per copy size in bytes (``"16"``: the JSON's key)."""
     counts: Counter = Counter()
     modes: dict[int, set[str]] = {}
     for ins in kernel.body:
@@ -42,13 +44,17 @@ def kernel_counts(kernel: Kernel) -> tuple[dict[str, int], dict[int, list[str]]]
             name, _, mode = name.partition(".")
             modes.setdefault(int(name[2:]), set()).add(mode)
         counts[name] += 1
-    return dict(counts), {k: sorted(v) for k, v in sorted(modes.items())}
+    return FrozenMap(counts), FrozenMap({str(k): tuple(sorted(v)) for k, v in sorted(modes.items())})
 
 
-def access_instr(access: dict) -> str:
+def access_instr(op: str, instr: str) -> str:
     """A scan access's instruction as the PTX names it: ``ld64`` for a b64 load, ``cp16`` for a
-    16-byte ``async_copy_global_to_local``."""
-    name = access["instr"].replace("64b", "64")
-    if access["op"] == "ttg.async_copy_global_to_local":
+    16-byte ``async_copy_global_to_local``.
+
+    >>> access_instr("ttg.async_copy_global_to_local", "st128"), access_instr("ttg.local_load", "ld64b")
+    ('cp16', 'ld64')
+    """
+    name = instr.replace("64b", "64")
+    if op == "ttg.async_copy_global_to_local":
         name = f"cp{int(name[2:]) // 8}"
     return name

@@ -6,7 +6,7 @@ reading. ``triton scan``, ``triton profile`` and the corpus all call :func:`anal
 >>> from bankproof.verifier.triton.source import read_source
 >>> text = (Path(__file__).parent / "sample.ttgir").read_text()
 >>> a = analyse(read_source(text, "sample.ttgir"))
->>> a.report["buffers"][0]["wavefronts"], a.ledger is None
+>>> a.report.buffers[0].wavefronts, a.ledger is None
 (272, True)
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from bankproof.verifier.triton import descriptors, ledger
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_module
+from bankproof.verifier.triton.scan_records import DescriptorSummary, ScanReport
 from bankproof.verifier.triton.source import TritonSource
 
 ARCH_OF = {"cuda:90": "sm90", "cuda:100": "sm100"}
@@ -28,9 +29,9 @@ class TritonAnalysis:
     descriptor check ``(counts, mismatches)`` (with PTX, on sm90/sm100 kernels with MMAs)."""
 
     source: TritonSource
-    report: dict
+    report: ScanReport
     ledger: LedgerReport | None = None
-    descriptors: tuple[dict, list[str]] | None = None
+    descriptors: DescriptorSummary | None = None
     ledger_error: str | None = None
 
 
@@ -47,6 +48,6 @@ def analyse(
         led = ledger.build(report, source.ttgir, source.ptx, args, source=source)
     except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
         error = str(e)
-    arch = arch or ARCH_OF.get(str(report.get("target")))
+    arch = arch or ARCH_OF.get(str(report.target))
     got = descriptors.summary(source.ttgir, source.ptx, arch, source=source) if arch else None
     return TritonAnalysis(source, report, led, got, error)

@@ -13,17 +13,20 @@ wavefronts Nsight Compute can count, so their store count is an assumption (``ha
 
 >>> text = open(__file__.replace("scan.py", "sample.ttgir")).read()
 >>> rep = scan_text(text, "sample.ttgir")
->>> [(a["op"], a["wavefronts"], a["ideal"]) for a in rep["buffers"][0]["accesses"]]
+>>> [(a.op, a.wavefronts, a.ideal) for a in rep.buffers[0].accesses]
 [('ttg.local_alloc', 16, 16), ('ttg.local_load', 256, 16)]
->>> rep["buffers"][0]["optimal_wavefronts"], rep["buffers"][0]["gap"]
+>>> rep.buffers[0].optimal_wavefronts, rep.buffers[0].gap
 (32, 240)
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
+from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
     buffer_accesses,
     copy_elements,
@@ -39,10 +42,17 @@ from bankproof.verifier.triton.accesses import (
 )
 from bankproof.verifier.triton.optimum import nvmma_family, same_instructions, searched
 from bankproof.verifier.triton.plans import cheapest_plan
+from bankproof.verifier.triton.scan_records import (
+    AccessRow,
+    BufferReport,
+    ConversionRow,
+    ScanReport,
+    SharedPlan,
+)
 from bankproof.verifier.triton.ttgir import Module, Op, read_ttgir
 
 
-def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
+def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
     """The scan report of one module (see the module docstring)."""
     accesses = buffer_accesses(mod)
     try:
@@ -71,7 +81,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
                         instr_candidates(a, bits, sm, resolved(mod, a.tensor.encoding), t, dist),
                         t,
                         a.op.name == "ttg.async_copy_global_to_local",
-                    )
+                    ).to_dict()
                 )
                 if "error" in row:
                     raise InputError("ttgir", "access", row.pop("error"))
@@ -84,102 +94,105 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> dict:
             except (InputError, ValueError) as e:
                 row["error"] = str(e)
                 problems.append(str(e))
-            rows.append(row)
+            rows.append(decode(AccessRow, row, "scan"))
         entry = _buffer(buf, accs, rows)
         if "optimum" not in t.commands:
-            reason = t.not_modeled("optimum")
-            entry.update({"optimal_wavefronts": None, "gap": None, "reason": reason})
-            out_buffers.append(entry)
+            entry.update({"optimal_wavefronts": None, "gap": None, "reason": t.not_modeled("optimum")})
+            out_buffers.append(decode(BufferReport, entry, "scan"))
             continue
-        entry.update(same_instructions(parsed, rows))
+        entry.update(same_instructions(parsed, rows).to_dict())
         if len(parsed) == len(rows) and "nvmma" not in resolved(mod, accs[0].memdesc.encoding):
-            entry.update(searched(parsed, entry, sm) or {})
-        if entry["gap"] is None and rows and all(r["kind"] == "store" and "instr" in r for r in rows):
-            entry.update(nvmma_family(mod, accs, rows) or {})
-        out_buffers.append(entry)
+            better = searched(parsed, entry["wavefronts"], entry["optimal_wavefronts"], sm)
+            entry.update(better.to_dict() if better else {})
+        if entry["gap"] is None and rows and all(r.kind == "store" and r.instr for r in rows):
+            family = nvmma_family(mod, accs, rows)
+            entry.update(family.to_dict() if family else {})
+        out_buffers.append(decode(BufferReport, entry, "scan"))
     cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if "optimum" in t.commands else []
-    conversions = [_conversion(mod, op, path) for op in cvts]
-    return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": out_buffers,
-            "conversions": conversions}  # fmt: skip
+    conversions = tuple(_conversion(mod, op, path) for op in cvts)
+    return ScanReport(file=path, target=mod.target, num_warps=mod.num_warps, buffers=tuple(out_buffers),
+                      conversions=conversions)  # fmt: skip
 
 
 def _row(a, path: str) -> dict:
-    """What every access row says, counted or not."""
-    return {"op": a.op.name, "kind": a.kind, "location": location(a.op, path),
+    """What every access row says, counted or not (its JSON form, frozen when complete)."""
+    return {"op": a.op.name, "kind": a.kind, "location": location(a.op, path).to_dict(),
             "layout": a.tensor.encoding, "shared": a.memdesc.encoding, "shape": list(a.memdesc.shape),
             "dtype": a.memdesc.elem}  # fmt: skip
 
 
-def _buffer(buf: str, accs: list, rows: list[dict]) -> dict:
+def _buffer(buf: str, accs: list, rows: list[AccessRow]) -> dict:
     return {"buffer": buf, "shape": list(accs[0].memdesc.shape), "dtype": accs[0].memdesc.elem,
-            "shared": accs[0].memdesc.encoding, "accesses": rows,
-            "wavefronts": sum(r.get("wavefronts", 0) for r in rows)}  # fmt: skip
+            "shared": accs[0].memdesc.encoding, "accesses": [r.to_dict() for r in rows],
+            "wavefronts": sum(r.wavefronts or 0 for r in rows)}  # fmt: skip
 
 
-def _unmodeled(mod: Module, accesses: list, path: str, why: str) -> dict:
+def _unmodeled(mod: Module, accesses: list, path: str, why: str) -> ScanReport:
     """The report of a module whose target has no model: every access and conversion listed as
     not analysed (``why``), so a gate exits 3 instead of passing on another arch's counts."""
     buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
-        rows = [{**_row(a, path), "error": why} for a in accs]
-        buffers.append({**_buffer(buf, accs, rows), "optimal_wavefronts": None, "gap": None, "reason": why})
-    cvts = [{"op": op.name, "location": location(op, path), "error": why}
-            for op in mod.ops if op.name == "ttg.convert_layout"]  # fmt: skip
-    return {"file": path, "target": mod.target, "num_warps": mod.num_warps, "buffers": buffers,
-            "conversions": cvts}  # fmt: skip
+        rows = [decode(AccessRow, {**_row(a, path), "error": why}, "scan") for a in accs]
+        b = {**_buffer(buf, accs, rows), "optimal_wavefronts": None, "gap": None, "reason": why}
+        buffers.append(decode(BufferReport, b, "scan"))
+    cvts = tuple(ConversionRow(op=op.name, location=location(op, path), error=why)
+                 for op in mod.ops if op.name == "ttg.convert_layout")  # fmt: skip
+    return ScanReport(file=path, target=mod.target, num_warps=mod.num_warps, buffers=tuple(buffers),
+                      conversions=cvts)  # fmt: skip
 
 
-def _conversion(mod: Module, op: Op, path: str) -> dict:
-    row = {"op": op.name, "location": location(op, path)}
+def _conversion(mod: Module, op: Op, path: str) -> ConversionRow:
+    where = location(op, path)
     tensors = [t for t in op.types if t.kind == "tensor"]
     if len(tensors) != 2 or tensors[0].elem_bits is None:
-        return {**row, "error": "types not understood"}
+        return ConversionRow(op=op.name, location=where, error="types not understood")
     src, dst = tensors
-    row.update({"from": src.encoding, "to": dst.encoding, "shape": list(src.shape), "dtype": src.elem})
+    row = ConversionRow(op=op.name, location=where, source_layout=src.encoding, target_layout=dst.encoding,
+                        shape=tuple(src.shape), dtype=src.elem)  # fmt: skip
     try:
         a = parse_cached(mod.expand(src.encoding), tuple(src.shape))
         b = parse_cached(mod.expand(dst.encoding), tuple(dst.shape))
         op_kind = [(op.name, "store", a, src.elem_bits), (op.name, "load", b, src.elem_bits)]
         best = cheapest_plan(op_kind, a, b, src.elem_bits, sm_of(mod.target))
     except (InputError, ValueError) as e:
-        return {**row, "error": str(e)}
+        return replace(row, error=str(e))
     if best is None:
-        return {**row, "error": "no searched layout carries both sides"}
+        return replace(row, error="no searched layout carries both sides")
     total, memory, instrs = best
     st = count_access(a, memory, src.elem_bits, "store", [instrs[0]])
     ld = count_access(b, memory, src.elem_bits, "load", [instrs[1]])
-    row["shared_plan"] = {
-        "layout": triton_memory_text(memory),
-        "store": st,
-        "load": ld,
-        "wavefronts": st["wavefronts"] + ld["wavefronts"],
-    }
-    return row
+    plan = SharedPlan(layout=triton_memory_text(memory), store=st, load=ld,
+                      wavefronts=(st.wavefronts or 0) + (ld.wavefronts or 0))  # fmt: skip
+    return replace(row, shared_plan=plan)
 
 
-def scan_unchecked(report: dict) -> list[str]:
+def scan_unchecked(report: ScanReport) -> list[str]:
     """Accesses of a scan report that were not analysed, and buffers whose optimum is unknown.
 
-    >>> scan_unchecked({"buffers": [{"buffer": "%a", "gap": None, "reason": "why",
-    ...                              "accesses": [{"op": "ttg.local_load", "error": "bad"}]}]})
+    >>> from bankproof.verifier.triton.scan_records import Location
+    >>> row = AccessRow(op="ttg.local_load", kind="load", location=Location(ttgir="k", ttgir_line=3),
+    ...                 layout="#b", shared="#s", shape=(8,), dtype="f16", error="bad")
+    >>> buf = BufferReport(buffer="%a", shape=(8,), dtype="f16", shared="#s", accesses=(row,),
+    ...                    wavefronts=0, optimal_wavefronts=None, gap=None, reason="why")
+    >>> scan_unchecked(ScanReport(file="k", target=None, num_warps=1, buffers=(buf,), conversions=()))
     ['%a ttg.local_load not analysed: bad', '%a optimum unknown: why']
     """
     out = []
-    for b in report["buffers"]:
-        out += [f"{b['buffer']} {a['op']} not analysed: {a['error']}" for a in b["accesses"] if "error" in a]
-        if b["gap"] is None:
-            out.append(f"{b['buffer']} optimum unknown: {b.get('reason', 'no reason given')}")
-    out += [f"convert_layout at line {c['location']['ttgir_line']}: {c['error']}" for c in report.get(
-        "conversions", []) if "error" in c]  # fmt: skip
+    for b in report.buffers:
+        out += [f"{b.buffer} {a.op} not analysed: {a.error}" for a in b.accesses if a.error is not None]
+        if b.gap is None:
+            out.append(f"{b.buffer} optimum unknown: {b.reason or 'no reason given'}")
+    out += [f"convert_layout at line {c.location.ttgir_line}: {c.error}" for c in report.conversions
+            if c.error is not None]  # fmt: skip
     return out
 
 
-def scan_text(text: str, path: str = "<ttgir>") -> dict:
+def scan_text(text: str, path: str = "<ttgir>") -> ScanReport:
     return scan_module(read_ttgir(text), path)
 
 
-def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:
+def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:  # row: its JSON form, not yet frozen
     """Say so when a cp.async's width rests on the pointers' alignment, which the TTGIR does not
     carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread."""
     least, most = copy_elements(a.op.text, enc, dist, bits)

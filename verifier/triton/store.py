@@ -10,8 +10,8 @@ next run tries them again.
 
 >>> import tempfile
 >>> s = ResultStore(tempfile.mkdtemp())
->>> s.save("ab" * 32, {"config": "k", "arch": "sm90"}); s.load("ab" * 32)
-{'config': 'k', 'arch': 'sm90'}
+>>> s.save("ab" * 32, CorpusEntry(config="k", arch="sm90", error="no compiler")); s.load("ab" * 32).error
+'no compiler'
 >>> s.load("cd" * 32) is None
 True
 """
@@ -27,8 +27,7 @@ from pathlib import Path
 
 from bankproof.models.errors import InputError
 from bankproof.models.version import VERSION
-from bankproof.verifier.results import plain
-from bankproof.verifier.triton.ledger_records import read_ledger
+from bankproof.verifier.triton.corpus_records import CorpusEntry, read_entry
 
 TRANSIENT = ("did not finish within", "crashed the worker", "worker crashed")  # not stored: retried
 
@@ -71,27 +70,22 @@ class ResultStore:
             raise ValueError(f"not a store key: {key!r}")
         return self.root / key[:2] / f"{key}.json"
 
-    def load(self, key: str) -> dict | None:
-        """The stored entry (its ledger read back as a record, every field checked), or ``None``
-        where there is none or it is not one: computed again."""
+    def load(self, key: str) -> CorpusEntry | None:
+        """The stored entry (read back as a record, every field checked), or ``None`` where there
+        is none or it is not one: computed again."""
         try:
-            entry = json.loads(self._path(key).read_text())
-            if not isinstance(entry, dict):
-                return None
-            if "ledger" in entry:
-                entry["ledger"] = read_ledger(entry["ledger"], "stored entry")
-            return entry
-        except (OSError, ValueError):  # absent, unreadable, or not an entry (InputError is one)
+            return read_entry(json.loads(self._path(key).read_text()))
+        except (OSError, ValueError, RecursionError):  # absent, unreadable, or not an entry (InputError)
             return None
 
-    def save(self, key: str, entry: dict) -> None:
-        if any(t in str(entry.get("error", "")) for t in TRANSIENT):
+    def save(self, key: str, entry: CorpusEntry) -> None:
+        if any(t in (entry.error or "") for t in TRANSIENT):
             return
         path = self._path(key)
         path.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w") as fh:
-            json.dump(plain(entry), fh)  # key order kept: a stored entry prints as a computed one
+            json.dump(entry.to_dict(), fh)  # key order kept: a stored entry prints as a computed one
         os.replace(tmp, path)
 
     def keys(self) -> list[str]:

@@ -96,15 +96,16 @@ def _ttgir_buffers(path: str) -> list[dict]:
 
     rep = scan_text(text, path)
     out = []
-    for b in rep["buffers"]:
+    for b in rep.buffers:
         accesses = [
-            {"name": f"{a['kind']}@{a['location'].get('ttgir_line', i)}", "kind": a["kind"],
-             "instr": a.get("instr", "auto"), "layout": full(a["layout"])}
-            for i, a in enumerate(b["accesses"])
+            {"name": f"{a.kind}@{a.location.ttgir_line}", "kind": a.kind, "instr": a.instr or "auto",
+             "layout": full(a.layout)}
+            for a in b.accesses
         ]  # fmt: skip
-        problem = {"memory": full(b["shared"]), "shape": "x".join(map(str, b["shape"])), "dtype": b["dtype"],
+        problem = {"memory": full(b.shared), "shape": "x".join(map(str, b.shape)), "dtype": b.dtype,
                    "arch": "sm90", "dims": "", "accesses": accesses}  # fmt: skip
-        counts = {k: b.get(k) for k in ("buffer", "wavefronts", "optimal_wavefronts", "better_layout")}
+        counts = {"buffer": b.buffer, "wavefronts": b.wavefronts, "optimal_wavefronts": b.optimal_wavefronts,
+                  "better_layout": b.better_layout}  # fmt: skip
         out.append({**counts, "problem": problem})
     return out
 
