@@ -50,7 +50,9 @@ def cases(entries: list) -> list[dict]:
                 continue
             if bits is None or not isinstance(memory, LinearLayout):
                 continue
-            view = parse_cached(mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape))  # Triton sees the view
+            view = parse_cached(
+                mod.expand(acc.tensor.encoding), tuple(acc.tensor.shape)
+            )  # Triton sees the view
             d, m = view.as_dict(), memory.as_dict()
             case = {
                 "bits": bits,

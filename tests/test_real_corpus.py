@@ -168,10 +168,10 @@ def test_every_modelled_line_of_a_complete_kernel_reproduces_its_measurement(led
     for run in RECORD["runs"]:
         led = ledgers[run["name"]]
         for r in explain(led, read_export(run["source_page"])):
-            if r["modelled"]:
-                modelled, agree = modelled + 1, agree + bool(r["agrees"])
-                pooled += "note" in r
-                if not r["agrees"]:
+            if r.modelled:
+                modelled, agree = modelled + 1, agree + bool(r.agrees)
+                pooled += r.note is not None
+                if not r.agrees:
                     off.add(run["name"])
     # lines off: only in kernels marked for unowned lowerings; where SASS places a wgmma's HGMMA
     # instructions on other lines than the ledger's, those lines are compared pooled

@@ -359,9 +359,7 @@ def test_conversion_plans_never_above_tritons(entries, capsys):
     off: outside the layout model, which counts every warp) and kernels whose PTX puts a conversion's instructions at a location no conversion has."""
     compared = same = better = skipped = 0
     for e in entries:
-        led = [
-            x for x in e.get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"
-        ]
+        led = [x for x in e.get("ledger", {}).get("entries", []) if x.get("op") == "ttg.convert_layout"]
         if not led:
             continue
         ours: dict[str, list] = {}

@@ -32,7 +32,8 @@ RUNS_ARM = {
 
 
 def _lines(export: dict, ttgir: str, ptx: str, args: dict) -> list[dict]:
-    return explain(ledger.build(scan_text(ttgir), ttgir, ptx, args), read_export(export["csv"]))
+    rows = explain(ledger.build(scan_text(ttgir), ttgir, ptx, args), read_export(export["csv"]))
+    return [r.to_dict() for r in rows]  # the JSON a user reads
 
 
 def _check(lines: list[dict]) -> int:

@@ -24,7 +24,7 @@ def profile_rows(export: str) -> list:
 
 
 def profile(ttgir: str, ptx: str, export: str, args: dict[str, int] | None = None, ctas: int = 1,
-            path: str = "<ttgir>") -> tuple[str, list[dict]]:  # fmt: skip
+            path: str = "<ttgir>") -> tuple[str, list[prof.ProfileLine]]:  # fmt: skip
     """``(kernel, lines)``: per measured source line, the ledger's prediction beside the
     measurement (``bankproof triton profile``)."""
     if isinstance(ctas, bool) or not isinstance(ctas, int) or not 1 <= ctas <= 1 << 31:

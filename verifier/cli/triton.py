@@ -157,7 +157,8 @@ def profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise InputError("triton profile", "--ptx", e.problem) from None
         raise
     if args.json:
-        out.write(json.dumps({"schema": 1, "kernel": kernel, "lines": result}, indent=1) + "\n")
+        lines = [r.to_dict() for r in result]
+        out.write(json.dumps({"schema": 1, "kernel": kernel, "lines": lines}, indent=1) + "\n")
     else:
         out.write(prof.to_text(result, kernel))
-    return EXIT["disagree"] if any(r.get("modelled") and not r["agrees"] for r in result) else 0
+    return EXIT["disagree"] if any(r.modelled and not r.agrees for r in result) else 0

@@ -19,6 +19,7 @@ from bankproof.models import target
 from bankproof.models.access import access_layout
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout
 from bankproof.models.target import Target
 from bankproof.verifier.triton.scan_records import AccessCount, Location
@@ -274,12 +275,12 @@ def provenance(op: str, instr: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def parse_cached(text: str, shape: tuple[int, ...]):
+def parse_cached(text: str, shape: tuple[int, ...]) -> LinearLayout | PaddedLayout:
     """``parse_layout`` memoized: a kernel names the same few layouts many times."""
     return parse_layout(text, list(shape)).layout
 
 
-def layouts_of(mod: Module, acc: BufferAccess):
+def layouts_of(mod: Module, acc: BufferAccess) -> tuple[LinearLayout, LinearLayout | PaddedLayout]:
     """The access's distributed layout and the memory layout it goes through. A subslice view
     (``alloc_shape`` written) is placed at the origin of its allocation: a linear memory layout maps
     a shifted block to the same offsets XOR a constant, which keeps every bank-conflict count."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import types
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.source import read_source
 
 
-def kernel_function(name: str, kernels_file: str | None):
+def kernel_function(name: str, kernels_file: str | None) -> object:
+    """The ``@triton.jit`` function ``name`` of the kernels file (else of the built-in kernels)."""
     if kernels_file:
         mod = load_kernels_file(kernels_file)
     else:
@@ -33,7 +35,8 @@ def kernel_function(name: str, kernels_file: str | None):
     return getattr(mod, name)
 
 
-def load_kernels_file(path: str):
+def load_kernels_file(path: str) -> types.ModuleType:
+    """The kernels file, imported as a module (it defines ``CONFIGS`` and its kernels)."""
     if not Path(path).is_file():
         raise InputError("corpus", "kernels", "is not a file", path)
     spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
@@ -44,7 +47,7 @@ def load_kernels_file(path: str):
     return mod
 
 
-def compile_config(config: dict, arch: str, kernels_file: str | None = None):
+def compile_config(config: dict, arch: str, kernels_file: str | None = None) -> object:
     """Triton's compiled kernel of one configuration for one arch (``asm``, ``metadata``)."""
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.ledger_records import ClassTotal
-from bankproof.verifier.triton.measured_rules import guarded_cg_range
+from bankproof.verifier.triton.measured_rules import GUARDED_CG_NOTE, guarded_cg_range
 
 
 def op_class(family: str, instr: str, cache: Sequence[str] | None = None) -> str:
@@ -81,7 +81,9 @@ def _class_totals(entries: list[dict]) -> dict:
             else:
                 ideal = sum(e.get("ideal", 0) * e["executions"] for e in es)
                 c.update(wavefronts=w, instructions=i, ideal=ideal)
-                c.update(guarded_cg_range(es, w))
+                seen = guarded_cg_range(es, w)
+                if seen is not None:
+                    c.update(ncu_range=list(seen), ncu_note=GUARDED_CG_NOTE)
         out[cls] = c
     return out
 

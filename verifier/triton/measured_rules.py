@@ -79,16 +79,17 @@ def st_agrees(
     return measured - predicted == measured_conflicts - (predicted - predicted_ideal)
 
 
-def guarded_cg_range(entries: list[dict], total: int) -> dict:
-    """``ncu_range`` (and its note) for an op class whose wavefronts are ``total``, where guarded
-    ``.cg`` copies (entries with ``ncu_reads``) make ncu's counter read otherwise; ``{}`` if none.
+def guarded_cg_range(entries: list[dict], total: int) -> tuple[int, int] | None:
+    """What ncu's counter may read (``ncu_range``, see :data:`GUARDED_CG_NOTE`) for an op class whose
+    wavefronts are ``total``, where guarded ``.cg`` copies (draft ledger entries with ``ncu_reads``)
+    make it read otherwise; ``None`` if none.
 
-    >>> guarded_cg_range([{"ncu_reads": [0, 8], "wavefronts": 2, "executions": 3}], 100)["ncu_range"]
-    [94, 118]
+    >>> guarded_cg_range([{"ncu_reads": [0, 8], "wavefronts": 2, "executions": 3}], 100)
+    (94, 118)
     """
     guarded = [e for e in entries if "ncu_reads" in e]
     if not guarded:
-        return {}
+        return None
     lo, hi = (total + sum((e["ncu_reads"][k] - e["wavefronts"]) * e["executions"] for e in guarded)
               for k in (0, 1))  # fmt: skip
-    return {"ncu_range": [lo, hi], "ncu_note": GUARDED_CG_NOTE}
+    return lo, hi

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.results import Result, optional
 from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport
 from bankproof.verifier.triton.ledger_totals import op_class
 from bankproof.verifier.triton.measured_rules import GUARDED_CG_NOTE
@@ -43,6 +44,57 @@ class SassRow:
     wavefronts: int
     ideal: int
     address: str = ""  # the cuda view lists an inlined instruction under each line of its chain
+
+
+@dataclass(frozen=True, kw_only=True)
+class Excess(Result):
+    """Measured wavefronts above the ideal at a line, and the ops and instructions that own it."""
+
+    wavefronts: int
+    by: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileLine(Result):
+    """One measured source line and instruction class beside the ledger's prediction: modelled
+    (``predicted_wavefronts`` at the executions measured, ``agrees``, a ``predicted_range`` where
+    the count is one) or not (``reason``)."""
+
+    location: str
+    op_class: str = field(metadata={"key": "class"})
+    executed: int
+    measured_wavefronts: int | None
+    measured_ideal: int
+    modelled: bool
+    reason: str | None = optional()
+    entries: tuple[str, ...] | None = optional()
+    predicted_wavefronts: int | float | None = optional()
+    ideal: int | float | None = optional()
+    executions_measured: float | None = optional()
+    executed_static: int | None = optional()
+    agrees: bool | None = optional()
+    predicted_range: tuple[float, float] | None = optional()
+    excess: Excess | None = optional()
+    note: str | None = optional()
+
+    def to_dict(self) -> dict:
+        """The JSON: ``executed_static`` is ``null`` on a modelled line whose static count is unknown."""
+        out = super().to_dict()
+        if self.modelled and self.note is None and "executed_static" not in out:
+            out["executed_static"] = None
+        return out
+
+
+def _line(row: dict) -> ProfileLine:
+    """A line's row, frozen (the ``class`` key is ``op_class``)."""
+    fields_ = {("op_class" if k == "class" else k): v for k, v in row.items()}
+    if "excess" in fields_:
+        x = fields_["excess"]
+        fields_["excess"] = Excess(wavefronts=x["wavefronts"], by=tuple(x["by"]))
+    for k in ("entries", "predicted_range"):
+        if k in fields_:
+            fields_[k] = tuple(fields_[k])
+    return ProfileLine(**fields_)
 
 
 def _int(v: str) -> int:
@@ -114,7 +166,7 @@ def _entry_class(e: LedgerEntry) -> str:
     return "ldgsts" if c.startswith("ldgsts") else c
 
 
-def explain(ledger: LedgerReport, rows: list[SassRow], ctas: int = 1) -> list[dict]:
+def explain(ledger: LedgerReport, rows: list[SassRow], ctas: int = 1) -> list[ProfileLine]:
     """Per measured source line and instruction class: executed and wavefronts measured, the
     entries that own it, and their wavefronts at the executions measured (the per-instruction cost
     of the entries times the instructions executed; ``ctas`` CTAs ran)."""
@@ -180,7 +232,7 @@ def explain(ledger: LedgerReport, rows: list[SassRow], ctas: int = 1) -> list[di
             row["excess"] = {"wavefronts": measured - row["measured_ideal"],
                              "by": [f"{e.op} {e.instr}" for e in owners]}  # fmt: skip
         out.append(row)
-    return _pool_gmma(out, counted, ctas, lines)
+    return [_line(r) for r in _pool_gmma(out, counted, ctas, lines)]
 
 
 def _pool_gmma(out: list[dict], counted: list[LedgerEntry], ctas: int, lines: dict) -> list[dict]:
@@ -217,23 +269,20 @@ def _pool_gmma(out: list[dict], counted: list[LedgerEntry], ctas: int, lines: di
     return [r for r in out if r not in odd] + [row]
 
 
-def to_text(result: list[dict], kernel: str) -> str:
+def to_text(result: list[ProfileLine], kernel: str) -> str:
     """One line per measured source line."""
     out = [f"{kernel}: {len(result)} source lines with shared-memory instructions"]
     for r in result:
-        head = (
-            f"  {r['location']:<22} {r['class']:<6} {r['executed']:>8} executed  "
-            f"{r['measured_wavefronts']:>8} measured"
-        )
-        if not r["modelled"]:
-            out.append(f"{head}  (not modelled: {r['reason']})")
+        measured = "n/a" if r.measured_wavefronts is None else r.measured_wavefronts
+        head = f"  {r.location:<22} {r.op_class:<6} {r.executed:>8} executed  {measured:>8} measured"
+        if not r.modelled:
+            out.append(f"{head}  (not modelled: {r.reason})")
             continue
-        tag = ("within its range" if "predicted_range" in r else "=") if r["agrees"] else "DIFFERS"
-        out.append(f"{head}  {r['predicted_wavefronts']:>8.0f} predicted {tag}  ideal {r['ideal']:.0f}  "
-                   f"[{'; '.join(r['entries'])}]")  # fmt: skip
-        if "excess" in r:
-            by = ", ".join(r["excess"]["by"])
-            out.append(f"      excess {r['excess']['wavefronts']} over the ideal: {by}")
+        tag = ("within its range" if r.predicted_range is not None else "=") if r.agrees else "DIFFERS"
+        out.append(f"{head}  {r.predicted_wavefronts:>8.0f} predicted {tag}  ideal {r.ideal:.0f}  "
+                   f"[{'; '.join(r.entries or ())}]")  # fmt: skip
+        if r.excess is not None:
+            out.append(f"      excess {r.excess.wavefronts} over the ideal: {', '.join(r.excess.by)}")
     return "\n".join(out) + "\n"
 
 

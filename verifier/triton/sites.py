@@ -18,8 +18,10 @@ module's constants and the kernel's arguments decide.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton.scalars import INT_OPS, Cond, unknown_why, value
 from bankproof.verifier.triton.ttgir import ALIAS, LOC_FILE, LOC_REF, trailing_loc
 
@@ -114,7 +116,7 @@ def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[st
     return ((m.group(1).rsplit("/", 1)[-1], int(m.group(2)), int(m.group(3))),) if m else ()
 
 
-def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
+def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
     """Every op of a TTGIR module with its loop nest; the integer constants; the kernel's
     argument names (``tt.func`` parameters, in order).
 
@@ -210,7 +212,7 @@ def read_sites(text: str) -> tuple[list[Site], dict[str, int], list[str]]:
                               parts[-1] if parts else None, s[:200], chain, conds))  # fmt: skip
         if s.rstrip().endswith("{"):
             stack.append((*_region(s, no, consts, scalar), len(sites) - 1 if added else None))
-    return sites, consts, args
+    return sites, FrozenMap(consts), args
 
 
 def _region(s: str, no: int, consts: dict[str, int], scalar: dict) -> tuple[str, object]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bankproof.verifier.ptx import Kernel, parse_kernel
@@ -38,7 +39,7 @@ class TritonSource:
     ptx_error: str | None = None  # why the PTX could not be parsed
 
     @functools.cached_property
-    def sites(self) -> tuple[tuple[Site, ...], dict, tuple[str, ...]]:
+    def sites(self) -> tuple[tuple[Site, ...], Mapping[str, int], tuple[str, ...]]:
         """The TTGIR's sites (every op with its loop nest and location chain), its integer constants
         and the kernel's argument names: read on first use (the ledger's), once."""
         sites, consts, arg_names = read_sites(self.ttgir)
