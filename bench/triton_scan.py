@@ -43,7 +43,7 @@ def main() -> None:
         text = path.read_text()
         base = median_ms(lambda t=text: read_ttgir(t), reps=15)
         full = median_ms(lambda t=text, p=path: cold_scan(t, p.name), reps=15)
-        n = sum(len(b["accesses"]) for b in scan_text(text, path.name)["buffers"])
+        n = sum(len(b.accesses) for b in scan_text(text, path.name).buffers)
         worst = max(worst, full)
         print(
             f"{path.name:32} {n:3} accesses  scan {full:7.2f} ms  read {base:6.2f} ms  "
