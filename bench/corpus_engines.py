@@ -54,7 +54,7 @@ def main() -> None:
     stats: list = []
     ray_s, on_ray = timed("ray", work, stats=stats)
     ray.shutdown()
-    same = [e.get("report") for e in local] == [e.get("report") for e in on_ray]
+    same = [e.report for e in local] == [e.report for e in on_ray]
     rate = {"local": len(work) / local_s / cores, "ray": len(work) / ray_s / cores}
     print(f"{len(work)} compiles (sm90), 2 cores: local {local_s:.1f} s ({rate['local']:.2f} /s/core), "
           f"Ray {ray_s:.1f} s ({rate['ray']:.2f} /s/core; Ray start-up {start_s:.1f} s, not counted); "

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from bankproof.gpu_checks.source_page import read_export, sass_class
 from bankproof.verifier.kernel.totals import COUNTERS, kind_of
-from bankproof.verifier.triton.profile import read_export, sass_class
 
 from tests import kernel_cases as kc
 

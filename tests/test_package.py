@@ -132,8 +132,8 @@ FLOORS = [
     ("results", ("bankproof.verifier.results",)),  # frozen result values
     ("engine", ("bankproof.verifier.engine",)),  # specs, the engines run and agreed, costs, synthesis
     ("ptx", ("bankproof.verifier.ptx",)),  # PTX read once, its evaluator: every kernel's front end
-    ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, scan, ledger, corpus
     ("kernel", ("bankproof.verifier.kernel",)),  # any kernel: NVRTC, the PTX machine, its account
+    ("triton", ("bankproof.verifier.triton",)),  # the Triton wing: TTGIR, scan, ledger, corpus
     ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
     ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF
     ("web", ("bankproof.verifier.web",)),  # the workbench: answers and the server

@@ -161,7 +161,8 @@ def test_zero_fill_copies_cost_their_store():
 
 
 def test_every_modelled_line_of_a_complete_kernel_reproduces_its_measurement(ledgers):
-    from bankproof.verifier.triton.profile import explain, read_export
+    from bankproof.gpu_checks.source_page import read_export
+    from bankproof.verifier.triton.profile import explain
 
     modelled = agree = pooled = 0
     off = set()

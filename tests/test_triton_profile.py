@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from bankproof.gpu_checks.results import RESULTS
+from bankproof.gpu_checks.source_page import read_export
 from bankproof.models.errors import InputError
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import ledger
-from bankproof.verifier.triton.profile import explain, read_export
+from bankproof.verifier.triton.profile import explain
 from bankproof.verifier.triton.scan import scan_text
 
 RECORD = json.loads((RESULTS / "h200-2026-11-26-profile-exports.json").read_text())
@@ -113,7 +114,7 @@ def test_exports_without_line_info_or_counters_are_refused():
 def test_every_warpgroup_mma_opcode_is_op_gmma():
     """SASS spells wgmma per operand type: HGMMA (f16/bf16/tf32), QGMMA (fp8), IGMMA (int8); each
     reads shared operands counted under op_gmma (an fp8 TMA matmul's QGMMA lines were once 'other')."""
-    from bankproof.verifier.triton.profile import sass_class
+    from bankproof.gpu_checks.source_page import sass_class
 
     for sass in (
         "HGMMA.64x64x16.F32 R24, gdesc[UR8], R24",

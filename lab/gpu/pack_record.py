@@ -39,7 +39,7 @@ def opcodes(page: str) -> dict[str, int]:
 
 
 def pack(plan_path: str, counters: str, repeat: str, profile: str, out_path: str) -> None:
-    from bankproof.verifier.triton.profile import reduce_export
+    from bankproof.gpu_checks.source_page import reduce_export
 
     plan = {k["name"]: k for k in json.loads(Path(plan_path).read_text())["kernels"]}
     first = {r["name"]: r for r in json.loads(Path(counters).read_text())["runs"]}

@@ -11,6 +11,7 @@ ledger of the same compile (read once and analysed once by the Triton wing's pip
 
 from __future__ import annotations
 
+from bankproof.gpu_checks.source_page import read_export
 from bankproof.models.errors import InputError
 from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton import profile as prof
@@ -20,7 +21,7 @@ from bankproof.verifier.triton.source import read_source
 def profile_rows(export: str) -> list:
     """The export's SASS rows that touch shared memory (refused, naming the ncu flag, when the
     export has no source lines or counters)."""
-    return prof.read_export(export)
+    return read_export(export)
 
 
 def profile(ttgir: str, ptx: str, export: str, args: dict[str, int] | None = None, ctas: int = 1,

@@ -60,9 +60,9 @@ def _with_measurement(result, path: str):
     """The result with a measured source view joined (exit 4 where a modelled line differs)."""
     from dataclasses import replace
 
+    from bankproof.gpu_checks.source_page import read_export
     from bankproof.models.files import TEXT_BYTES, read_text
     from bankproof.verifier.kernel.measured import join
-    from bankproof.verifier.triton.profile import read_export
 
     try:
         rows = read_export(read_text(path, TEXT_BYTES, WHERE, "--ncu"))

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from bankproof.gpu_checks.source_page import SassRow, sass_class
 from bankproof.verifier.kernel.records import KernelResult, LineMeasure
 from bankproof.verifier.kernel.totals import kind_of
-from bankproof.verifier.triton.profile import SassRow, sass_class
 
 
 def sass_kind(sass: str) -> str:
