@@ -190,3 +190,45 @@ def test_wgmma_under_an_undecided_early_exit_is_a_range(ledgers):
     assert g["depends_on"] == ["(program_id_x * 64) >= load(n_post_pad_ptr)"]
     run = next(r for r in RECORD["runs"] if r["name"] == "lib_fused_moe_fp16_64x64x64_top2")
     assert run["measured"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"] == 512
+
+
+def test_the_kernel_machine_runs_each_launch_and_equals_the_ledger(monkeypatch, capsys):
+    """Every launch is wholly given (its arguments, one CTA), so the ledger also runs each kernel's
+    PTX on the kernel machine: every entry both decide is equal (no disagreement), and the
+    machine's runs are counted here so that a change either way shows."""
+    from bankproof.verifier.triton import corpus, ledger, ledger_machine
+    from bankproof.verifier.triton.scan import scan_text
+
+    seen = {"runs": 0, "both": 0, "filled": 0, "disagree": 0}
+    real = ledger_machine.fill
+
+    def counted(entries, reports, disagreements):
+        before = [dict(e) for e in entries]
+        n = len(disagreements)
+        real(entries, reports, disagreements)
+        seen["runs"] += 1
+        seen["disagree"] += len(disagreements) - n
+        for b, e in zip(before, entries, strict=True):
+            reps = [reports.get(line) for line in e["ptx_lines"]]
+            if e["family"] in ("lsu", "ldgsts") and all(
+                r is not None and r.wavefronts is not None for r in reps
+            ):
+                seen[
+                    "both"
+                    if b.get("wavefronts") is not None and b.get("executions") is not None
+                    else "filled"
+                ] += 1
+
+    monkeypatch.setattr(ledger, "fill", counted)
+    configs = {
+        c["name"]: (c, f) for f in RECORD["kernels_files"] for c in corpus.load_kernels_file(f).CONFIGS
+    }
+    for run in RECORD["runs"]:
+        config, path = configs[run["name"]]
+        ttgir, ptx = corpus.compile_kernel(config, "sm90", path)
+        ledger.build(scan_text(ttgir), ttgir, ptx, {**run["args"], **ledger.ONE_CTA})
+    with capsys.disabled():
+        print(
+            f"\nkernel machine: {seen['runs']} runs, {seen['both']} ledger entries decided by both and equal"
+        )
+    assert seen == {"runs": 73, "both": 228, "filled": 0, "disagree": 0}

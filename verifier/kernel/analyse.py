@@ -75,9 +75,12 @@ def analyse(
     max_steps: int = simt.MAX_STEPS,
     max_seconds: float = simt.MAX_SECONDS,
     keep_trace: bool = False,
+    second_engine: bool = True,
 ):
     """The account of one CTA of ``launch`` (see the module docstring); with ``keep_trace``, the
-    machine's trace beside it (the API checks TMA boxes and descriptors on it)."""
+    machine's trace beside it (the API checks TMA boxes and descriptors on it); without
+    ``second_engine``, the counts alone (no Z3 proof per instruction, no fix searched: the Triton
+    ledger's use)."""
     target.require(arch, "kernel", "kernel")
     trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds))
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
@@ -95,8 +98,9 @@ def analyse(
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
-    reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
-    if any(r.verdict == "refuted" and r.conflict is not None for r in reports):
+    if second_engine:
+        reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
+    if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
         reports = _with_fixes(src.code, trace, reports, merge_of, launch, notes)
     verdict = (
         "disagree"

@@ -95,6 +95,7 @@ class KernelCode:
     local: frozenset[tuple[int, str]] = frozenset()  # registers declared inside a brace block
     functions: Mapping[str, Function] = field(default_factory=dict)  # called .funcs, their bodies appended
     max_block: tuple[int, ...] | None = None  # .maxntid
+    pointers: frozenset[str] = frozenset()  # parameters declared ``.ptr`` (addresses, not integers)
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,8 @@ def kernel_code(module: PtxModule, name: str | None) -> KernelCode:
     shared += tuple(s for s in (*local, *module.shared) if s.size is None)
     calls = frozenset(callee(o) for o in body if o.base == "call")
     code = KernelCode(name, params, hint, tuple(body), MappingProxyType(labels), MappingProxyType(tables),
-                      shared, calls, module.target, frozenset(regs), max_block=most)  # fmt: skip
+                      shared, calls, module.target, frozenset(regs), max_block=most,
+                      pointers=frozenset(_pointers(head)))  # fmt: skip
     return code
 
 
@@ -239,6 +241,12 @@ def callee(op: Op) -> str:
         if not o.startswith("("):
             return o
     return "?"
+
+
+def _pointers(head: str) -> list[str]:
+    """The parameters declared ``.ptr`` (``.param .u64 .ptr .global .align 1 k_param_0``)."""
+    inner = head[head.find("(") + 1 : head.rfind(")")] if "(" in head else ""
+    return [p.split()[-1] for p in inner.split(",") if ".ptr" in p.split()]
 
 
 def _params(head: str) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from bankproof.models.errors import InputError
 from bankproof.verifier.ptx.locations import Loc
-from bankproof.verifier.ptx.module import KernelCode, kernel_code, read_module
+from bankproof.verifier.ptx.module import KernelCode, PtxModule, kernel_code, read_module
 
 Location = tuple[str, int, int]  # (source file name, line, column)
 
@@ -58,11 +58,18 @@ def parse_kernel(ptx: str) -> Kernel:
     reader (:mod:`.module`) and seen as the evaluator's :class:`Kernel`: each instruction's
     location is what its ``.loc`` line names (the ``inlined_at`` caller, else its own), the file
     by its base name; threads per CTA from ``.reqntid`` (else ``.maxntid``, else 1)."""
+    return parse_program(ptx)[2]
+
+
+def parse_program(ptx: str) -> tuple[PtxModule, KernelCode, Kernel]:
+    """The module, its first kernel as the machine runs it, and as the evaluator sees it: one read
+    of the text for both (a ``ValueError`` where it is not PTX)."""
     try:
         module = read_module(ptx)
+        code = kernel_code(module, module.entries[0])
     except InputError as e:
         raise ValueError(str(e)) from None
-    return kernel_of(kernel_code(module, module.entries[0]))
+    return module, code, kernel_of(code)
 
 
 def kernel_of(code: KernelCode) -> Kernel:

@@ -45,8 +45,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse, parse_kernel
+from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse
+from bankproof.verifier.ptx.parse import parse_program
 from bankproof.verifier.results.decode import decode
+from bankproof.verifier.triton.ledger_machine import fill, launch_for, run_counts
 from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport
 from bankproof.verifier.triton.ledger_rules import (
     EXIT_BEFORE,
@@ -201,7 +203,11 @@ def build(
     ``disagreements`` (the scan's count and the PTX's addresses differ), and ``totals``. Each
     group of instructions goes to the first rule of :data:`~bankproof.verifier.triton.ledger_rules.RULES`
     that owns it. ``source``: the compile already read (:mod:`.source`), else the texts are read."""
-    kernel = source.fresh_kernel() if source is not None else parse_kernel(ptx)
+    if source is not None:
+        kernel, program = source.fresh_kernel(), source.program
+    else:
+        module, code, kernel = parse_program(ptx)
+        program = (module, code)
     sites, _, arg_names = source.sites if source is not None else read_sites(ttgir)
     kernel.memo["launch"] = launch_values(kernel, arg_names, args)
     ops, ptx_loops = analyse(kernel)
@@ -245,6 +251,10 @@ def build(
             f"{where_text(loc)}: scan counts {name} for {accesses[0].access.op}, the PTX has none there"
         )
     bound_narrow_ca(led.entries)
+    launch = launch_for(program[1], list(arg_names), args) if program is not None else None
+    reports = run_counts(program, launch) if launch is not None else None
+    if reports is not None:  # the launch is wholly given: the kernel machine's run of it
+        fill(led.entries, reports, led.disagreements)
     for e in led.entries:
         if e.get("wavefronts") is not None and e.get("executions") is not None:
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]

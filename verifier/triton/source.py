@@ -19,7 +19,8 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bankproof.verifier.ptx import Kernel, parse_kernel
+from bankproof.verifier.ptx.module import KernelCode, PtxModule
+from bankproof.verifier.ptx.parse import Kernel, parse_program
 from bankproof.verifier.triton.descriptors import MMA_OPS
 from bankproof.verifier.triton.sites import Site, read_sites
 from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
@@ -37,6 +38,7 @@ class TritonSource:
     module: Module
     kernel: Kernel | None
     ptx_error: str | None = None  # why the PTX could not be parsed
+    program: tuple[PtxModule, KernelCode] | None = None  # the same reading, as the kernel machine runs it
 
     @functools.cached_property
     def sites(self) -> tuple[tuple[Site, ...], Mapping[str, int], tuple[str, ...]]:
@@ -69,10 +71,11 @@ class TritonSource:
 def read_source(ttgir: str, path: str = "<ttgir>", ptx: str | None = None) -> TritonSource:
     """Read a compile once (see the module docstring)."""
     module = read_ttgir(ttgir, READ_OPS)
-    kernel, error = None, None
+    kernel, error, program = None, None, None
     if ptx is not None:
         try:
-            kernel = parse_kernel(ptx)
+            ptx_module, code, kernel = parse_program(ptx)
+            program = (ptx_module, code)
         except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read: said where it is used
             error = str(e)
-    return TritonSource(path, ttgir, ptx, module, kernel, error)
+    return TritonSource(path, ttgir, ptx, module, kernel, error, program)
