@@ -25,7 +25,13 @@ from bankproof.models.errors import InputError
 
 
 def tma_tile(mode_name: str, elem_bits: int, major: str, mn: int, k: int) -> TmaBox:
-    """The TMA boxes that write an ``mn x k`` operand tile."""
+    """The TMA boxes that write an ``mn x k`` operand tile (elements of a byte or more: TMA's packed
+    4- and 6-bit formats are refused, not modelled)."""
+    if elem_bits < 8 or elem_bits % 8:
+        raise InputError(
+            "tma", "dtype", "must be whole bytes: TMA's packed sub-byte formats are not modelled",
+            f"{elem_bits}-bit",
+        )  # fmt: skip
     m, eb = tma_mode(mode_name), elem_bits // 8
     rows, inner = (mn, k) if major == "K" else (k, mn)
     cols = min(inner, m.span // eb)
