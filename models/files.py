@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -43,12 +44,15 @@ def read_stream(stream: BinaryIO, limit: int, where: str, field: str) -> str:
 
 
 def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> str:
-    """The text of the file at ``path``, read up to ``limit`` bytes: a folder, a missing or
+    """The text of the file at ``path``, read up to ``limit`` bytes: a folder, a FIFO, a device or
+    anything else that is not a regular file (opening a FIFO would wait for a writer), a missing or
     unreadable file, a larger one or one that is not UTF-8 is an :class:`InputError`."""
     p = Path(path)
     try:
         if p.is_dir():
             raise InputError(where, field, "is a folder, not a file", str(path))
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise InputError(where, field, "is not a regular file (a FIFO, a device or a socket)", str(path))
         with open(p, "rb") as fh:
             return read_stream(fh, limit, where, field)
     except OSError as e:

@@ -101,6 +101,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = json.dumps({"schema": 1, "accesses": dict(flat)}, indent=1, sort_keys=True) + "\n"
         write_output("triton corpus", "--baseline", args.baseline, text)
         err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
+    for r in result.recomputed or ():
+        err.write(f"results store: an entry was not trusted and was computed again: {r}\n")
     for w in result.worse:
         err.write(f"worse than baseline: {w}\n")
     if args.require_optimal:

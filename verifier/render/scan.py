@@ -216,9 +216,12 @@ def corpus_summary(result: CorpusResult, code: int) -> str:
     counted = sum(1 for rep in ok for b in rep.buffers for a in b.accesses if a.wavefronts is not None)
     failed = len(entries) - len(ok)
     compiled = f"{len(ok)} compiled" + (f" ({failed} not)" if failed else "")
+    again = (
+        f", {len(result.recomputed)} stored entries not trusted (computed again)" if result.recomputed else ""
+    )
     return (
         f"triton corpus: {len(entries)} configurations, {compiled}, {counted} accesses counted, "
-        f"{len(result.worse)} worse than baseline, {len(result.unchecked)} not checked: exit {code}"
+        f"{len(result.worse)} worse than baseline, {len(result.unchecked)} not checked{again}: exit {code}"
     )
 
 

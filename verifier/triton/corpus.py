@@ -51,14 +51,16 @@ def run_corpus(
     engine: str = "local",
     address: str | None = None,
     results_dir: str | None = None,
+    refused: list | None = None,
 ) -> list[CorpusEntry]:
     """Compile every (configuration, arch) in parallel workers (each compile at most ``limit_s``
     seconds) and scan each (:func:`make_entry`), on this machine (``engine="local"``) or as Ray
     tasks (``"ray"``, on the cluster at ``address``); with ``results_dir``, results already stored
-    there are read instead of computed, and each new one is stored as it arrives."""
+    there are read instead of computed, and each new one is stored as it arrives (``refused``
+    receives the stored entries not trusted, each computed again)."""
     jobs = [(c, a, kernels_file) for a in archs for c in configs if a in c.get("archs", ALL_ARCHS)]
     return dispatch.run(jobs, engine=engine, address=address, workers=workers, limit_s=limit_s,
-                        progress=progress, results_dir=results_dir)  # fmt: skip
+                        progress=progress, results_dir=results_dir, refused=refused)  # fmt: skip
 
 
 def flat_accesses(entries: list[CorpusEntry]) -> Mapping[str, int]:
@@ -128,8 +130,9 @@ def check_corpus(
 
         configs = expand_configs(configs, expand, seed)
     base = load_baseline(baseline) if baseline and compare_baseline else None
+    refused: list[str] = []
     entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress, engine, address,
-                         results_dir)  # fmt: skip
+                         results_dir, refused)  # fmt: skip
     worse = compare(entries, base) if base is not None else []
     gaps = [
         f"{access_key(e.name, b.buffer, i, a.op)}: buffer {b.wavefronts}, optimum {b.optimal_wavefronts}"
@@ -138,7 +141,8 @@ def check_corpus(
         for i, a in enumerate(b.accesses)
         if b.gap
     ]
-    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)))
+    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)),
+                        tuple(refused) if results_dir else None)  # fmt: skip
 
 
 def unchecked(entries: list[CorpusEntry]) -> list[str]:

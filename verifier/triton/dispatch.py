@@ -28,6 +28,20 @@ def lost(job: tuple, why: str) -> CorpusEntry:
     return CorpusEntry(config=job[0]["name"], arch=job[1], error=f"compile {why}")
 
 
+def of_job(entry: CorpusEntry | None, job: tuple, key: str, refused: list[str]) -> CorpusEntry | None:
+    """A stored entry, where it is the job's own: one naming another configuration or arch is
+    refused (and named), like one whose digest fails.
+
+    >>> got = []
+    >>> of_job(CorpusEntry(config="b", arch="sm90", error="x"), ({"name": "a"}, "sm90"), "ab" * 32, got), got
+    (None, ["abababababab: names b@sm90, not this job's a@sm90"])
+    """
+    if entry is None or (entry.config, entry.arch) == (job[0]["name"], job[1]):
+        return entry
+    refused.append(f"{key[:12]}: names {entry.name}, not this job's {job[0]['name']}@{job[1]}")
+    return None
+
+
 def keys(jobs: list[tuple]) -> list[str]:
     """The store key of every job (imports Triton and the kernels: Triton's own source hash)."""
     import triton
@@ -48,10 +62,11 @@ def keys(jobs: list[tuple]) -> list[str]:
 
 def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, limit_s: float,
         progress: Callable[[int, int], None] | None = None, results_dir: str | None = None,
-        stats: list | None = None) -> list[CorpusEntry]:  # fmt: skip
+        stats: list | None = None, refused: list | None = None) -> list[CorpusEntry]:  # fmt: skip
     """Every job's entry, in job order: read from ``results_dir`` where stored, else computed by
     ``engine`` (and stored as it arrives). ``progress(done, total)`` counts the computed ones;
-    ``stats`` (a list) receives the Ray workers' per-task facts (cache slot, peak memory)."""
+    ``stats`` (a list) receives the Ray workers' per-task facts (cache slot, peak memory);
+    ``refused`` the stored entries the store did not trust (computed again)."""
     if engine not in ENGINES:
         raise InputError("triton corpus", "--engine", f"must be one of {', '.join(ENGINES)}", engine)
     entries: list[CorpusEntry | None] = [None] * len(jobs)
@@ -59,7 +74,9 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
     key_of = keys(jobs) if store and jobs else []
     if store:
         for i, k in enumerate(key_of):
-            entries[i] = store.load(k)
+            entries[i] = of_job(store.load(k), jobs[i], k, store.refused)
+        if refused is not None:
+            refused.extend(store.refused)
     todo = [i for i, e in enumerate(entries) if e is None]
 
     def arrived(j: int, entry: CorpusEntry) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bankproof.verifier.results import Result
+from bankproof.verifier.results import Result, optional
 from bankproof.verifier.triton.corpus_records import CorpusEntry
 from bankproof.verifier.triton.ledger import unchecked
 from bankproof.verifier.triton.ledger_records import LedgerReport
@@ -62,6 +62,7 @@ class CorpusResult(Result):
     worse: tuple[str, ...]
     gaps: tuple[str, ...]
     unchecked: tuple[str, ...] = ()
+    recomputed: tuple[str, ...] | None = optional()  # stored entries not trusted (with --results)
 
     @property
     def lowering(self) -> list[str]:
