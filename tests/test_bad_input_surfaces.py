@@ -30,3 +30,46 @@ def test_a_tma_box_of_sub_byte_elements_is_refused_everywhere(dtype, tmp_path, c
         assert main([command, str(spec)]) == 2, command
         err = capsys.readouterr().err
         assert "Traceback" not in err and "internal error" not in err and err.count("\n") == 1, err
+
+
+def test_an_sm100_descriptor_given_sm90_is_refused(capsys):
+    """tcgen05's fixed 0b001 at bits 46-48 with an sm100 swizzle code: not a wgmma descriptor."""
+    assert main(["descriptor", "0x4000404000010040", "--arch", "sm100"]) == 0
+    capsys.readouterr()
+    assert main(["descriptor", "0x4000404000010040", "--arch", "sm90"]) == 2
+    assert "an sm100 descriptor (--arch sm100)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, bits", [("0x4000004000014040", "bits 14-15 = 0b1"),
+                                         ("0x4010004000010040", "bits 52-61 = 0b1")])  # fmt: skip
+def test_reserved_descriptor_bits_are_said(value, bits, capsys):
+    """Decoded without them (Triton's own descriptors carry address bits there), and said."""
+    assert main(["descriptor", value, "--arch", "sm90"]) == 0
+    assert f"reserved bits are set ({bits})" in capsys.readouterr().out
+
+
+def test_descriptor_rows_are_bounded_and_fields_given_once(capsys):
+    assert main(["descriptor", "0x4000004000010040", "--arch", "sm90", "--rows", "100000000"]) == 2
+    assert "rows must be a multiple of 8 from 8 to 256" in capsys.readouterr().err
+    assert (
+        main(["descriptor", "--fields", "start=0,lbo=16,sbo=1024,swizzle=128B,sbo=512", "--arch", "sm90"])
+        == 2
+    )
+    assert "fields gives sbo twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("alias, name", [("e4m3", "f8e4m3"), ("f8e4m3", "f8e4m3"), ("s8", "i8"), ("i8", "i8"),
+                                         ("half_t", "f16"), ("cutlass::bfloat16_t", "bf16"), ("float_e4m3_t", "f8e4m3"),
+                                         ("int8_t", "i8")])  # fmt: skip
+def test_one_dtype_vocabulary_everywhere(alias, name, tmp_path, capsys):
+    """descriptor took e4m3/s8 and refused f8e4m3/i8; spec files the reverse; CuTe's C++ names too."""
+    from bankproof.models import dtypes
+
+    assert dtypes.canonical(alias) == name
+    assert main(["descriptor", "0x4000004000010040", "--arch", "sm90", "--dtype", alias]) == 0
+    capsys.readouterr()
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'shape = [16, 32]\ndtype = "{alias}"\n[memory]\nformula = "32*m + n"\n[[access]]\nname = "a"\n'
+                    "kind = 'load'\nlayout.bases = {register = [], lane = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], "
+                    "warp = [[1, 0], [2, 0], [4, 0], [8, 0]]}\n")  # fmt: skip
+    assert main(["verify", str(spec)]) in (0, 1), capsys.readouterr().err

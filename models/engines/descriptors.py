@@ -30,6 +30,9 @@ from bankproof.models.errors import InputError
 
 SM90_SWIZZLE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
 SM100_SWIZZLE = {0: "none", 1: "128B_atom32", 2: "128B", 4: "64B", 6: "32B"}
+# (lowest bit, width) of the bits each format reserves (CUTLASS GmmaDescriptor / SmemDescriptor)
+RESERVED = {"sm90": ((14, 2), (30, 2), (46, 3), (52, 10)), "sm100": ((14, 2), (30, 2))}
+MAX_ROWS = 256  # M or N rows one descriptor read covers (wgmma and tcgen05 go to 256)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Descriptor:
     base_offset: int
     swizzle: Mode
     lbo_mode: int = 0  # sm100 bit 52: 0 relative offset, 1 absolute address
+    # reserved bits that are set (PTX: must be 0; CUTLASS writes 0; decoded without them): said, not used
+    reserved: tuple[str, ...] = ()
 
     def fields(self) -> dict:
         return {"arch": self.arch, "start_address": self.start, "leading_byte_offset": self.lbo,
@@ -60,8 +65,14 @@ def decode(value: int, arch: str) -> Descriptor:
         raise InputError("descriptor", "value", "must be a 64-bit unsigned integer", value)
     start, lbo, sbo = (_field(value, lo, 14) << 4 for lo in (0, 16, 32))
     base = _field(value, 49, 3)
+    if arch == "sm90" and _field(value, 46, 3) == 0b001 and _field(value, 61, 3) in (2, 4, 6):
+        why = "are tcgen05's fixed 0b001 and bits 61-63 its swizzle code: an sm100 descriptor (--arch sm100)"
+        raise InputError("descriptor", "bits 46-48", why, bin(_field(value, 46, 3)))
+    reserved = tuple(f"bits {lo}-{lo + n - 1} = {bin(_field(value, lo, n))}"
+                     for lo, n in RESERVED.get(arch, ()) if _field(value, lo, n))  # fmt: skip
     if arch == "sm90":
-        return Descriptor(arch, start, lbo, sbo, base, MODES[SM90_SWIZZLE[_field(value, 62, 2)]])
+        mode = MODES[SM90_SWIZZLE[_field(value, 62, 2)]]
+        return Descriptor(arch, start, lbo, sbo, base, mode, reserved=reserved)
     if arch != "sm100":
         raise InputError("descriptor", "arch", "must be sm90 (wgmma) or sm100 (tcgen05)", arch)
     if _field(value, 46, 3) != 0b001:
@@ -77,7 +88,7 @@ def decode(value: int, arch: str) -> Descriptor:
             "are invalid (PTX: tcgen05 shared memory descriptor)"
         )
         raise InputError("descriptor", "swizzle", why, code)
-    return Descriptor(arch, start, lbo, sbo, base, MODES[SM100_SWIZZLE[code]], _field(value, 52, 1))
+    return Descriptor(arch, start, lbo, sbo, base, MODES[SM100_SWIZZLE[code]], _field(value, 52, 1), reserved)
 
 
 def encode(d: Descriptor) -> int:
@@ -120,6 +131,10 @@ def read_addresses(d: Descriptor, major: str, elem_bits: int, mn: int, k_bytes: 
     >>> read_addresses(d, "K", 16, 8)[1, :3].tolist()  # row 1, first 16-byte chunk flipped to chunk 1
     [144, 146, 148]
     """
+    if isinstance(mn, bool) or not isinstance(mn, int) or not 8 <= mn <= MAX_ROWS or mn % 8:
+        raise InputError(
+            "descriptor", "rows", f"must be a multiple of 8 from 8 to {MAX_ROWS} (M or N of one MMA)", mn
+        )
     if elem_bits not in (8, 16, 32) or mn % 8 or mn <= 0:
         why = "needs 8/16/32-bit elements and rows a multiple of 8"
         raise InputError("descriptor", "tile", why, f"{elem_bits}-bit x {mn} rows")

@@ -38,6 +38,8 @@ def _encode_fields(text: str, arch: str) -> int:
         if not sep or key not in ("start", "lbo", "sbo", "swizzle", "base_offset", "lbo_mode"):
             raise InputError("descriptor", "fields", "must be NAME=VALUE pairs of start, lbo, sbo, swizzle, "
                              "base_offset, lbo_mode", part)  # fmt: skip
+        if key in table:
+            raise InputError("descriptor", "fields", f"gives {key} twice", text)
         if key != "swizzle":
             try:
                 v = int(v, 0)
@@ -59,22 +61,26 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ValueError:
             why = "must be a 64-bit integer (0x... hex or decimal)"
             raise InputError("descriptor", "value", why, args.value) from None
-    if args.dtype not in DTYPES:
-        raise InputError("descriptor", "dtype", f"must be one of {', '.join(DTYPES)}", args.dtype)
+    if dtypes.canonical(args.dtype) not in DTYPES.values():
+        raise InputError("descriptor", "dtype", f"must be one of {', '.join(DTYPES)} (or another spelling)",
+                         args.dtype)  # fmt: skip
     d = decode(value, args.arch)
     unmodelled = None
     try:
-        check_major(d, args.major, dtypes.bits(DTYPES[args.dtype]))
+        check_major(d, args.major, dtypes.bits(args.dtype))
     except InputError as e:  # a rule refuses; a read bankproof does not model is said, not refused
         if "not modelled" not in str(e):
             raise
         unmodelled = str(e)
     canon = "not modelled" if unmodelled else canonical(args.major, d.swizzle.name)
-    addrs = None if unmodelled else read_addresses(d, args.major, dtypes.bits(DTYPES[args.dtype]), args.rows)
+    addrs = None if unmodelled else read_addresses(d, args.major, dtypes.bits(args.dtype), args.rows)
     tile = None
     if addrs is not None:
         tile = {"rows": args.rows, "k": int(addrs.shape[1]), "byte_addresses": addrs.tolist()}
     notes = [unmodelled] if unmodelled else []
+    if d.reserved:
+        notes.append(f"reserved bits are set ({', '.join(d.reserved)}): PTX says 0, CUTLASS writes 0; "
+                     "decoded without them")  # fmt: skip
     if args.arch == "sm100":
         notes.append(
             "tcgen05: read with the rules measured for sm90 wgmma (published for sm100, not measured)"

@@ -103,6 +103,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     dtype = data.get("dtype")
     if not isinstance(dtype, str):
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
+    dtype = dtypes.canonical(dtype)  # one vocabulary: e4m3, s8, half_t, float_e4m3_t ... name their types
     elem_bits = dtypes.bits(dtype)
     arch = target.check_arch(data.get("arch", "sm90"), "spec")
     dims = data.get("dims", default_names(len(shape)))
