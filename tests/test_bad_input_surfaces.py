@@ -73,3 +73,32 @@ def test_one_dtype_vocabulary_everywhere(alias, name, tmp_path, capsys):
                     "kind = 'load'\nlayout.bases = {register = [], lane = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], "
                     "warp = [[1, 0], [2, 0], [4, 0], [8, 0]]}\n")  # fmt: skip
     assert main(["verify", str(spec)]) in (0, 1), capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("def f(:\n", "--kernels cannot be imported (SyntaxError"),
+    ("x = 1\x00\n", "--kernels cannot be imported (SyntaxError: source code string cannot contain null bytes)"),
+    ("raise RuntimeError('no')\n", "--kernels cannot be imported (RuntimeError: no)"),
+    ("CONFIGS = [1, 2]\n", "CONFIGS[0] must be a table"),
+    ("CONFIGS = [{'name': 'a', 'kernel': 'k'}]\n", "CONFIGS[0].signature is missing"),
+    ("CONFIGS = [{'name': 'a', 'kernel': 'k', 'signature': {'x': 1}}]\n", "CONFIGS[0].signature must map"),
+    ("CONFIGS = [{'name': 'a', 'kernel': 'k', 'signature': {}, 'num_warps': 3}]\n", "num_warps must be a power"),
+    ("CONFIGS = [{'name': 'a', 'kernel': 'k', 'signature': {}, 'archs': ['sm70']}]\n", "archs must be among"),
+])  # fmt: skip
+def test_a_bad_kernels_file_is_refused_before_any_compile(text, message, tmp_path, capsys):
+    f = tmp_path / "k.py"
+    f.write_text(text)
+    assert main(["triton", "corpus", "--arch", "sm80", "--kernels", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "-1"], "--workers must be 0 (one per CPU) to 4096"),
+    (["--engine", "ray", "--address", "127.0.0.1:1"], "--address does not answer"),
+    (["--engine", "ray", "--address", "nohost"], "--address must be HOST:PORT"),
+])  # fmt: skip
+def test_corpus_flags_are_checked(argv, message, capsys):
+    pytest.importorskip("ray")
+    assert main(["triton", "corpus", "--arch", "sm80", *argv]) == 2
+    assert message in capsys.readouterr().err

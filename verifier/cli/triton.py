@@ -80,6 +80,10 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(
             "triton corpus", "--compile-timeout", "must be between 0 and 86400 seconds", args.compile_timeout
         )
+    if not 0 <= args.workers <= 4096:
+        raise InputError(
+            "triton corpus", "--workers", "must be 0 (one per CPU) to 4096 processes", args.workers
+        )
     if args.address and args.engine != "ray":
         raise InputError("triton corpus", "--address", "is for --engine ray", args.address)
     if not 0 <= args.expand <= 1_000_000:

@@ -96,6 +96,46 @@ def load_baseline(path: str) -> dict[str, int]:
     return acc
 
 
+CONFIG_FIELDS = {"name": str, "kernel": str, "signature": dict, "constexprs": dict, "num_warps": int,
+                 "num_stages": int, "archs": list}  # fmt: skip
+
+
+def check_config(c: object, i: int) -> None:
+    """One configuration of a kernels file, checked before any work: a table with a ``name`` and a
+    ``kernel`` (strings), a ``signature`` (argument -> Triton type string), and where given
+    ``constexprs`` (a table), ``num_warps`` (1 to 32, a power of two), ``num_stages`` (1 to 16) and
+    ``archs`` (archs bankproof knows).
+
+    >>> try:
+    ...     check_config({"name": "mm", "kernel": "mm", "signature": {"a": "*fp16"}, "archs": ["sm70"]}, 0)
+    ... except ValueError as e:
+    ...     print(e)
+    triton corpus: CONFIGS[0].archs must be among sm80, sm90, sm100, gfx942, gfx950, got ['sm70']
+    """
+    where = f"CONFIGS[{i}]"
+    if not isinstance(c, dict):
+        raise InputError(
+            "triton corpus", where, "must be a table (a dict of name, kernel, signature, ...)", c
+        )
+    for key in ("name", "kernel", "signature"):
+        if key not in c:
+            raise InputError("triton corpus", f"{where}.{key}", "is missing")
+    for key, kind in CONFIG_FIELDS.items():
+        if key in c and (not isinstance(c[key], kind) or isinstance(c[key], bool)):
+            raise InputError("triton corpus", f"{where}.{key}", f"must be a {kind.__name__}", c[key])
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in c["signature"].items()):
+        raise InputError("triton corpus", f"{where}.signature", "must map argument names to type strings")
+    w = c.get("num_warps", 4)
+    if not 1 <= w <= 32 or w & (w - 1):
+        raise InputError("triton corpus", f"{where}.num_warps", "must be a power of two from 1 to 32", w)
+    if not 1 <= c.get("num_stages", 1) <= 16:
+        raise InputError("triton corpus", f"{where}.num_stages", "must be from 1 to 16", c["num_stages"])
+    if any(a not in ALL_ARCHS for a in c.get("archs", ())):
+        raise InputError(
+            "triton corpus", f"{where}.archs", f"must be among {', '.join(ALL_ARCHS)}", c["archs"]
+        )
+
+
 def check_corpus(
     archs: list[str],
     kernels_file: str | None = None,
@@ -113,6 +153,8 @@ def check_corpus(
     """Compile the corpus (the built-in configurations, or ``kernels_file``'s ``CONFIGS``) for
     ``archs``, scan it, and compare each access with ``baseline`` (a file written by
     ``--update-baseline``); ``progress(done, total)`` as each compile ends."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= 4096:
+        raise InputError("triton corpus", "workers", "must be 0 (one per CPU) to 4096 processes", workers)
     for a in archs:
         if a not in ALL_ARCHS:
             raise InputError("triton corpus", "arch", f"must be among {', '.join(ALL_ARCHS)}", a)
@@ -123,6 +165,8 @@ def check_corpus(
             raise InputError(
                 "triton corpus", "kernels", "must define CONFIGS, a non-empty list", kernels_file
             )
+        for i, c in enumerate(configs):
+            check_config(c, i)
     else:
         configs = builtin_configs()
     if expand:

@@ -43,7 +43,13 @@ def load_kernels_file(path: str) -> types.ModuleType:
     if spec is None or spec.loader is None:
         raise InputError("corpus", "kernels", "is not a Python file", path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - the user's file: a syntax error, NUL bytes, an exception it raises
+        first = str(e).splitlines()[0][:200] if str(e) else ""
+        raise InputError(
+            "corpus", "kernels", f"cannot be imported ({type(e).__name__}: {first})", path
+        ) from None
     return mod
 
 

@@ -67,6 +67,36 @@ def _task(function: str, job: object, limit_s: float) -> tuple[str, object, dict
     return "lost", why, stats
 
 
+CONNECT_S = 5.0  # how long the cluster's address may take to answer before it is called unreachable
+
+
+def reachable(address: str | None) -> None:
+    """Refuse (naming ``--address``) a ``HOST:PORT`` that does not accept a connection within
+    :data:`CONNECT_S` (``ray.init`` would wait on it for minutes); ``auto``, ``local`` and
+    ``ray://`` client addresses are left to Ray.
+
+    >>> try:
+    ...     reachable("127.0.0.1:1")
+    ... except ValueError as e:
+    ...     print(e)
+    triton corpus: --address does not answer (ConnectionRefusedError), got 127.0.0.1:1
+    """
+    import socket
+
+    if not address or address in ("auto", "local") or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
+        raise InputError("triton corpus", "--address", "must be HOST:PORT (or auto)", address)
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S):
+            pass
+    except OSError as e:
+        raise InputError(
+            "triton corpus", "--address", f"does not answer ({type(e).__name__})", address
+        ) from None
+
+
 def connect(address: str | None):
     """The ``ray`` module, connected (to ``address``, or a local Ray started here), or one clear
     error when Ray is not installed."""
@@ -76,6 +106,7 @@ def connect(address: str | None):
         raise InputError("triton corpus", "--engine", "ray needs Ray, the optional extra: "
                          "pip install 'bankproof[ray]'", "ray") from None  # fmt: skip
     if not ray.is_initialized():
+        reachable(address)
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         except Exception as e:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
