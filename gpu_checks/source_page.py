@@ -34,18 +34,31 @@ class SassRow:
     wavefronts: int
     ideal: int
     address: str = ""  # the cuda view lists an inlined instruction under each line of its chain
+    function: str = ""  # the export's "Function Name" for the block the row is in
 
 
-def _int(v: str) -> int:
-    v = (v or "").replace(",", "").strip()
-    return int(float(v)) if v and v not in ("-", "n/a") else 0
+MAX_COUNT = 1 << 53  # a counter beyond this is not one ncu wrote
+
+
+def _count(v: str | None, column: str, row: int) -> int:
+    """A counter cell: digits (with thousands commas), or ``-``/``n/a``/empty for none; anything else
+    (text, a negative, ``nan``, ``inf``, a fraction, a huge value) names the row and column."""
+    text = (v or "").replace(",", "").strip()
+    if text in ("", "-", "n/a"):
+        return 0
+    if not text.isdigit() or len(text) > 16 or int(text) > MAX_COUNT:
+        raise InputError(WHERE, "export", f"row {row}: {column} must be a count (digits)", text[:40])
+    return int(text)
 
 
 def read_export(text: str) -> list[SassRow]:
     """The export's SASS rows that touch shared memory (an LDS/STS/LDSM/STSM/LDGSTS/ATOMS opcode or
     any shared wavefront), each with its source line; refused, naming the ncu flag, when the
     export has no source lines or no shared-wavefront counters."""
-    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    try:
+        rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
+    except csv.Error as e:  # a field past csv's limit (128 KB), a malformed quote
+        raise InputError(WHERE, "export", f"is not CSV as ncu writes it ({e})") from None
     if not any(r and r[0] == "Line No" for r in rows):
         raise InputError(
             WHERE, "export",
@@ -59,27 +72,35 @@ def read_export(text: str) -> list[SassRow]:
             "SourceCounters",
         )  # fmt: skip
     out: list[SassRow] = []
-    file, line, header = "", 0, None
-    for r in rows:
+    file, line, header, function = "", 0, None, ""
+    for no, r in enumerate(rows, 1):
         if not r:
             continue
         if r[0] == "File Path":
             file = r[1].rsplit("/", 1)[-1] if len(r) > 1 else ""
             continue
+        if r[0] in ("Function Name", "Kernel Name"):
+            function = r[1].strip() if len(r) > 1 else ""
+            continue
         if r[0] == "Line No":  # each file's block has its own columns
             header = r[2:]
             continue
-        if header is None or r[0] == "Function Name":
+        if header is None:
             continue
         if r[0]:
-            line = _int(r[0])
+            line = _count(r[0], "Line No", no)
             continue
         d = dict(zip(header, r[2:], strict=False))
         sass = d.get("Source", "").strip()
-        wf = _int(d["L1 Wavefronts Shared"]) if "L1 Wavefronts Shared" in d else -1  # -1: not in this block
+        wf = (
+            _count(d["L1 Wavefronts Shared"], "L1 Wavefronts Shared", no)
+            if "L1 Wavefronts Shared" in d
+            else -1
+        )
         if sass_class(sass) != "other" or wf > 0:
-            out.append(SassRow(file, line, sass, _int(d.get("Instructions Executed")), wf,
-                               _int(d.get("L1 Wavefronts Shared Ideal")), d.get("Address", "")))  # fmt: skip
+            out.append(SassRow(file, line, sass, _count(d.get("Instructions Executed"), "Instructions Executed", no),
+                               wf, _count(d.get("L1 Wavefronts Shared Ideal"), "L1 Wavefronts Shared Ideal", no),
+                               d.get("Address", ""), function))  # fmt: skip
     return out
 
 

@@ -124,3 +124,42 @@ def test_every_warpgroup_mma_opcode_is_op_gmma():
     ):
         assert sass_class(sass) == "gmma", sass
     assert sass_class("LDSM.16.MT88.4 R4, [R2]") == "ldsm" and sass_class("STS.128 [R1], R4") == "st"
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "nan", "inf", "1e400", "3.5", "9" * 40])
+def test_a_counter_that_is_not_a_count_is_refused_naming_its_row(value):
+    rows = list(csv.reader(_export_text("min_loop_100").splitlines()))
+    col = next(r for r in rows if r[0] == "Line No").index("Instructions Executed")
+    at = next(i for i, r in enumerate(rows) if len(r) > 3 and "LDS.128" in r[3])
+    rows[at][col] = value
+    with pytest.raises(InputError, match=f"row {at + 1}: Instructions Executed must be a count"):
+        read_export("\n".join(",".join(f'"{c}"' for c in r) for r in rows))
+
+
+def test_a_junk_line_number_and_a_huge_field_are_refused():
+    text = _export_text("min_loop_100")
+    with pytest.raises(InputError, match="Line No must be a count"):
+        read_export(text.replace('"287","', '"x287","', 1))
+    with pytest.raises(InputError, match="is not CSV as ncu writes it"):
+        read_export(text + '\n"","","0x1","' + "A" * (1 << 20) + '","1","0","1","1"\n')
+
+
+def test_another_kernels_export_or_ptx_is_refused(tmp_path, capsys):
+    """Another kernel's export (its Function Name and files), or another kernel's PTX beside the
+    TTGIR, once read as agreeing: exit 2 with the reason."""
+    ttgir, ptx = DATA / "min_loop.ttgir", DATA / "min_loop.ptx"
+    other = tmp_path / "other.csv"
+    other.write_text(next(e["csv"] for e in RECORD["exports"] if e["origin"] != "control_flow"))
+    args = ["triton", "profile", str(ttgir), "--ptx", str(ptx), "--ncu", str(other), "--arg", "K=100"]
+    assert main(args) == 2
+    assert "export is a profile of" in capsys.readouterr().err
+    renamed = tmp_path / "renamed.ptx"
+    renamed.write_text(ptx.read_text().replace(".entry min_loop", ".entry other_kernel"))
+    good = tmp_path / "good.csv"
+    good.write_text(_export_text("min_loop_100"))
+    assert main([*args[:4], str(renamed), "--ncu", str(good), "--arg", "K=100"]) == 2
+    assert "--ptx is kernel other_kernel, the TTGIR's is min_loop" in capsys.readouterr().err
+    moved = tmp_path / "moved.csv"  # the right function name, another source file
+    moved.write_text(_export_text("min_loop_100").replace("kernels.py", "elsewhere.py"))
+    assert main([*args[:6], str(moved), "--arg", "K=100"]) == 2
+    assert "none of the kernel's" in capsys.readouterr().err
