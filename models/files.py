@@ -31,8 +31,13 @@ BASELINE_BYTES = 64 << 20  # a corpus baseline (JSON)
 
 def read_stream(stream: BinaryIO, limit: int, where: str, field: str) -> str:
     """At most ``limit`` bytes of ``stream`` (binary, or text: then characters) as UTF-8 text
-    (more is refused)."""
-    raw = stream.read(limit + 1)
+    (more is refused); a closed standard input (``None``) or a read error is an :class:`InputError`."""
+    if stream is None:
+        raise InputError(where, field, "is standard input, which is closed")
+    try:
+        raw = stream.read(limit + 1)
+    except (OSError, ValueError) as e:  # a closed or unreadable stream
+        raise InputError(where, field, f"cannot be read ({type(e).__name__})") from None
     if len(raw) > limit:
         raise InputError(where, field, f"is larger than {limit} bytes", f"more than {limit}")
     if isinstance(raw, str):

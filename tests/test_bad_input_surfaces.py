@@ -102,3 +102,35 @@ def test_corpus_flags_are_checked(argv, message, capsys):
     pytest.importorskip("ray")
     assert main(["triton", "corpus", "--arch", "sm80", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+PLAIN = str(
+    __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "transpose_16x32_plain.toml"
+)
+
+
+@pytest.mark.parametrize("command, flag", [("verify", "--html"), ("show", "--svg")])
+def test_an_output_file_that_is_the_input_or_empty_is_refused(command, flag, tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(__import__("pathlib").Path(PLAIN).read_text())
+    before = spec.read_text()
+    assert main([command, str(spec), flag, str(spec)]) == 2
+    assert "is the command's own input file" in capsys.readouterr().err and spec.read_text() == before
+    assert main([command, str(spec), flag, ""]) == 2
+    assert f"{flag} must name a file" in capsys.readouterr().err
+
+
+def test_a_full_stdout_and_a_closed_stdin_are_said_not_crashed_on():
+    import subprocess
+    import sys
+
+    exe = str(__import__("pathlib").Path(sys.executable).with_name("bankproof"))
+    cmd = [exe, "layout", "Sw<3,2,3> o (8,8):(1,8)"]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (
+        p.returncode == 2 and "standard output cannot be written" in p.stderr and "Traceback" not in p.stderr
+    )
+    p = subprocess.run([exe, "wavefronts", "--input", "-"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60, preexec_fn=lambda: __import__("os").close(0))  # fmt: skip
+    assert p.returncode == 2 and "standard input, which is closed" in p.stderr, p.stderr

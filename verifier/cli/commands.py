@@ -40,8 +40,18 @@ def _check_timeout(command: str, timeout: float) -> float:
     return timeout
 
 
-def check_writable(command: str, flag: str, path: str) -> None:
-    """Refuse an output file that cannot be written before any work is done."""
+def check_writable(command: str, flag: str, path: str, inputs: tuple[str, ...] = ()) -> None:
+    """Refuse, before any work is done, an output file that is empty, cannot be written, or is one
+    of the command's ``inputs`` (writing it would destroy what was read)."""
+    if not path.strip():
+        raise InputError(command, flag, "must name a file", path)
+    for given in inputs:
+        try:
+            same = os.path.exists(path) and os.path.samefile(path, given)
+        except OSError:
+            same = False
+        if same:
+            raise InputError(command, flag, "is the command's own input file: it would be overwritten", path)
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise InputError(command, flag, "is a folder, not a file", path)
@@ -59,11 +69,11 @@ def write_output(command: str, flag: str, path: str, text: str) -> None:
 
 def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("verify", args.timeout)
-    if args.html:
-        check_writable("verify", "--html", args.html)
+    if args.html is not None:
+        check_writable("verify", "--html", args.html, (args.spec,))
     spec = load_spec(args.spec)
     result = api.verify(spec=spec, engines=args.engine, timeout=args.timeout)
-    if args.html:
+    if args.html is not None:
         page = html_render.to_html(result, scope.page_data(spec, result))
         write_output("verify", "--html", args.html, page)
     out.write(result.to_json() if args.json else text_render.to_text(result))
@@ -116,12 +126,12 @@ def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.svg:
-        check_writable("show", "--svg", args.svg)
+    if args.svg is not None:
+        check_writable("show", "--svg", args.svg, (args.spec,))
     result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
     color = args.color == "always" or (args.color == "auto" and out.isatty())
     out.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
-    if args.svg:
+    if args.svg is not None:
         write_output("show", "--svg", args.svg, scope_render.to_svg(result))
     return 0
 

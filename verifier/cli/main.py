@@ -13,8 +13,10 @@ limit), 4 engines disagree, 70 internal error (a bug: please report it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -54,6 +56,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         if isinstance(e, BrokenPipeError):  # the reader went away (| head), or stdout was closed
             if sys.stdout is None and sys.stderr is not None:
                 sys.stderr.write("bankproof: standard output is closed: nothing could be written\n")
+            return EXIT_INPUT
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EFBIG):
+            if sys.stderr is not None:  # standard output is a full device, a dead terminal, closed
+                sys.stderr.write(f"bankproof: standard output cannot be written ({e.strerror})\n")
+            with contextlib.suppress(OSError, ValueError):  # no second error when Python flushes at exit
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process ends
             return EXIT_INPUT
         err.write(f"bankproof: internal error: {type(e).__name__}: {e} (please report this input)\n")
         return EXIT_INTERNAL
