@@ -549,3 +549,30 @@ def test_a_request_too_large_for_the_workbench_is_refused_before_any_work():
     }
     with pytest.raises(InputError, match="base_align"):  # 5000 digits: once a 500 (int() refused them)
         workbench.evaluate(cute)
+
+
+def test_headers_sent_twice_and_a_trickling_client_are_refused(server):
+    """Two Host or two Origin headers (the right one first) are refused; a client that sends its
+    request a byte at a time is dropped at the request's deadline, not served after it."""
+    port = server.rstrip("/").rsplit(":", 1)[1].encode()
+    token = TOKEN[server].encode()
+    head = b"GET /api/start HTTP/1.1\r\nHost: 127.0.0.1:" + port + b"\r\nX-Bankproof-Token: " + token
+    code, body = _raw(server, head + b"\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert code == 403 and b"Host more than once" in body
+    origin = b"\r\nOrigin: http://127.0.0.1:" + port + b"\r\nOrigin: http://evil.example"
+    code, body = _raw(server, head + origin + b"\r\nConnection: close\r\n\r\n")
+    assert code == 403 and b"Origin more than once" in body
+    request = head + b"\r\nConnection: close\r\n\r\n"
+    host, p = server.removeprefix("http://").rstrip("/").rsplit(":", 1)
+    t = time.perf_counter()
+    got = b""
+    with socket.create_connection((host, int(p)), timeout=30) as s:
+        with contextlib.suppress(OSError):
+            for byte in request:  # one byte every 0.25 s: 30+ s in all, every read well within its timeout
+                s.sendall(bytes([byte]))
+                time.sleep(0.25)
+                if time.perf_counter() - t > serve.READ_TIMEOUT_S + 5:
+                    break
+        with contextlib.suppress(OSError):
+            got = s.recv(65536)
+    assert not got.startswith(b"HTTP/1.0 200") and time.perf_counter() - t < serve.READ_TIMEOUT_S + 8

@@ -47,7 +47,8 @@ ASSETS = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascri
 FAST = {"evaluate": workbench.evaluate, "export": workbench.export}
 SLOW = {"prove": workbench.prove, "synth": workbench.synth, "explain": workbench.explain}
 MAX_BODY = 64 * 1024  # bytes of one request
-READ_TIMEOUT_S = 10  # how long a connection may take to send its request
+READ_TIMEOUT_S = 10  # how long a connection may take to send its whole request
+ONCE = ("Host", "Origin", "X-Bankproof-Token", "Content-Type", "Content-Length")  # sent twice: refused
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the addresses serve listens on
 SLOW_WAIT_S = 120  # how long a slow call waits for the one running (each runs under its own limit)
 Z3_LOCK = threading.Lock()  # Z3's Python API shares one context in a process: one slow call at a time
@@ -135,6 +136,23 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
 
+    def setup(self) -> None:
+        """The request's deadline: the whole request (line, headers, body) must arrive within
+        :data:`READ_TIMEOUT_S`, however slowly its bytes trickle in (the socket timeout is per read)."""
+        super().setup()
+        self.deadline = threading.Timer(READ_TIMEOUT_S, self._drop)
+        self.deadline.daemon = True
+        self.deadline.start()
+
+    def _drop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def finish(self) -> None:
+        self.deadline.cancel()
+        with contextlib.suppress(OSError):
+            super().finish()
+
     def _send(self, code: int, body: bytes, kind: str) -> None:
         self.send_response(code)
         self.send_header("Content-Type", kind + "; charset=utf-8")
@@ -154,7 +172,10 @@ class Handler(BaseHTTPRequestHandler):
         port = self.server.server_address[1]
         names = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
         why = ""
-        if self.headers.get("Host", "") not in names:
+        twice = [h for h in ONCE if len(self.headers.get_all(h, [])) > 1]
+        if twice:
+            why = f"the request sends {twice[0]} more than once"
+        elif self.headers.get("Host", "") not in names:
             why = "the Host is not this server's loopback address"
         elif self.headers.get("Origin") not in (None, *(f"http://{n}" for n in names)):
             why = "the request comes from another site (Origin)"
@@ -165,6 +186,7 @@ class Handler(BaseHTTPRequestHandler):
         return bool(why)
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self.deadline.cancel()  # the request has arrived
         path = self.path.split("?")[0]
         if self._refused(api=path.startswith("/api/")):
             return
@@ -201,8 +223,9 @@ class Handler(BaseHTTPRequestHandler):
             if "not valid JSON" in e.problem or "is not JSON" in e.problem:
                 return self._json(400, {"ok": False, "error": "workbench: request is not JSON"})
             return self._json(400, {"ok": False, "error": str(e)})
-        except TimeoutError:
-            return  # the client stalled mid-body: the connection is closed
+        except (TimeoutError, OSError):
+            return  # the client stalled mid-body, or passed the deadline: the connection is closed
+        self.deadline.cancel()  # the request has arrived: what follows is the answer's time
         if name in FAST:
             return self._answer(call, req)
         with self.tickets_lock:  # the newest call of each kind; older ones still waiting are dropped
