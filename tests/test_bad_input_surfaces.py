@@ -134,3 +134,16 @@ def test_a_full_stdout_and_a_closed_stdin_are_said_not_crashed_on():
     p = subprocess.run([exe, "wavefronts", "--input", "-"], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, timeout=60, preexec_fn=lambda: __import__("os").close(0))  # fmt: skip
     assert p.returncode == 2 and "standard input, which is closed" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("command", [["verify"], ["show", "--color", "always"], ["synth"]])
+def test_a_colour_code_in_a_users_name_is_written_as_text(command, tmp_path, capsys):
+    """Only the renderers' own colour codes reach the terminal; one inside an access name is shown
+    as the escape it is (once it passed through as a colour)."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        __import__("pathlib").Path(PLAIN).read_text().replace('name = "store"', 'name = "st\\u001b[31mX"')
+    )
+    main([command[0], str(spec), *command[1:]])
+    out = capsys.readouterr().out
+    assert "\x1b[31m" not in out and "st\\x1b[31mX" in out

@@ -14,9 +14,9 @@ memory layout: offset bits -> tensor bits (8-bit elements)
 from __future__ import annotations
 
 from bankproof.verifier.engine.matrices import Matrix
-from bankproof.verifier.render.safe import escape
+from bankproof.verifier.render.safe import colour, escape
 
-BOLD_GREEN, RESET = "\033[1;32m", "\033[0m"
+BOLD_GREEN, RESET = colour("1;32"), colour("0")
 
 
 def matrix_text(m: Matrix, color: bool = False) -> str:

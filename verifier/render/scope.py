@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.verifier.render.matrix import matrix_svg, matrix_text
-from bankproof.verifier.render.safe import escape
+from bankproof.verifier.render.safe import colour, escape
 from bankproof.verifier.results import ShowResult
 
 
@@ -14,7 +14,7 @@ def _segments(banks: dict[int, dict[int, list[int]]], nbanks: int = BANKS) -> li
     return sorted({w // nbanks for words in banks.values() for w in words})
 
 
-RED, GREEN, RESET = "\033[41;97m", "\033[42;30m", "\033[0m"
+RED, GREEN, RESET = colour("41;97"), colour("42;30"), colour("0")
 
 
 def to_text(r: ShowResult, color: bool = False) -> str:
