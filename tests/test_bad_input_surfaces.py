@@ -147,3 +147,16 @@ def test_a_colour_code_in_a_users_name_is_written_as_text(command, tmp_path, cap
     main([command[0], str(spec), *command[1:]])
     out = capsys.readouterr().out
     assert "\x1b[31m" not in out and "st\\x1b[31mX" in out
+
+
+@pytest.mark.parametrize("attr, message", [
+    ("#ttg.swizzled_shared<{vec = 4294967296, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+     "swizzled_shared: vec must be at most 1048576"),
+    ("#ttg.padded_shared<[32:+1099511627776] {order = [1, 0], shape = [64, 64]}>",
+     "padded_shared: padding must be a power of two up to 1048576"),
+    ("#ttg.padded_shared<[4294967296:+4] {order = [1, 0], shape = [64, 64]}>",
+     "padded_shared: interval must be a power of two up to 1048576"),
+])  # fmt: skip
+def test_layout_integers_past_any_real_one_are_refused(attr, message, capsys):
+    assert main(["layout", attr, "--shape", "64x64", "--dtype", "f16"]) == 2
+    assert message in capsys.readouterr().err

@@ -25,6 +25,9 @@ def fmt_value(v: object) -> str:
     return str(v)
 
 
+MAX_FIELD = 1 << 20  # no integer field of a layout attribute (vec, phases, widths, alignment) is larger
+
+
 class Fields:
     """Reads and checks an attribute's fields, naming the kind and field in every error."""
 
@@ -42,10 +45,13 @@ class Fields:
             return default
         return self.params[key]
 
-    def int(self, key: str, default: object = ..., pow2: bool = False, minimum: int = 0) -> int:
+    def int(self, key: str, default: object = ..., pow2: bool = False, minimum: int = 0,
+            maximum: int = MAX_FIELD) -> int:  # fmt: skip
         v = self.get(key, default)
         if not isinstance(v, int) or isinstance(v, bool):
             raise InputError(self.kind, key, "must be an integer", fmt_value(v))
+        if v > maximum:
+            raise InputError(self.kind, key, f"must be at most {maximum}", v)
         if pow2 and not is_pow2(v):
             raise InputError(self.kind, key, "must be a power of two", v)
         if v < minimum:

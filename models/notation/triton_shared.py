@@ -15,6 +15,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import triton_ll as tl
 from bankproof.models.notation.triton_fields import (
+    MAX_FIELD,
     Fields,
     TritonLayout,
     bases_tuple,
@@ -290,10 +291,10 @@ class PaddedShared(TritonLayout):
         if not intervals:
             raise InputError(f.kind, "intervals", "must list at least one [interval:+pad]")
         for interval, pad in intervals:
-            if not is_pow2(interval):
-                raise InputError(f.kind, "interval", "must be a power of two", interval)
-            if not is_pow2(pad):
-                raise InputError(f.kind, "padding", "must be a power of two", pad)
+            if not is_pow2(interval) or interval > MAX_FIELD:
+                raise InputError(f.kind, "interval", f"must be a power of two up to {MAX_FIELD}", interval)
+            if not is_pow2(pad) or pad > MAX_FIELD:
+                raise InputError(f.kind, "padding", f"must be a power of two up to {MAX_FIELD}", pad)
         if len({i for i, _ in intervals}) != len(intervals):
             raise InputError(f.kind, "intervals", "must be distinct", fmt_value([list(x) for x in intervals]))
         if "offset" in f.params:
