@@ -160,3 +160,15 @@ def test_a_colour_code_in_a_users_name_is_written_as_text(command, tmp_path, cap
 def test_layout_integers_past_any_real_one_are_refused(attr, message, capsys):
     assert main(["layout", attr, "--shape", "64x64", "--dtype", "f16"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_rank_ten_shared_layout_is_read_at_once():
+    """Once every order of the dims was tried to name a swizzled_shared (10! for rank 10: minutes)."""
+    import time
+
+    attr = (
+        "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]}>"
+    )
+    t = time.perf_counter()
+    r = bankproof.layout(attr, shape=[2] * 8 + [16, 32], dtype="f16")
+    assert r.notations["swizzled_shared"] == attr and time.perf_counter() - t < 10

@@ -132,6 +132,31 @@ def _row_bases_match(want, order, shape, vec: int, per_phase: int, max_phase: in
     return all(want[i][c] == 1 << i and want[i][r] == 0 for i in range(cbits))
 
 
+def _orders(bases, rank: int):
+    """The dim orders worth trying for a ``swizzled_shared`` reading of these offset bases: the
+    order the dims first appear in (the contiguous dim's bits come first, each row dim's first bit
+    brings it in; a dim of one element never appears, and goes last in each arrangement of them);
+    every order when the rank is small (at most 4), so nothing is missed where trying is cheap.
+
+    >>> list(_orders(((0, 1), (0, 2), (1, 0)), 2))[0]
+    (1, 0)
+    """
+    from itertools import permutations
+
+    seen: list[int] = []
+    for b in bases:
+        seen += [d for d in range(rank) if b[d] and d not in seen]
+    rest = [d for d in range(rank) if d not in seen]
+    tried = set()
+    for tail in (tuple(sorted(rest, reverse=True)), tuple(rest)):
+        order = tuple(seen) + tail
+        if order not in tried:
+            tried.add(order)
+            yield order
+    if rank <= 4:
+        yield from (o for o in permutations(range(rank)) if o not in tried)
+
+
 def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
     """The ``#ttg.swizzled_shared`` attribute with exactly this memory layout (one CTA), or None.
     Searches orders and power-of-two (vec, perPhase, maxPhase), smallest first.
@@ -140,14 +165,12 @@ def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
     >>> swizzled_shared_for(L.to_layout([16, 32]).with_in_bases("block", [])).text()
     '#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 16, order = [1, 0]}>'
     """
-    from itertools import permutations
-
     shape = [s for _, s in layout.out_dims]
     rank = len(shape)
     if [n for n, _ in layout.out_dims] != tl.dims(rank) or layout.in_bases("block"):
         return None
     want = layout.in_bases("offset")
-    for order in permutations(range(rank)):
+    for order in _orders(want, rank):
         cols = shape[order[0]]
         rows = shape[order[1]] if rank > 1 else 1
         for max_phase in (1 << i for i in range(log2(cols) + 1)):
