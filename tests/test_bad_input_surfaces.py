@@ -172,3 +172,16 @@ def test_a_rank_ten_shared_layout_is_read_at_once():
     t = time.perf_counter()
     r = bankproof.layout(attr, shape=[2] * 8 + [16, 32], dtype="f16")
     assert r.notations["swizzled_shared"] == attr and time.perf_counter() - t < 10
+
+
+def test_a_long_attribute_reads_in_linear_time():
+    """A 2 MB ``#ttg.linear`` once took minutes (a slice of the rest of the text per token)."""
+    import time
+
+    from bankproof.models.notation.mlir import parse_attribute
+
+    bases = ", ".join(f"[{1 << (i % 20)}]" for i in range(250_000))
+    text = "#ttg.linear<{register = [" + bases + "], lane = [], warp = [], block = []}>"
+    t = time.perf_counter()
+    assert len(parse_attribute(text).params["register"]) == 250_000
+    assert time.perf_counter() - t < 10

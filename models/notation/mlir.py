@@ -68,10 +68,8 @@ class _Reader:
         self.aliases = aliases
         self.depth = depth
         self.toks: list[tuple[str, str, int]] = []
-        pos = 0
-        while pos < len(text):
-            if text[pos:].strip() == "":
-                break
+        pos, end = 0, len(text.rstrip())  # (no slice per token: a long text reads in linear time)
+        while pos < end:
             m = _TOKEN.match(text, pos)
             if not m or m.end() == pos:
                 raise self.error(f"unexpected character {text[pos:].lstrip()[:1]!r}", pos)
