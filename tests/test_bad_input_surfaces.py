@@ -185,3 +185,16 @@ def test_a_long_attribute_reads_in_linear_time():
     t = time.perf_counter()
     assert len(parse_attribute(text).params["register"]) == 250_000
     assert time.perf_counter() - t < 10
+
+
+def test_an_agree_step_no_instruction_takes_is_refused(tmp_path, capsys):
+    """A K step moves a descriptor's start, which is in 16-byte units: 24 bytes is no step."""
+    from pathlib import Path
+
+    text = (Path(PLAIN).parent / "engines" / "tma_wgmma_offset.toml").read_text()
+    spec = tmp_path / "a.toml"
+    spec.write_text(text.replace("k_steps = 4", "k_steps = 4\nstep_bytes = 24"))
+    assert main(["agree", str(spec)]) == 2
+    assert "step_bytes must be a multiple of 16 bytes" in capsys.readouterr().err
+    spec.write_text(text.replace("k_steps = 4", "k_steps = 4\nstep_bytes = 32"))
+    assert main(["agree", str(spec)]) == 0

@@ -124,6 +124,9 @@ class DescriptorRead:
                              f"{self.elem_bits}-bit x {self.mn} rows")  # fmt: skip
         if not 1 <= self.k_steps <= 64:
             raise InputError("descriptor", "k_steps", "must be 1 to 64", self.k_steps)
+        if self.step_bytes % 16:  # a descriptor's start address is in 16-byte units (bits 0-13 of addr >> 4)
+            why = "must be a multiple of 16 bytes: a K step moves the descriptor's start (in 16-byte units)"
+            raise InputError("descriptor", "step_bytes", why, self.step_bytes)
         check_major(self.desc, self.major, self.elem_bits)
         if self.desc.lbo_mode:
             why = "1 (LBO as an absolute address, sm_103a) is not modelled: give a relative LBO"
