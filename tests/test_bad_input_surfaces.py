@@ -198,3 +198,19 @@ def test_an_agree_step_no_instruction_takes_is_refused(tmp_path, capsys):
     assert "step_bytes must be a multiple of 16 bytes" in capsys.readouterr().err
     spec.write_text(text.replace("k_steps = 4", "k_steps = 4\nstep_bytes = 32"))
     assert main(["agree", str(spec)]) == 0
+
+
+def test_lbo_mode_1_is_answered_where_the_lbo_is_never_read(tmp_path, capsys):
+    """K-major swizzled: the canonical layout never reads LBO, so its mode cannot matter (agree
+    once refused it while descriptor decoded it); where LBO is read it stays refused, named."""
+    from pathlib import Path
+
+    text = (Path(PLAIN).parent / "engines" / "tma_wgmma_offset.toml").read_text()
+    spec = tmp_path / "a.toml"
+    spec.write_text('arch = "sm100"\n' + text.replace("base_offset = 0", "base_offset = 0\nlbo_mode = 1"))
+    assert main(["agree", str(spec)]) == 0
+    capsys.readouterr()
+    spec.write_text('arch = "sm100"\n' + text.replace("base_offset = 0", "base_offset = 0\nlbo_mode = 1")
+                    .replace('major = "K"', 'major = "MN"'))  # fmt: skip
+    assert main(["agree", str(spec)]) == 2
+    assert "lbo_mode" in capsys.readouterr().err

@@ -128,7 +128,8 @@ class DescriptorRead:
             why = "must be a multiple of 16 bytes: a K step moves the descriptor's start (in 16-byte units)"
             raise InputError("descriptor", "step_bytes", why, self.step_bytes)
         check_major(self.desc, self.major, self.elem_bits)
-        if self.desc.lbo_mode:
+        lbo_read = not (self.major == "K" and self.desc.swizzle.sw.b)  # K-major swizzled: LBO is never read
+        if self.desc.lbo_mode and lbo_read:
             why = "1 (LBO as an absolute address, sm_103a) is not modelled: give a relative LBO"
             raise InputError("descriptor", "lbo_mode", why, self.desc.lbo_mode)
 
