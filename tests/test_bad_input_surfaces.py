@@ -214,3 +214,20 @@ def test_lbo_mode_1_is_answered_where_the_lbo_is_never_read(tmp_path, capsys):
                     .replace('major = "K"', 'major = "MN"'))  # fmt: skip
     assert main(["agree", str(spec)]) == 2
     assert "lbo_mode" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("attr", [
+    "#ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>",
+    "#ttg.amd_mfma<{version = 4, warpsPerCTA = [4, 1], instrShape = [16, 16, 32], isTransposed = false}>",
+])  # fmt: skip
+def test_an_mfma_layout_holds_a_16_bit_tensor(attr):
+    """Its elementBitWidth is the accumulator's: Triton converts an f16 tensor in it (truncated
+    after the MMA) to the same layout as the f32 one (which tests/test_triton_amd_agreement.py holds
+    to Triton's); an nvmma_shared width that contradicts the dtype is still refused."""
+    from bankproof.models.notation import parse_layout
+
+    f16 = parse_layout(attr, [64, 64], dtype="f16").layout
+    assert f16 == parse_layout(attr, [64, 64], dtype="f32").layout
+    nvmma = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+    with pytest.raises(InputError, match="elementBitWidth contradicts the dtype f32"):
+        parse_layout(nvmma, [64, 64], dtype="f32")

@@ -151,7 +151,10 @@ def parse_layout(
         src = triton_notation.parse_triton(t)
         if shape is None:
             raise InputError("layout", "shape", "is required for Triton notations (e.g. 16x32)")
-        width = getattr(src, "element_bits", None)  # nvmma_shared names the element width it swizzles for
+        # nvmma_shared names the element width it swizzles for, which the dtype must be; an AMD mfma
+        # layout's elementBitWidth is its accumulator's, and Triton holds any tensor in it (an f16
+        # result after the accumulator is truncated)
+        width = getattr(src, "element_bits", None) if src.memory else None
         if width is not None and dtype and width != dtypes.bits(dtype):
             why = f"contradicts the dtype {dtype} ({dtypes.bits(dtype)} bits)"
             raise InputError(src.kind, "elementBitWidth", why, width)
