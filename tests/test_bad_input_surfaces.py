@@ -231,3 +231,15 @@ def test_an_mfma_layout_holds_a_16_bit_tensor(attr):
     nvmma = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
     with pytest.raises(InputError, match="elementBitWidth contradicts the dtype f32"):
         parse_layout(nvmma, [64, 64], dtype="f32")
+
+
+@pytest.mark.parametrize("spelling", ["Underscore", "cute::Underscore", "_"])
+def test_underscore_in_a_tiled_mma_permutation_is_cutes_underscore(spelling):
+    """CUTLASS spells ``_`` as ``Underscore`` too (``cute::Underscore``): the same mode, the atom
+    times the warps."""
+    from bankproof.models.notation.cute_tiled_mma import read_tiled_mma
+
+    atom = "TiledMMA<MMA_Atom<SM80_16x8x16_F32F16F16F32_TN>, Layout<Shape<_2,_2,_1>>, "
+    got = read_tiled_mma(atom + f"Tile<_32,{spelling},_16>>")
+    want = read_tiled_mma(atom + "Tile<_32,_,_16>>")
+    assert (got.tile, got.perms) == (want.tile, want.perms) and got.tile == (32, 16, 16)

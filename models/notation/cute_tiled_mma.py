@@ -72,7 +72,7 @@ def _warps(value) -> Layout:
 
 def _perm(entry, mode: str, field: str) -> Layout | None:
     """One mode of ``Tile<...>``: ``_`` (None), a size (the identity over it) or a layout."""
-    if isinstance(entry, Tag) and entry.name == "_" and not entry.args:
+    if isinstance(entry, Tag) and entry.name in ("_", "Underscore") and not entry.args:
         return None
     if isinstance(entry, int) and not isinstance(entry, bool):
         entry = Layout(entry, 1)
