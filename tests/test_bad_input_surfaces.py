@@ -243,3 +243,15 @@ def test_underscore_in_a_tiled_mma_permutation_is_cutes_underscore(spelling):
     got = read_tiled_mma(atom + f"Tile<_32,{spelling},_16>>")
     want = read_tiled_mma(atom + "Tile<_32,_,_16>>")
     assert (got.tile, got.perms) == (want.tile, want.perms) and got.tile == (32, 16, 16)
+
+
+@pytest.mark.parametrize("name, why", [("gpu_mismatched_warps", "store and load must use the same number of warps"),
+                                       ("gpu_over_48k", "does not fit in 48 KB")])  # fmt: skip
+def test_the_gpu_command_refuses_what_one_kernel_cannot_run(name, why, capsys):
+    """Checked before any GPU is looked for (once a ValueError, exit 70)."""
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parent / "data" / f"{name}.toml"
+    assert main(["gpu", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "gpu: spec cannot be run as one kernel" in err and why in err

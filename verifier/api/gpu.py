@@ -44,7 +44,14 @@ def spec_case(spec: Spec) -> dict:
     if not stores or not loads:
         raise InputError("gpu", "spec", "needs a store access and a load access")
     st, ld = stores[0], loads[0]
-    return case_from_layouts(spec.path, st.layout, ld.layout, spec.memory, spec.elem_bits, st.instr, ld.instr)
+    try:
+        return case_from_layouts(
+            spec.path, st.layout, ld.layout, spec.memory, spec.elem_bits, st.instr, ld.instr
+        )
+    except InputError:
+        raise
+    except ValueError as e:  # what one GPU run cannot do: a buffer over 48 KB, other warps, more than a CTA
+        raise InputError("gpu", "spec", f"cannot be run as one kernel: {e}") from None
 
 
 def gpu_check(spec: Spec, repeat: int = 1) -> GpuResult:
