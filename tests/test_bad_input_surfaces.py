@@ -255,3 +255,17 @@ def test_the_gpu_command_refuses_what_one_kernel_cannot_run(name, why, capsys):
     assert main(["gpu", str(spec)]) == 2
     err = capsys.readouterr().err
     assert "gpu: spec cannot be run as one kernel" in err and why in err
+
+
+def test_an_ldmatrix_counterexample_says_what_each_lane_supplies_and_receives(capsys):
+    """A lane's row address and the element it receives are different things: both are shown."""
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parent / "data" / "ldsm_conflict_16x16.toml"
+    r = bankproof.verify(spec=str(spec))
+    cx = r.accesses[0].counterexample
+    assert cx.lanes == (0, 4) and cx.byte_addresses == (0, 128)
+    assert cx.supplied == ({"m": 0, "n": 0}, {"m": 4, "n": 0}) and cx.coords[1] == {"m": 1, "n": 0}
+    assert main(["verify", str(spec)]) == 1
+    out = capsys.readouterr().out
+    assert "lane  4: supplies the row at byte 128 (m=4, n=0), bank 0 word 32; receives (m=1, n=0)" in out

@@ -202,12 +202,17 @@ def test_json(capsys):
                                      "reads_element": [0, 16]}  # fmt: skip
 
 
-def test_sm100_reads_are_labelled_and_absolute_lbo_refused():
+def test_sm100_reads_are_labelled_and_absolute_lbo_refused_where_lbo_is_read():
+    """LBO mode 1 (an absolute LBO) is not modelled: refused where the canonical layout reads LBO
+    (MN-major), answered where it never does (K-major swizzled)."""
     reader = {"descriptor": "fields", "swizzle": "128B", "lbo": 16, "sbo": 1024, "rows": 64, "k_steps": 4}
     r = agree({"tma": "128B", "box": [64, 64]}, reader, dtype="f16", base=0, arch="sm100")
     assert r.verdict == "proved" and any("not measured" in n for n in r.notes)
+    r = agree({"tma": "128B", "box": [64, 64]}, {**reader, "lbo_mode": 1}, dtype="f16", arch="sm100")
+    assert r.verdict == "proved"
     with pytest.raises(InputError, match="lbo_mode"):
-        agree({"tma": "128B", "box": [64, 64]}, {**reader, "lbo_mode": 1}, dtype="f16", arch="sm100")
+        agree({"tma": "128B", "box": [64, 64]}, {**reader, "lbo_mode": 1, "major": "MN"}, dtype="f16",
+              arch="sm100")  # fmt: skip
 
 
 def test_descriptor_from_an_instruction_shape():

@@ -1,6 +1,6 @@
-"""Fuzzers for the newer entry points (issue 40; agree specs are fuzzed in test_fuzz_entry_points.py): descriptor values and ``--fields``,
-``tma:`` boxes, ncu source-page exports and the profile's kernel check, corpus ``CONFIGS``, the
-results store's files, and the workbench's request headers. Every case answers or is refused with
+"""Fuzzers for the newer entry points (issue 40): descriptor values and ``--fields``, ``tma:`` boxes,
+ncu source-page exports, corpus ``CONFIGS``, the results store's files, and the workbench's request
+headers (agree specs are fuzzed in test_fuzz_entry_points.py). Every case answers or is refused with
 an ``InputError`` naming the field (``tests/fuzzing.py``); a command line never exits 70. Seeds
 fixed; counts scale with ``BANKPROOF_FUZZ_SCALE``."""
 

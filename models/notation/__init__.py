@@ -151,7 +151,7 @@ def parse_layout(
         src = triton_notation.parse_triton(t)
         if shape is None:
             raise InputError("layout", "shape", "is required for Triton notations (e.g. 16x32)")
-        # nvmma_shared names the element width it swizzles for, which the dtype must be; an AMD mfma
+        # nvmma_shared names the element width it swizzles for, which the dtype must be; an mfma
         # layout's elementBitWidth is its accumulator's, and Triton holds any tensor in it (an f16
         # result after the accumulator is truncated)
         width = getattr(src, "element_bits", None) if src.memory else None

@@ -65,7 +65,21 @@ def _counterexample(
         wavefronts=count,
         ideal=ideal,
         reproducer=target.reproducer(spec.arch, a, i),
+        supplied=_supplied(spec, (int(offs[l0]), int(offs[l1])))
+        if a.instr.short.startswith(("ldsm", "stsm"))
+        else None,
     )
+
+
+def _supplied(spec: Spec, byte_addresses: tuple[int, int]) -> tuple[dict | None, ...]:
+    """The tensor element at each byte address (``None`` where none starts there): what an
+    ldmatrix/stmatrix lane's row address points at."""
+    offsets = element_offsets(spec.memory) * spec.elem_bits // 8
+    out = []
+    for b in byte_addresses:
+        hit = np.argwhere(offsets == b)
+        out.append(dict(zip(spec.dims, (int(x) for x in hit[0]))) if len(hit) else None)
+    return tuple(out)
 
 
 def _enumeration(

@@ -51,10 +51,23 @@ def to_text(result: VerifyResult) -> str:
                 f"    counterexample: lanes {l0} and {l1} of {where}, phase {cx['phase']}: "
                 f"same bank {cx['bank']}, different words"
             )
-            for lane, coords, addr in zip(cx["lanes"], cx["coords"], cx["byte_addresses"]):
-                where = ", ".join(f"{k}={v}" for k, v in coords.items())
+            supplied = cx.get("supplied")
+            for k, (lane, coords, addr) in enumerate(zip(cx["lanes"], cx["coords"], cx["byte_addresses"])):
+                where = ", ".join(f"{key}={v}" for key, v in coords.items())
                 word = addr // BANK_BYTES
-                lines.append(f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {word}")
+                if supplied is None:
+                    lines.append(
+                        f"      lane {lane:>2}: ({where})  byte {addr}  bank {cx['bank']}  word {word}"
+                    )
+                    continue
+                row = supplied[k]
+                at = (
+                    "(" + ", ".join(f"{key}={v}" for key, v in row.items()) + ")"
+                    if row
+                    else "no element's start"
+                )
+                lines.append(f"      lane {lane:>2}: supplies the row at byte {addr} {at}, bank {cx['bank']} "
+                             f"word {word}; receives ({where})")  # fmt: skip
             lines.append(f"    reproduce: {commands[a['name']]}")
         why = a["engines"].get("algebra", {}).get("conflict_directions")
         if why:

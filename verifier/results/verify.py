@@ -31,6 +31,9 @@ class Counterexample(Result):
     wavefronts: int
     ideal: int
     reproducer: str
+    # ldmatrix/stmatrix: a lane supplies a row address unrelated to the element it receives or
+    # gives (``coords``); the element at each lane's supplied address
+    supplied: tuple[dict | None, ...] | None = optional()
 
     @property
     def command(self) -> str:
