@@ -54,9 +54,10 @@ def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> st
     unreadable file, a larger one or one that is not UTF-8 is an :class:`InputError`."""
     p = Path(path)
     try:
-        if p.is_dir():
+        mode = os.stat(p).st_mode
+        if stat.S_ISDIR(mode):
             raise InputError(where, field, "is a folder, not a file", str(path))
-        if not stat.S_ISREG(os.stat(p).st_mode):
+        if not stat.S_ISREG(mode):
             raise InputError(where, field, "is not a regular file (a FIFO, a device or a socket)", str(path))
         with open(p, "rb") as fh:
             return read_stream(fh, limit, where, field)

@@ -283,3 +283,12 @@ def test_rank_ten_tensors_answer_in_seconds(command, tmp_path, capsys):
     assert main(argv) in (0, 1)
     assert time.perf_counter() - t < 30
     capsys.readouterr()
+
+
+def test_kernel_html_that_is_the_kernels_own_source_is_refused(tmp_path, capsys):
+    """The same check as verify's and show's (one helper), before anything is compiled."""
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    assert main(["kernel", str(src), "--html", str(src)]) == 2
+    assert "--html is the command's own input file" in capsys.readouterr().err
+    assert src.read_text() == "__global__ void k() {}\n"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from typing import TextIO
 
@@ -73,24 +72,13 @@ def _with_measurement(result, path: str):
     return replace(result, measured=lines, verdict=verdict)
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.exists(a) and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from bankproof.verifier.api.kernel import kernel as run
     from bankproof.verifier.cli.commands import check_writable, write_output
     from bankproof.verifier.render import kernel as render
 
     if args.html is not None:
-        if not args.html:
-            raise InputError(WHERE, "--html", "must name a file")
-        if _same_file(args.html, args.file):
-            raise InputError(WHERE, "--html", "would overwrite the kernel's own source", args.html)
-        check_writable(WHERE, "--html", args.html)
+        check_writable(WHERE, "--html", args.html, (args.file,))
     if args.max_steps < 1:
         raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
     result = run(
