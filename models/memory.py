@@ -41,6 +41,77 @@ class PaddedLayout:
         return int(self.physical_offsets()[-1]) + 1
 
 
+def memory_from_offsets(off: np.ndarray, where: str) -> LinearLayout | PaddedLayout:
+    """Element offsets of every coordinate -> the memory layout: F2-linear when the offsets fill
+    ``[0, size)``, else a linear layout with padding (:func:`padded_from_offsets`).
+
+    >>> rows, cols = np.meshgrid(np.arange(4), np.arange(8), indexing="ij")
+    >>> memory_from_offsets(rows * 12 + cols, "cute").intervals
+    ((8, 4),)
+    """
+    flat = off.reshape(-1)
+    if flat.size and flat.min() >= 0 and flat.max() < flat.size:
+        return layout_from_offsets(off, where)
+    return padded_from_offsets(off, where)
+
+
+def padded_from_offsets(off: np.ndarray, where: str) -> PaddedLayout:
+    """Offsets that skip elements (a CuTe stride of 132, Triton's ``padded_shared``) -> the one
+    :class:`PaddedLayout` that gives exactly these offsets, or an ``InputError`` saying why none
+    does. Padding keeps order, so a coordinate's unpadded offset is its offset's rank among all
+    offsets: the linear part is ``coordinate -> rank`` (checked F2-linear), and the padding of each
+    power-of-two interval is read off the jump in offsets at that rank (checked at every rank).
+
+    >>> padded_from_offsets(np.array([[0, 1], [3, 4]]), "t").intervals
+    ((2, 1),)
+    >>> padded_from_offsets(np.array([[0, 1], [3, 5]]), "t")
+    Traceback (most recent call last):
+    ...
+    bankproof.models.errors.InputError: t: layout is neither a bijection onto [0, 4) nor a linear layout \
+with padding after power-of-two intervals (the offset of rank 3 is 5, where such padding puts 4)
+    """
+    flat = off.reshape(-1)
+    n = flat.size
+    low = int(flat.min()) if n else 0
+    if low != 0:
+        raise InputError(where, "layout", f"must start at offset 0 (its lowest offset is {low})")
+    order = np.argsort(flat, kind="stable")
+    phys = flat[order]
+    if np.any(phys[1:] == phys[:-1]):
+        raise InputError(where, "layout", f"maps two coordinates to one offset ({_duplicate(off)})")
+    extra = phys - np.arange(n, dtype=np.int64)
+    intervals: list[tuple[int, int]] = []
+    step = 1
+    while step < n:
+        pad = int(extra[step] - extra[step - 1]) - sum(p for _, p in intervals)
+        if pad < 0:  # no padding gives a smaller jump here than at a smaller interval
+            break
+        if pad:
+            intervals.append((step, pad))
+        step *= 2
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64)
+    neither = (
+        f"is neither a bijection onto [0, {n}) nor a linear layout with padding after power-of-two intervals"
+    )
+    try:
+        linear = layout_from_offsets(rank.reshape(off.shape), where)
+    except InputError as e:
+        why = e.problem.replace("is not", "are not", 1)
+        raise InputError(where, "layout", f"{neither} (in offset order, its coordinates {why})") from None
+    padded = PaddedLayout(linear, tuple(intervals))
+    got = padded.physical_offsets()
+    bad = np.nonzero(got != phys)[0]
+    if len(bad):
+        x = int(bad[0])
+        raise InputError(
+            where,
+            "layout",
+            f"{neither} (the offset of rank {x} is {int(phys[x])}, where such padding puts {int(got[x])})",
+        )
+    return padded
+
+
 def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
     """Element offsets of every coordinate (array of the tensor's shape) -> the memory layout
     ``offset -> dims``, checking it is an F2-linear bijection onto ``[0, size)``."""
@@ -85,6 +156,11 @@ def _first_problem(off: np.ndarray) -> str:
     if len(idx):
         c = tuple(int(v) for v in idx[0])
         return f"coordinate {c} has offset {int(off[c])}"
+    return _duplicate(off)
+
+
+def _duplicate(off: np.ndarray) -> str:
+    flat = off.reshape(-1)
     _, first, counts = np.unique(flat, return_index=True, return_counts=True)
     dup = flat[first[counts > 1][0]]
     both = np.argwhere(off == dup)[:2]

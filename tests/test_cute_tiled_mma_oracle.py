@@ -36,6 +36,23 @@ def test_every_dsl_tiled_mma_is_bankproofs_element_for_element(capsys):
         print(f"\nTiledMMA oracle ({table['dsl']}): {len(cases)} tiled MMAs, {checked} operand layouts equal")
 
 
+def test_underscore_spelled_out_is_the_dsls_underscore():
+    """CUTLASS's ``Underscore`` and ``cute::Underscore`` are ``_``: every DSL tiled MMA whose tile
+    has a ``_`` mode (the DSL's ``None``), spelled the long way, is still the DSL's layout."""
+    import re
+
+    cases = [c for c in json.loads(TABLE.read_text())["tiled_mmas"] if re.search(r"[<,]_[,>]", c["tile"])]
+    assert len(cases) >= 100
+    for i, case in enumerate(cases):
+        spelling = ("Underscore", "cute::Underscore")[i % 2]
+        tile = re.sub(r"(?<=[<,])_(?=[,>])", spelling, case["tile"])
+        assert spelling in tile
+        tm = tiled_mma(case["atom"], case["warps"], tile)
+        for op in "ABC":
+            if case[op] is not None:
+                assert tv_index(tm, op)[0].flatten(order="F").tolist() == _offsets(case[op]), (tile, op)
+
+
 def test_the_cutlass_type_spelling_is_the_same_tiled_mma():
     a = read_tiled_mma("TiledMMA<MMA_Atom<SM80_16x8x16_F32F16F16F32_TN>, Layout<Shape<_2,_2,_1>>, "
                        "Tile<_32,Layout<Shape<_8,_2,_2>,Stride<_1,_16,_8>>,_16>>")  # fmt: skip

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import layout_from_offsets
+from bankproof.models.memory import PaddedLayout, memory_from_offsets
 from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_shapes import Nested, evaluate, fmt, fmt_make, fmt_type, leaves, size
 from bankproof.models.notation.cute_values import Composed, Layout, Swizzle
@@ -71,23 +71,25 @@ class CuteLayout:
         addr = self.swizzle.apply(off * self.elem_bytes)
         return addr // self.elem_bytes
 
-    def memory_layout(self, stage: int | None = None) -> LinearLayout:
-        """The memory layout ``offset -> (dim0, dim1, ...)``; errors when not an F2-linear
-        bijection onto ``[0, size)``. With stages, every stage is checked: each one's offsets,
-        less its start, must be the same layout (or ``stage`` picks one)."""
+    def memory_layout(self, stage: int | None = None) -> LinearLayout | PaddedLayout:
+        """The memory layout ``offset -> (dim0, dim1, ...)``: F2-linear when the offsets fill
+        ``[0, size)``, a linear layout with padding when they skip elements after power-of-two
+        intervals (a stride of 132 on 128-element rows), else an error. With stages, every stage
+        is checked: each one's offsets, less its start, must be the same layout (or ``stage``
+        picks one)."""
         self._check_units()
         off = self.coord_offsets()
         if not self.stages:
             if self.offset:
                 off = _local(off, "cute", self.elem_bytes)
-            return layout_from_offsets(off, "cute")
+            return memory_from_offsets(off, "cute")
         if stage is not None and not (isinstance(stage, int) and 0 <= stage < self.stages):
             raise InputError("cute", "stage", f"must be an integer in [0, {self.stages})", stage)
         picks = range(self.stages) if stage is None else [stage]
         layouts = []
         for s in picks:
             where = f"cute: stage {s}"
-            layouts.append(layout_from_offsets(_local(off[..., s], where, self.elem_bytes), where))
+            layouts.append(memory_from_offsets(_local(off[..., s], where, self.elem_bytes), where))
         for s, lay in zip(picks, layouts):
             if lay != layouts[0]:
                 raise InputError(
@@ -258,8 +260,8 @@ def parse_cute(
         if not is_pow2(s):
             raise InputError("cute", "shape", "sizes must be powers of two", fmt(shape))
     for s in leaves(stride[:-1] if stages else stride):
-        if s != 0 and not is_pow2(s):
-            raise InputError("cute", "stride", "entries must be powers of two (F2-linear layouts only)", s)
+        if s < 0:
+            raise InputError("cute", "stride", "entries must be >= 0 (shared memory grows upward)", s)
     if units == "byte" and not is_pow2(elem_bytes):
         raise InputError("cute", "dtype", "element size must be a power of two bytes", elem_bytes)
     if value.offset < 0:

@@ -16,6 +16,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import ParsedLayout, memory_notations, parse_layout
+from bankproof.models.notation.padded import padded_notations
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.verifier.results import LayoutResult
 
@@ -63,6 +64,7 @@ def describe(parsed: ParsedLayout) -> dict:
     if isinstance(lay, PaddedLayout):
         report["padding"] = [list(p) for p in lay.intervals]
         report["span_elements"] = lay.span()
+        report["notations"] = padded_notations(lay)
     violations = lin.distributed_violations() if parsed.kind == "distributed" else lin.memory_violations()
     report["valid"] = not violations
     report["violations"] = tuple(violations)
@@ -97,7 +99,8 @@ def _cute_round_trip(parsed: ParsedLayout, notations: dict) -> list[str]:
     'Sw<3,2,3> o (8,8):(1,8) is printed back as Sw<1,2,3> o (8,8)'
     """
     src = parsed.source
-    if parsed.notation != "cute" or "cute" not in notations or getattr(src, "units", "") != "element":
+    if (parsed.notation != "cute" or "cute" not in notations or getattr(src, "units", "") != "element"
+            or isinstance(parsed.layout, PaddedLayout)):  # fmt: skip
         return []
     given, printed = src.text(), notations["cute"]
     if given == printed:

@@ -36,6 +36,7 @@ from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import memory_notations, parse_shape
 from bankproof.models.notation.formula import formula_text
+from bankproof.models.notation.padded import padded_notations
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.models.space import Space
 from bankproof.verifier import api
@@ -345,7 +346,7 @@ def export(req: Mapping) -> dict:
     """Every notation that expresses the current (toggled) memory layout, ready to copy."""
     spec = state(req).spec
     if isinstance(spec.memory, PaddedLayout):
-        return {"ok": True, "notations": {"triton": spec.memory_text}}
+        return {"ok": True, "notations": padded_notations(spec.memory)}
     return {"ok": True, "notations": memory_notations(spec.memory, spec.dims, shared_alignment(None))}
 
 
