@@ -99,7 +99,8 @@ def test_a_padded_cute_spec_is_counted_by_every_engine_that_can(capsys):
     "text, why",
     [("(4,4):(3,1)", "coordinates (0, 3) and (1, 0) share offset 3"),
      ("(4,4):(5,2)", "neither a bijection onto [0, 16) nor a linear layout with padding"),
-     ("(4,4):(-4,1)", "must be >= 0")],
+     ("(4,4):(-4,1)", "must be >= 0"),
+     ("(1024,1024):(1099511627776,1)", "more than 2^32 (no shared memory is so large)")],
 )  # fmt: skip
 def test_offsets_no_padding_gives_are_refused_naming_why(text, why):
     with pytest.raises(InputError, match=re.escape(why)):

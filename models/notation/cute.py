@@ -29,6 +29,7 @@ from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_shapes import Nested, evaluate, fmt, fmt_make, fmt_type, leaves, size
 from bankproof.models.notation.cute_values import Composed, Layout, Swizzle
 
+MAX_SPAN = 1 << 32  # elements a layout may span (offsets stay far inside 64-bit arithmetic)
 STYLES = ("bankproof", "cpp", "dsl", "composition", "type")
 # GMMA / TMA swizzle atoms of byte addresses: SW32, SW64, SW128 (cute/atom/mma_traits_sm90_gmma.hpp)
 BYTE_ATOMS = {Swizzle(1, 4, 3): "SW32", Swizzle(2, 4, 3): "SW64", Swizzle(3, 4, 3): "SW128"}
@@ -262,6 +263,10 @@ def parse_cute(
     for s in leaves(stride[:-1] if stages else stride):
         if s < 0:
             raise InputError("cute", "stride", "entries must be >= 0 (shared memory grows upward)", s)
+    top = value.offset + sum((n - 1) * t for n, t in zip(leaves(shape), leaves(stride)))
+    if top >= MAX_SPAN:
+        why = f"spans {top + 1} elements, more than 2^32 (no shared memory is so large)"
+        raise InputError("cute", "stride", why)
     if units == "byte" and not is_pow2(elem_bytes):
         raise InputError("cute", "dtype", "element size must be a power of two bytes", elem_bytes)
     if value.offset < 0:
