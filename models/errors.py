@@ -83,6 +83,12 @@ class InputError(ValueError):
         super().__init__(text)
 
 
+class Untranslatable(InputError):
+    """Well-formed input naming something bankproof has no translation for (a CuTe atom outside its
+    tables): ``verify`` answers the rest of a spec and names what it could not read; every other
+    command refuses it like any input error."""
+
+
 def is_pow2(x: object) -> bool:
     """Whether x is a positive power of two (bools are not numbers here).
 

@@ -201,6 +201,36 @@ def test_workbench_headers():
     assert seen["refused"] > 3000 and seen["ok"] > 5, seen
 
 
+def test_padded_cute_layouts_releases_and_partial_specs():
+    """CuTe strides that skip elements, the spec's ``cutlass`` release and an access naming an atom
+    bankproof cannot read (answered in part): mutated, through ``verify`` of the whole spec."""
+    layouts = {"(32,128):(132,1)": [32, 128], "(32,32):(1,36)": [32, 32], "((8,4),64):((64,520),1)": [32, 64],
+               "Sw<3,4,3> o (32,64):(64,1)": [32, 64]}  # fmt: skip
+    atoms = ["DefaultCopy", "AutoVectorizingCopy", "Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, half_t>",
+             "SM100_TMEM_LOAD_32dp32b1x", "UniversalCopy<uint32_t>"]  # fmt: skip
+    releases = ["3.4", "3.5.1", "4.7.0", "v3.0.0", "2.11", None]
+
+    def one(rng):
+        layout = rng.choice(sorted(layouts))
+        spec = {"shape": layouts[layout], "dtype": rng.choice(["f16", "half_t", "f32"]),
+                "memory": {"cute": mutate(layout, rng, rng.choice([0, 0, 1, 2]))},
+                "access": [{"name": "c", "kind": rng.choice(["store", "load"]),
+                            "layout": {"cute_copy": {"atom": mutate(rng.choice(atoms), rng, rng.choice([0, 0, 1])),
+                                                     "thr": "(32,1):(1,0)", "val": "(1,4)"}}},
+                           {"name": "m", "kind": "load",
+                            "layout": {"cute_mma": {"atom": rng.choice(["SM61_DP4A", "SM80_16x8x8_F16F16F16F16_TN"]),
+                                                    "operand": "A"}}}]}  # fmt: skip
+        release = rng.choice(releases)
+        if release is not None:
+            spec["cutlass"] = mutate(release, rng, rng.choice([0, 0, 1]))
+        if rng.random() < 0.2:
+            spec = mutate_value(spec, rng)
+        return (lambda: bankproof.verify(spec=spec, engines="enum")), spec
+
+    seen = _run(count(1500), 18, one)
+    assert seen["ok"] > 100 and seen["refused"] > 300, seen
+
+
 def test_the_fuzzers_run_fifty_thousand_cases_in_a_minute():
     """The budget ``make test`` holds every fuzzer of the project to: the fixed-seed counts above and
     those of tests/test_fuzz_entry_points.py and tests/test_fuzz.py add up to at least 50,000."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, Untranslatable
 from bankproof.models.notation.cute_expr import strip_namespaces
 
 
@@ -130,7 +130,7 @@ def mma_atom(name: str) -> MmaAtom:
     gmma = gmma_atom(n)
     if gmma is not None:
         return gmma
-    raise InputError(
+    raise Untranslatable(
         "cute",
         "mma atom",
         "is not one bankproof has CuTe's fragments for (SM80/SM89 mma.sync atoms by their full CuTe "

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.models.errors import InputError, is_pow2, log2
+from bankproof.models.errors import InputError, Untranslatable, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_shapes import compact, leaves, size
@@ -36,6 +36,7 @@ class CuteAccess:
     instr: str | None
     text: str
     atom: str = ""
+    note: str = ""  # how an auto-vectorizing copy atom was read (its CUTLASS release)
 
 
 # ----- copy atoms --------------------------------------------------------------------------------
@@ -117,7 +118,7 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
     else:
         known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", *(f"{a}<T>" for a in CP_ASYNC_ATOMS)])
         known += ", AutoVectorizingCopyWithAssumedAlignment<N>"
-        raise InputError("cute", "copy atom", f"is not one bankproof models ({known})", text)
+        raise Untranslatable("cute", "copy atom", f"is not one bankproof models ({known})", text)
     full = f"{name}<{args[0].name}>" if args else name
     if name.startswith("SM80_CP_ASYNC"):
         mode = "cg" if "GLOBAL" in name else "ca"

@@ -140,6 +140,20 @@ def _names(dims: Sequence[str] | None, rank: int) -> list[str]:
     return list(dims)
 
 
+def _given_spec(spec: SpecLike, require_memory: bool, partial: bool) -> Spec:
+    """A spec given whole: a :class:`Spec`, its TOML as a dict, or a file's path."""
+    if isinstance(spec, Spec):
+        if spec.unread and not partial:  # only verify answers a spec in part
+            first = spec.unread[0]
+            raise InputError("problem", f"access {first.name}", "was not read", first.reason)
+        return spec
+    if isinstance(spec, Mapping):
+        return parse_spec(dict(spec), "<spec>", require_memory, partial)
+    if isinstance(spec, (str, Path)):
+        return load_spec(spec, require_memory, partial)
+    raise InputError("problem", "spec", "must be a path, a dict or a Spec", type(spec).__name__)
+
+
 def problem(
     memory: MemoryLike | None = None,
     *,
@@ -155,6 +169,7 @@ def problem(
     stage: int | None = None,
     spec: SpecLike | None = None,
     require_memory: bool = True,
+    partial: bool = False,
 ) -> Spec:
     """A problem (what a spec file describes) from Python values, or from ``spec``: a spec file's
     path, its parsed TOML as a dict, or a :class:`Spec`.
@@ -169,13 +184,7 @@ def problem(
         given = [k for k, v in pairs if v is not None] + (["accesses"] if accesses else [])
         if given:
             raise InputError("problem", given[0], "must not be given with spec (the spec says it)")
-        if isinstance(spec, Spec):
-            return spec
-        if isinstance(spec, Mapping):
-            return parse_spec(dict(spec), "<spec>", require_memory)
-        if isinstance(spec, (str, Path)):
-            return load_spec(spec, require_memory)
-        raise InputError("problem", "spec", "must be a path, a dict or a Spec", type(spec).__name__)
+        return _given_spec(spec, require_memory, partial)
     if shape is None:  # a Gluon object that carries its shape gives it
         given = [memory, store, load, *(a.layout for a in accesses if isinstance(a, Access))]
         shape = next((s for x in given if is_gluon(x) and (s := gluon_shape(x))), None)

@@ -32,6 +32,7 @@ from bankproof.verifier.results import (
     EngineResult,
     MemoryRef,
     Proof,
+    UnreadResult,
     VerifyResult,
 )
 
@@ -304,6 +305,7 @@ def combine(statuses: list[str]) -> str:
 def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> VerifyResult:
     """The report of ``bankproof verify``."""
     accesses = tuple(check_access(spec, acc, engines, timeout_s) for acc in spec.accesses)
+    unread = tuple(UnreadResult(u.name, u.kind, u.reason) for u in spec.unread)
     return VerifyResult(
         schema=1,
         spec=spec.path,
@@ -312,6 +314,7 @@ def verify(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10
         shape=tuple(spec.shape),
         dims=tuple(spec.dims),
         memory=MemoryRef(spec.memory_notation, spec.memory_text, spec.warnings or None),
-        verdict=combine([a.proof.status for a in accesses]),
+        verdict=combine([a.proof.status for a in accesses] + ["unknown"] * len(unread)),
         accesses=accesses,
+        unread=unread or None,
     )

@@ -5,6 +5,7 @@ shape = [16, 32]
 dtype = "f32"
 arch = "sm90"
 dims = ["m", "n"]            # optional names for formulas and reports
+cutlass = "3.5.1"            # optional: the release CuTe's auto-vectorizing copy atoms are read as
 [memory]                     # exactly one of: triton, cute, offset_bases, formula
 formula = "32*m + (n ^ (2*m))"
 [[access]]
@@ -21,12 +22,13 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bankproof.models import dtypes, f2, target
+from bankproof.models import dtypes, target
 from bankproof.models.access import vector_cap
-from bankproof.models.errors import InputError, excerpt
+from bankproof.models.errors import InputError, Untranslatable, excerpt
 from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import cutlass_releases as releases
 from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute import CuteLayout
@@ -34,7 +36,7 @@ from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
 from bankproof.models.notation.cute_view import read_view
 from bankproof.models.notation.formula import default_names
-from bankproof.models.space import Space
+from bankproof.verifier.engine.spec_checks import check_access_layout, check_memory_layout
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -42,6 +44,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MAX_SPEC_BYTES = SPEC_BYTES
+Release = tuple[int, int, int] | None
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,17 @@ class AccessSpec:
     instr: str
     layout: LinearLayout
     layout_text: str
+    note: str = ""  # which CUTLASS release's definition an auto-vectorizing copy atom was read with
+
+
+@dataclass(frozen=True)
+class UnreadAccess:
+    """An access ``verify`` could not read (a CuTe atom outside bankproof's tables): its name,
+    kind and why, reported beside the answers for the others."""
+
+    name: str
+    kind: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -66,18 +80,22 @@ class Spec:
     memory_text: str
     accesses: list[AccessSpec]
     warnings: tuple[str, ...] = ()
+    unread: tuple[UnreadAccess, ...] = ()
 
 
 def _err(field: str, problem: str, value: object = ...) -> InputError:
     return InputError("spec", field, problem) if value is ... else InputError("spec", field, problem, value)
 
 
-def load_spec(path: str | Path, require_memory: bool = True) -> Spec:
-    """Read and check a spec file."""
-    return spec_from_text(read_text(path, MAX_SPEC_BYTES, "spec", "file"), str(path), require_memory)
+def load_spec(path: str | Path, require_memory: bool = True, partial: bool = False) -> Spec:
+    """Read and check a spec file (``partial``: see :func:`parse_spec`)."""
+    text = read_text(path, MAX_SPEC_BYTES, "spec", "file")
+    return spec_from_text(text, str(path), require_memory, partial)
 
 
-def spec_from_text(text: str, path: str = "<spec>", require_memory: bool = True) -> Spec:
+def spec_from_text(
+    text: str, path: str = "<spec>", require_memory: bool = True, partial: bool = False
+) -> Spec:
     """A spec from its TOML text (what :func:`load_spec` reads from a file)."""
     if len(text) > MAX_SPEC_BYTES:
         raise _err("file", f"is larger than {MAX_SPEC_BYTES} bytes", len(text))
@@ -85,11 +103,14 @@ def spec_from_text(text: str, path: str = "<spec>", require_memory: bool = True)
         data = tomllib.loads(text)
     except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
         raise _err("file", f"is not valid TOML ({excerpt(str(e))})") from None
-    return parse_spec(data, path, require_memory)
+    return parse_spec(data, path, require_memory, partial)
 
 
-def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) -> Spec:
-    allowed = {"shape", "dtype", "arch", "dims", "memory", "access"}
+def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, partial: bool = False) -> Spec:
+    """A spec from its parsed TOML. ``partial``: an access naming a CuTe atom bankproof has no
+    translation for is listed in ``unread`` (with why) instead of refusing the spec (``verify``
+    answers the others); otherwise it is refused like any input error."""
+    allowed = {"shape", "dtype", "arch", "dims", "memory", "access", "cutlass"}
     for key in data:
         if key not in allowed:
             raise _err(key, f"is not a spec field ({', '.join(sorted(allowed))})")
@@ -169,27 +190,54 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True) ->
     accesses_raw = data.get("access", [])
     if not isinstance(accesses_raw, list) or not accesses_raw:
         raise _err("access", "must list at least one [[access]]")
-    accesses = []
-    names = set()
-    for i, a in enumerate(accesses_raw):
-        accesses.append(_access(a, i, shape, dtype, dims, arch))
-        if accesses[-1].name in names:
-            raise _err(f"access[{i}].name", "repeats another access's name", accesses[-1].name)
-        names.add(accesses[-1].name)
+    cutlass = releases.release(data.get("cutlass"))  # what CuTe's auto-vectorizing copies mean
+    accesses, unread = _accesses(accesses_raw, shape, dtype, dims, arch, partial, cutlass)
+    notes = tuple(dict.fromkeys(a.note for a in accesses if a.note))
     if note == "cute":
         accesses = _swizzle_base_cap(accesses, source, elem_bits)
-    return Spec(path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings)
+    return Spec(
+        path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings + notes, unread
+    )
+
+
+def _accesses(
+    raw: list, shape: list[int], dtype: str, dims: list[str], arch: str, partial: bool, cutlass: Release
+) -> tuple[list[AccessSpec], tuple[UnreadAccess, ...]]:
+    """Every ``[[access]]`` read, and (``partial``) those naming an atom with no translation."""
+    accesses: list[AccessSpec] = []
+    unread: list[UnreadAccess] = []
+    names = set()
+    for i, a in enumerate(raw):
+        try:
+            got: AccessSpec | UnreadAccess = _access(a, i, shape, dtype, dims, arch, cutlass)
+        except Untranslatable as e:
+            if not partial:
+                raise
+            got = UnreadAccess(a.get("name", f"access{i}"), a["kind"], str(e))
+            unread.append(got)
+        else:
+            accesses.append(got)
+        if got.name in names:
+            raise _err(f"access[{i}].name", "repeats another access's name", got.name)
+        names.add(got.name)
+    return accesses, tuple(unread)
 
 
 def _field(field: str, fn):
     try:
         return fn()
-    except InputError as e:
-        raise InputError(f"spec: {field}: {e.where}", e.field, e.problem, e.value) from None
+    except InputError as e:  # the same class: an Untranslatable stays one
+        raise type(e)(f"spec: {field}: {e.where}", e.field, e.problem, e.value) from None
 
 
 def _access(
-    a: object, i: int, shape: list[int], dtype: str, dims: list[str], arch: str = "sm90"
+    a: object,
+    i: int,
+    shape: list[int],
+    dtype: str,
+    dims: list[str],
+    arch: str = "sm90",
+    cutlass: Release = None,
 ) -> AccessSpec:
     where = f"access[{i}]"
     if not isinstance(a, dict):
@@ -218,12 +266,14 @@ def _access(
         view = _field(f"{where}.view", lambda: read_view(a["view"], shape)) if "view" in a else None
         at = view.shape if view else shape
         cute = _field(
-            f"{where}.layout.{key}", lambda: cute_access(key, value, at, dtype, kind, lay.get("tile"))
+            f"{where}.layout.{key}",
+            lambda: cute_access(key, value, at, dtype, kind, lay.get("tile"), cutlass),
         )
         instr = _atom_instr(instr, cute, f"{where}.instr")
         lin = view.apply(cute.layout, cute.layout.out_dim_names) if view else cute.layout
         layout = check_access_layout(lin, kind, f"spec: {where}.layout", dims, arch)
-        return AccessSpec(name, kind, instr, layout, cute.text)
+        note = f"{where} ({name}): {cute.note}" if cute.note else ""
+        return AccessSpec(name, kind, instr, layout, cute.text, note)
     if key == "triton":
         value = value if isinstance(value, str) else foreign_text(value) or value  # a Gluon object
         if not isinstance(value, str):
@@ -248,11 +298,18 @@ CUTE_ACCESS_KEYS = ("cute_tv", "cute_copy", "cute_mma")
 
 
 def cute_access(
-    key: str, value: object, shape: list[int], dtype: str, kind: str, tile: object = None
+    key: str,
+    value: object,
+    shape: list[int],
+    dtype: str,
+    kind: str,
+    tile: object = None,
+    cutlass: Release = None,
 ) -> CuteAccess:
     """A CuTe access from a spec's ``layout.cute_tv`` (a TV layout string, optional ``tile``),
     ``layout.cute_copy`` (``{atom, thr, val}``) or ``layout.cute_mma`` (``{atom, operand,
-    warps, copy}``)."""
+    warps, copy}``); an auto-vectorizing copy atom is read as the ``cutlass`` release defines it
+    (the current one when None), and the access's ``note`` says which."""
     bits = dtypes.bits(dtype)
     if key == "cute_tv":
         if not isinstance(value, str):
@@ -273,11 +330,15 @@ def cute_access(
                 "cute", f"{key}.{k}", "must be true or false" if k == "transposed" else "must be a string", v
             )
     if key == "cute_copy":
-        return tiled_copy(value["atom"], value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
+        atom, note = releases.resolve_copy(value["atom"], cutlass)
+        got = tiled_copy(atom, value["thr"], value.get("val", "(1,1)"), shape, bits, kind)
+        return replace(got, note=note)
     warps, copy, transposed = value.get("warps", "(1,1,1)"), value.get("copy"), value.get("transposed", False)
-    return mma_fragment(
+    copy, note = releases.resolve_copy(copy, cutlass) if copy is not None else (None, "")
+    got = mma_fragment(
         value["atom"], value["operand"], shape, bits, warps, copy, kind, transposed, value.get("tile")
     )
+    return replace(got, note=note)
 
 
 def _swizzle_base_cap(accesses: list[AccessSpec], source: CuteLayout, elem_bits: int) -> list[AccessSpec]:
@@ -305,86 +366,3 @@ def _atom_instr(instr: str, cute: CuteAccess, where: str) -> str:
         if instruction(instr) != instruction(cute.instr):
             raise InputError(where, "", f"names {instr} but the copy atom {cute.atom} issues {cute.instr}")
     return cute.instr
-
-
-def _per_cta(lin: LinearLayout, where: str) -> LinearLayout:
-    """``lin`` without its block bases when they are all zero (every CTA holds the whole tensor,
-    so one CTA's answer is every CTA's); refused naming the block dimension otherwise."""
-    if "block" not in lin.in_dim_names or not lin.in_bases("block"):
-        return lin
-    if any(any(b) for b in lin.in_bases("block")):
-        raise InputError(
-            where,
-            "block",
-            "bases are given (a multi-CTA layout): shared memory is per CTA; check one CTA's layout "
-            "(its per-CTA shape, without CGALayout or block bases)",
-        )
-    return lin.with_in_bases("block", [])
-
-
-def check_memory_layout(
-    memory: LinearLayout | PaddedLayout | None, where: str
-) -> LinearLayout | PaddedLayout | None:
-    """Shared memory is per CTA: a memory layout that splits the tensor over CTAs (nonzero block
-    bases: ``CGALayout``, ``block = ...``) is refused naming the block dimension, rather than
-    answered for a tensor no CTA holds; broadcast (zero) block bases are dropped.
-
-    >>> lay = LinearLayout.from_bases({"offset": [[1]], "block": [[2]]}, {"dim0": 4})
-    >>> try:
-    ...     check_memory_layout(lay, "memory")
-    ... except InputError as e:
-    ...     print(e.field, e.problem[:60])
-    block bases are given (a multi-CTA layout): shared memory is per C
-    """
-    if memory is None or isinstance(memory, PaddedLayout):
-        if isinstance(memory, PaddedLayout):
-            _per_cta(memory.linear, where)
-        return memory
-    return _per_cta(memory, where)
-
-
-def check_access_layout(
-    layout: LinearLayout, kind: str, where: str, dims: list[str], arch: str = "sm90"
-) -> LinearLayout:
-    """What the bank model needs of an access's layout, refused with the field named: a warp of
-    32 lanes; one CTA (block bases, i.e. multi-CTA layouts, are not modeled); and, for a store,
-    every tensor element written (a layout that never reaches a tensor bit leaves elements
-    unwritten, so its store proves nothing about them).
-
-    >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [8]]}, {"dim0": 32})
-    >>> try:
-    ...     check_access_layout(lay, "store", "access", ["i"])
-    ... except InputError as e:
-    ...     print(e.problem)
-    never writes tensor bit(s) i4: the store does not cover the tensor (lane 4 repeats ...)
-    """
-    lanes = 1 << len(layout.in_bases("lane")) if "lane" in layout.in_dim_names else 1
-    want = target.get(arch).warp
-    if lanes != want:
-        raise InputError(where, "", f"has a {lanes}-lane warp; {arch} warps have {want} lanes")
-    layout = _per_cta(layout, where)
-    if kind == "store":
-        space = Space.of(layout, dims)
-        images = [space.pack_row_major(b) for d in layout.in_dim_names for b in layout.in_bases(d)]
-        missing = [space.names[k] for k in range(space.bits) if not f2.in_span(1 << k, images)]
-        if missing:
-            redundant = _redundant_bases(layout, space)
-            raise InputError(
-                where,
-                "layout",
-                f"never writes tensor bit(s) {', '.join(missing)}: the store does not cover the tensor"
-                + (f" ({redundant} repeats another basis or is zero)" if redundant else ""),
-            )
-    return layout
-
-
-def _redundant_bases(layout: LinearLayout, space: Space) -> str:
-    """The first input basis that adds nothing to the span of those before it."""
-    seen: list[int] = []
-    for d in layout.in_dim_names:
-        for i, b in enumerate(layout.in_bases(d)):
-            v = space.pack_row_major(b)
-            if f2.in_span(v, seen) and d != "register":
-                return f"{d} {i}"
-            seen.append(v)
-    return ""

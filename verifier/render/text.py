@@ -23,7 +23,7 @@ def to_text(result: VerifyResult) -> str:
     where = f"{shape} {report['dtype']} on {report['arch']}"
     lines = [f"{report['spec']}: {where}, memory {mem['notation']} {mem['text']}"]
     lines += [f"  warning: {w}" for w in mem.get("warnings", ())]
-    width = max(len(a["name"]) for a in report["accesses"])
+    width = max(len(a["name"]) for a in [*report["accesses"], *report.get("unread", ())])
     for a in report["accesses"]:
         status = a["proof"]["status"]
         if status == "disagree":
@@ -80,6 +80,8 @@ def to_text(result: VerifyResult) -> str:
             lines.append(f"    note: {COPY_NOTE}")
         elif a["hardware_model"] == "assumed":
             lines.append(f"    note: hardware model measured on sm90 only; {report['arch']} assumed the same")
+    for u in report.get("unread", ()):
+        lines.append(f"  {u['name']:<{width}}  {u['kind']:<5} not counted: {u['reason']}")
     lines.append(f"verdict: {report['verdict']} (exit {exit_code(report['verdict'])})")
     return "\n".join(lines) + "\n"
 

@@ -35,6 +35,7 @@ from bankproof.verifier.results.verify import (
     StatusTime,
     SynthInfo,
     SynthResult,
+    UnreadResult,
     VerifyResult,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "Element", "EngineAnswer",
     "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
     "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
-    "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "VerifyResult", "WavefrontsResult",
+    "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "UnreadResult", "VerifyResult",
+    "WavefrontsResult",
     "hidden", "optional", "plain",
 ]  # fmt: skip

@@ -116,6 +116,15 @@ class MemoryRef(Result):
 
 
 @dataclass(frozen=True)
+class UnreadResult(Result):
+    """An access of the spec that was not counted, and why (an atom bankproof cannot translate)."""
+
+    name: str
+    kind: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class VerifyResult(Result):
     """``bankproof verify``: every access of a problem, decided by the engines (schema 1)."""
 
@@ -128,6 +137,7 @@ class VerifyResult(Result):
     memory: MemoryRef
     verdict: str
     accesses: tuple[AccessResult, ...]
+    unread: tuple[UnreadResult, ...] | None = optional()  # accesses not counted: the verdict is unknown
 
     @property
     def exit_code(self) -> int:
