@@ -135,7 +135,6 @@ def optimal_swizzle(
     d = space.bits
     w = elem_bits // 8
     notes = []
-    chosen = vec is not None
     vec = list(vec) if vec is not None else vectorization(a, b, space, elem_bits)
     v = len(vec)
     vec_bytes = (1 << v) * w
@@ -146,48 +145,51 @@ def optimal_swizzle(
     sets = thread_set_pairs if groups is None else groups.thread_sets
     a_thr, a_bank, split_a, phases_a = sets(a, space, side_bytes[0], kind_a)
     b_thr, b_bank, split_b, phases_b = sets(b, space, side_bytes[1], kind_b)
-    vmask = 0
-    for x in vec:
-        vmask |= x
-    if chosen and vmask and not any(x & (x - 1) for x in vec):
-        # a vector bit that is a lane of one side (a chosen vector, not a common register): lanes
-        # differing only there share a word, so the construction works modulo the vector
-        def mod_vec(xs: list[int]) -> list[int]:
-            out: list[int] = []
-            for y in (x & ~vmask for x in xs):
-                if y and y not in out:
-                    out.append(y)
-            return out
-
-        a_thr, a_bank, split_a = mod_vec(a_thr), mod_vec(a_bank), mod_vec(split_a)
-        b_thr, b_bank, split_b = mod_vec(b_thr), mod_vec(b_bank), mod_vec(split_b)
     if phase_rows[0] is not None:
         a_bank = [x for x in phase_rows[0] if x]
     if phase_rows[1] is not None:
         b_bank = [x for x in phase_rows[1] if x]
+    # Lanes (or ldmatrix rows) that differ only in vector bits share a word (a row): the
+    # construction works in the quotient by span(vec), each vector reduced to its representative
+    # off the vector's leading bits (a linear projection, so the sets stay subspaces there).
+    word = f2.echelon(vec)
+
+    def mod_vec(xs: list[int]) -> list[int]:
+        out: list[int] = []
+        for y in (f2.reduce(x, word) for x in xs):
+            if y and y not in out:
+                out.append(y)
+        return out
+
+    a_thr, a_bank, split_a = mod_vec(a_thr), mod_vec(a_bank), mod_vec(split_a)
+    b_thr, b_bank, split_b = mod_vec(b_thr), mod_vec(b_bank), mod_vec(split_b)
     if vec_bytes < 4:
         notes.append(f"each lane moves {vec_bytes} bytes, less than a bank: Lemma 9.4's count need not hold")
-    inter = [x for x in a_bank if x in b_bank]
+    # I, E, F as subspaces (the paper's sets): I a basis of span(A_Bank) ∩ span(B_Bank), E and F
+    # the writer's and reader's vectors completing it. Taken as literal sets of lane vectors, a
+    # vector of one side in the other's span but not among its bases (lane (2,2) beside (2,0)
+    # and (0,2)) would land in E or F, and H = E ⊕ F would then meet a side's span: a conflict
+    # no layout needs.
+    inter = sorted(f2.intersection(a_bank, b_bank))
+    a_rest, b_rest = _completing(inter, a_bank), _completing(inter, b_bank)
     # Narrow accesses (< 4 bytes per lane): the lowest bank bits select bytes within one 4-byte
     # word; lanes that differ only there share the word (broadcast, no conflict). Give those
     # bits thread vectors both accesses have (I), then the side with more thread vectors.
     n_sub = max(0, log2(4 // vec_bytes)) if vec_bytes < 4 else 0
     n_sub = min(n_sub, nb)
     sub: list[int] = []
-    a_left, b_left = [x for x in a_bank if x not in inter], [x for x in b_bank if x not in inter]
-    for x in sorted(inter):
+    a_left, b_left = list(a_rest), list(b_rest)
+    for x in inter:
         if len(sub) < n_sub:
             sub.append(x)
     while len(sub) < n_sub and (a_left or b_left):
         side = a_left if len(a_left) >= len(b_left) else b_left
         sub.append(side.pop(0))
-    e = [x for x in a_bank if x not in b_bank and x not in sub]
-    f = [x for x in b_bank if x not in a_bank and x not in sub]
+    e = [x for x in a_rest if x not in sub]
+    f = [x for x in b_rest if x not in sub]
     e_sorted, f_sorted = sorted(e), sorted(f)
     c = f2.complement(vec + sub + a_bank + b_bank, d)
-    h, idx, padding = segment_basis(
-        e_sorted, f_sorted, [x for x in sorted(inter) if x not in sub], c, ell, vec + sub
-    )
+    h, idx, padding = segment_basis(e_sorted, f_sorted, [x for x in inter if x not in sub], c, ell, vec + sub)
     used = vec + sub + idx
     bank: list[int] = list(sub)
     basis = f2.echelon(used)
@@ -198,6 +200,12 @@ def optimal_swizzle(
         if f2.reduce(x, basis):
             bank.append(x)
             basis = f2.extend(basis, x)
+    if vec:  # offset bits past the vector: moved along span(vec) to hold what must stay aligned
+        sides = [(a, phase_rows[0], widths[0]), (b, phase_rows[1], widths[1])]
+        sides.sort(key=lambda x: x[1] is None)  # a matrix side's rows first: it cannot do without
+        want = [y for lay, rows, width in sides for y in _aligned(lay, space, rows, width, v)]
+        lifted = _lift(vec, bank + idx, want)
+        bank, idx = lifted[: len(bank)], lifted[len(bank) :]
     columns = vec + bank + idx
     if f2.rank(columns) != d or len(columns) != d:
         raise AssertionError("the construction must give an invertible layout")
@@ -234,6 +242,63 @@ def optimal_swizzle(
         b_conflict_dim=b_dim,
         notes=notes,
     )
+
+
+def _aligned(
+    lay: LinearLayout, space: Space, rows: Sequence[int] | None, width: int | None, v: int
+) -> list[int]:
+    """Tensor vectors an access needs at offsets off the vector's bits: an ldmatrix/stmatrix side
+    (``rows``) its rows, registers and warps (each 8-element row starts 16-byte aligned); an
+    ld/st side of the whole vector its lanes and warps (each lane's vector aligned)."""
+    packed = {d: [space.pack_row_major(x) for x in lay.in_bases(d) if any(x)] for d in lay.in_dim_names}
+    warps = packed.get("warp", [])
+    if rows is not None:
+        return [*rows, *packed.get("register", []), *warps]
+    if width is not None and width < v:
+        return []  # a narrower side: its lanes need alignment only to its own width
+    return [*packed.get("lane", []), *warps]
+
+
+def _lift(vec: list[int], rest: list[int], want: list[int]) -> list[int]:
+    """``rest`` (completing ``vec`` to a basis) moved along span(vec), which leaves every bank and
+    segment unchanged, so that their span holds as many of ``want`` as are independent of the
+    vector; unchanged when it already does.
+
+    >>> _lift([1], [2], [3])  # offset bit 1 must be the tensor vector 3 for it to stay aligned
+    [3]
+    """
+    basis, keep = f2.echelon(vec), []
+    for x in want:
+        if x and f2.reduce(x, basis):
+            keep.append(x)
+            basis = f2.extend(basis, x)
+    if all(f2.in_span(x, rest) for x in keep):
+        return rest
+    u = list(keep)
+    for c in rest:
+        if f2.reduce(c, basis):
+            u.append(c)
+            basis = f2.extend(basis, c)
+    out = []
+    for c in rest:
+        coeffs = f2.solve(vec + u, c)
+        out.append(f2.apply(u, (coeffs or 0) >> len(vec)))
+    return out
+
+
+def _completing(basis: list[int], vectors: list[int]) -> list[int]:
+    """The members of ``vectors`` that extend ``basis`` (in order) to a basis of their joint span.
+
+    >>> _completing([0b011], [0b001, 0b010, 0b100])
+    [1, 4]
+    """
+    echelon = f2.echelon(basis)
+    out = []
+    for x in vectors:
+        if f2.reduce(x, echelon):
+            out.append(x)
+            echelon = f2.extend(echelon, x)
+    return out
 
 
 @dataclass(frozen=True)

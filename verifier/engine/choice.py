@@ -99,16 +99,24 @@ def _vectors(a: LinearLayout, b: LinearLayout, space: Space, elem_bits: int) -> 
             if v not in out:
                 out.append(v)
     if elem_bits == 16:
+        shapes: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = [[], []]
         for side, lay, regs in ((0, a, a_reg), (1, b, b_reg)):
             lanes = [space.pack_row_major(x) for x in lay.in_bases("lane")]
             if not all(lanes):
                 continue
-            shapes = [(lanes[2:5], [r, lanes[0], lanes[1]]) for r in regs]  # .trans
-            shapes += [([r, lanes[0], lanes[1]], lanes[2:5]) for r in regs]  # plain
-            for vec, rows in shapes:
-                cand = (tuple(vec), tuple(rows) if side == 0 else None, tuple(rows) if side == 1 else None)
+            shapes[side] = [(tuple(lanes[2:5]), (r, lanes[0], lanes[1])) for r in regs]  # .trans
+            shapes[side] += [((r, lanes[0], lanes[1]), tuple(lanes[2:5])) for r in regs]  # plain
+            for vec, rows in shapes[side]:
+                cand = (vec, rows if side == 0 else None, rows if side == 1 else None)
                 if cand not in out:
                     out.append(cand)
+        # both sides a matrix instruction: their 16-byte rows must be the same offsets in the same
+        # order, and each side's phases are its own 8 rows (stmatrix.x2.trans writing what
+        # ldmatrix.x2.trans reads, both at one wavefront a matrix)
+        for vec, rows_a in shapes[0]:
+            for vec_b, rows_b in shapes[1]:
+                if vec_b == vec and (vec, rows_a, rows_b) not in out:
+                    out.append((vec, rows_a, rows_b))
     full = [(vec, ra, rb, (None, None)) for vec, ra, rb in out]
     narrow = []
     for vec, ra, rb in out:  # a side holding only a prefix of the vector moves that prefix

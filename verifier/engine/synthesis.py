@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from bankproof.models import lds, target
 from bankproof.models.access import vector_cap
@@ -41,6 +42,11 @@ from bankproof.verifier.results import (
     SynthResult,
     VerifyResult,
 )
+
+if TYPE_CHECKING:
+    from bankproof.proofs.choices import Cheapest
+
+ADOPT_ROUNDS = 4  # Z3's cheaper layouts taken in turn before the last one is proved or not
 
 
 def construct(spec: Spec) -> tuple[Construction, AccessSpec, AccessSpec, float]:
@@ -68,11 +74,12 @@ def _pinned_vector(spec: Spec, writer: AccessSpec, reader: AccessSpec) -> list[i
 
 def optimality(
     spec: Spec, writer: AccessSpec, reader: AccessSpec, rep: VerifyResult, timeout_s: float
-) -> Optimality:
+) -> tuple[Optimality, Cheapest]:
     """Z3 over every invertible linear layout and every instruction choice the spec leaves open
     (:mod:`bankproof.proofs.choices`): nothing is cheaper than the synthesized pair (UNSAT),
-    and an SMT synthesis without §5.4 (SAT one wavefront above), cross-checked by enumeration."""
-    from bankproof.proofs.choices import prove_cheapest
+    and an SMT synthesis without §5.4 (SAT one wavefront above), cross-checked by enumeration.
+    Also returns the proof query's answer (its cheaper layout when refuted)."""
+    from bankproof.proofs.choices import prove_cheapest  # z3 only when used
 
     cost = rep.access(writer.name).wavefronts + rep.access(reader.name).wavefronts
     fixed = tuple(_fixed(a.instr) for a in (writer, reader))
@@ -96,7 +103,35 @@ def optimality(
         smt_synthesis=SmtSynthesis(
             status, round(found.seconds, 4), found.reason or None, enumerated, agrees, offset
         ),
+    ), proof
+
+
+def _verified(
+    spec: Spec, memory: LinearLayout, chosen: dict[str, str], engines, timeout_s: float
+) -> VerifyResult:
+    """The spec's accesses verified on ``memory``, with the instructions ``chosen`` for them."""
+    notations = memory_notations(memory, spec.dims)
+    accesses = [replace(a, instr=chosen[a.name]) if a.name in chosen else a for a in spec.accesses]
+    text = notations.get("formula", notations["bases"])
+    synth_spec = replace(
+        spec, memory=memory, memory_notation="synthesized", memory_text=text, accesses=accesses
     )
+    return verify(synth_spec, engines, timeout_s)
+
+
+def _adopt(spec: Spec, writer: AccessSpec, reader: AccessSpec, proof: Cheapest, chosen: dict[str, str],
+           engines, timeout_s: float) -> tuple | None:  # fmt: skip
+    """Z3's cheaper layout and instructions, verified by the engines: ``(memory, chosen, report,
+    total)``, or None when the count verified is not the one Z3 modeled."""
+    picked = dict(chosen)
+    for a, ins in zip((writer, reader), proof.instructions or (), strict=True):
+        if a.instr == "auto" and ins != "auto":
+            picked[a.name] = ins
+    rep = _verified(spec, proof.layout, picked, engines, timeout_s)
+    counted = [rep.access(a.name).wavefronts for a in (writer, reader)]
+    if None in counted or sum(counted) != proof.modeled or rep.verdict == "disagree":
+        return None
+    return proof.layout, picked, rep, sum(counted)
 
 
 def _vector(kind: str, bits: int, lane_groups: bool) -> str:
@@ -132,50 +167,56 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
         chosen = {a.name: ins for a, ins in zip((writer, reader), pick.instructions, strict=True)
                   if a.instr == "auto"}  # an instruction the spec pins (a cp.async copy) stays  # fmt: skip
     memory = s.layout
+    rep = _verified(spec, memory, chosen, engines, timeout_s)
+    counted = [a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name)]
+    total = None if None in counted else sum(counted)  # None: a time limit, or a model that cannot say
+    verdict, opt, family = rep.verdict, None, None
+    if "z3" in engines and verdict != "disagree" and ranked and total is not None:
+        opt, proof = optimality(spec, writer, reader, rep, timeout_s)
+        for _ in range(ADOPT_ROUNDS):  # Z3 found a cheaper layout: take it, verified, and prove again
+            if opt.proof.status != "refuted" or opt.smt_synthesis.agrees is False:
+                break
+            better = _adopt(spec, writer, reader, proof, chosen, engines, timeout_s)
+            if better is None:  # enumeration does not confirm Z3's count: an encoding to report
+                break
+            family = total if family is None else family
+            memory, chosen, rep, total = better
+            opt, proof = optimality(spec, writer, reader, rep, timeout_s)
+        verdict = rep.verdict
+        if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
+            verdict = "disagree"
     notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)
-    accesses = [replace(a, instr=chosen[a.name]) if a.name in chosen else a for a in spec.accesses]
-    synth_spec = replace(
-        spec,
-        memory=memory,
-        memory_notation="synthesized",
-        memory_text=notations.get("formula", notations["bases"]),
-        accesses=accesses,
-    )
-    rep = verify(synth_spec, engines, timeout_s)
     bounds = {}
     for a, lemma in ((writer, opt_w), (reader, opt_r)):
         got = rep.access(a.name)
         per = got.ideal_wavefronts // max(1, got.instructions)  # no layout beats the phases
-        same = got.vector == 1 << len(s.vec) and (groups or not instruction(got.instr).is_matrix)
+        matrix = not groups and instruction(got.instr).is_matrix
+        same = family is None and got.vector == 1 << len(s.vec) and not matrix
         bounds[a.name] = max(per, lemma) if same else per  # Lemma 9.5 counts this vectorization only
     checked = tuple(
         replace(a, lower_bound_wavefronts=bounds[a.name] * a.instructions) if a.name in bounds else a
         for a in rep.accesses
     )
     met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
-    verdict = rep.verdict
-    counted = [a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name)]
-    total = None if None in counted else sum(counted)  # None: a time limit, or a model that cannot say
-    opt = None
-    if "z3" in engines and verdict != "disagree" and ranked and total is not None:
-        opt = optimality(spec, writer, reader, rep, timeout_s)
-        if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
-            verdict = "disagree"
     cycle = target.get(spec.arch).banks * 4 if groups else None  # bytes a lane group's cycle serves
     pinned_met = groups and total is not None and all(
         rep.access(x.name).wavefronts == (rep.access(x.name).ideal_wavefronts if x.instr != "auto"
                                           else access_bound(x.layout, spec.elem_bits, cycle))
         for x in (writer, reader))  # fmt: skip
     over = _optimal_over(total, bound, opt, writer, reader, bool(ranked), cycle, pinned_met)
+    if family is not None:
+        over += f"; the layout is Z3's (the §5.4 construction and instruction search found {family})"
     info = SynthInfo(
         writer=writer.name,
         reader=reader.name,
         seconds=round(seconds, 4),
-        vector_elements=1 << len(s.vec),
+        vector_elements=1 << len(s.vec) if family is None else rep.access(reader.name).vector,
         memory={"offset": memory.as_dict()["offset"], "notations": notations},
         lower_bound_per_instruction=bounds,
-        conflict_free=s.conflict_free,
+        conflict_free=s.conflict_free
+        if family is None
+        else all(rep.access(a.name).conflict_free for a in (writer, reader)),  # fmt: skip
         meets_lower_bound=met,
         optimality=opt,
         instructions={a.name: a.instr for a in rep.accesses if a.name in (writer.name, reader.name)},
