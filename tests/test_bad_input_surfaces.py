@@ -338,3 +338,14 @@ def test_triton_scan_answers_rank_eight_to_ten(rank, tmp_path, capsys):
     got = [(a["kind"], a["instr"], a["instructions"], a["wavefronts"], a["ideal"]) for a in buf["accesses"]]
     assert got == [("store", "st64", n // 128, n // 64, n // 64), ("load", "ld16", n // 32, n // 32, n // 32)]
     assert buf["wavefronts"] == n // 64 + n // 32 and buf["optimal_wavefronts"] == n // 32
+
+
+@pytest.mark.parametrize("formula", ["m*4294967296*4294967296 + 16*m + n", "(m << 36) << 30 ^ (16*m + n)",
+                                     "m * (n << 38) + 16*m + n"])  # fmt: skip
+def test_a_formula_whose_product_would_wrap_64_bits_is_refused(formula):
+    """``m * 2^32 * 2^32`` once wrapped to 0 in int64 before the 2^40 check saw it, so this formula
+    read as ``16*m + n``: a product or shift is now bounded before it is computed."""
+    from bankproof.models.notation import parse_layout
+
+    with pytest.raises(InputError, match=r"has a value beyond 2\^40"):
+        parse_layout(f"formula:{formula}", [16, 16])

@@ -36,6 +36,7 @@ _OPS = {
 }
 _MAX_LEN = 2000
 LIMIT = 1 << 40  # the largest magnitude of a constant or an intermediate value
+BEYOND = "has a value beyond 2^40 (64-bit arithmetic would wrap)"
 
 
 def default_names(rank: int) -> list[str]:
@@ -105,6 +106,10 @@ def _evaluate(root: ast.AST, env: dict, names: Sequence[str]) -> np.ndarray:
                 raise InputError("formula", "text", "divides by zero", _text(node))
             if isinstance(node.op, (ast.LShift, ast.RShift)) and (np.any(b < 0) or np.any(b > 40)):
                 raise InputError("formula", "text", "shifts by a negative or huge amount", _text(node))
+            if isinstance(node.op, (ast.Mult, ast.LShift)):  # up to 2^80: bound it before int64 wraps
+                scale = np.exp2(b) if isinstance(node.op, ast.LShift) else np.asarray(b, dtype=np.float64)
+                if np.any(np.abs(np.asarray(a, dtype=np.float64) * scale) > LIMIT):
+                    raise InputError("formula", "text", BEYOND, _text(node))
             out = _OPS[type(node.op)](a, b)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             if not ready:
@@ -114,8 +119,7 @@ def _evaluate(root: ast.AST, env: dict, names: Sequence[str]) -> np.ndarray:
         else:
             out = _leaf(node, env, names)
         if np.any(np.abs(out) > LIMIT):
-            raise InputError("formula", "text", "has a value beyond 2^40 (64-bit arithmetic would wrap)",
-                             _text(node))  # fmt: skip
+            raise InputError("formula", "text", BEYOND, _text(node))
         values.append(out)
     return values[0]
 
