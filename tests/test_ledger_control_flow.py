@@ -131,3 +131,16 @@ def test_a_ranged_copy_under_an_undecided_branch_tops_the_range_at_its_most():
          "condition": ["c"], "depends_on": ["c"]}  # fmt: skip
     t = ledger_totals.totals([e])["ldgsts_bypass"]
     assert t.range == Span(wavefronts=(0, 128), instructions=(0, 16)) and t.wavefronts is None
+
+
+def test_the_text_report_of_a_ranged_total_names_its_condition(capsys):
+    """The text output once raised KeyError 'instructions' on a ledger whose total is a range (issue 41):
+    with M unknown it prints each arm's lines and the range with what it depends on."""
+    from bankproof.verifier.cli.main import main
+
+    code = main(["triton", "scan", str(DATA / "both_arms.ttgir"), "--ptx", str(DATA / "both_arms.ptx")])
+    out = capsys.readouterr().out
+    assert code == 4 and "Traceback" not in out  # 4: one ld128 no TTGIR op owns (named below)
+    assert "st 48..48 wavefronts / 12..12 instructions (depends on (M % 64) == 0)" in out
+    assert "tt.reduce (scratch) st128 x8 x1 if not ((M % 64) == 0): 32 wavefronts (ideal 32)" in out
+    assert "unattributed kernels.py:0:0: 1 ld128 with no TTGIR op to own it" in out
