@@ -8,13 +8,15 @@ the sum of the per-CTA ledgers equals Nsight Compute wherever the ledger calls i
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from bankproof.gpu_checks.results import RESULTS
-from bankproof.verifier.triton import ledger, ledger_totals
+from bankproof.verifier.triton import ledger, ledger_records, ledger_totals
 from bankproof.verifier.triton.ledger_records import Span
 from bankproof.verifier.triton.scan import scan_text
+from bankproof.verifier.triton.sites import read_sites
 
 from lab.gpu.control_flow_plan import RUNS, ctas
 from lab.gpu.triton_kernels import compare
@@ -144,3 +146,55 @@ def test_the_text_report_of_a_ranged_total_names_its_condition(capsys):
     assert "st 48..48 wavefronts / 12..12 instructions (depends on (M % 64) == 0)" in out
     assert "tt.reduce (scratch) st128 x8 x1 if not ((M % 64) == 0): 32 wavefronts (ideal 32)" in out
     assert "unattributed kernels.py:0:0: 1 ld128 with no TTGIR op to own it" in out
+
+
+def test_a_loop_bound_loaded_from_memory_gives_totals_as_formulas():
+    """``for i in range(0, tl.load(n_ptr), 64)``: the totals are exact expressions in the loop's
+    trip count (named ``trips_L<TTGIR line>``, with its bounds and why it is open), not unknown."""
+    r = ledger.build(*_inputs("loaded_loop"), {})
+    forms = {cls: (t.formula.wavefronts, t.formula.instructions) for cls, t in r.totals.items() if t.formula}
+    assert forms == {"ld": ("32*trips_L25", "8*trips_L25"), "st": ("16 + 32*trips_L25", "4 + 8*trips_L25")}
+    assert r.totals["ldsm"].wavefronts == 4 and r.totals["ld"].wavefronts is None
+    (u,) = r.unknowns
+    assert (u.name, u.ttgir_line, u.why) == ("trips_L25", 25, "load(n_ptr) is loaded from memory at run time")
+    assert ledger_records.read_ledger(r.to_dict()) == r  # the JSON reads back, formulas included
+
+
+def test_the_formula_at_the_measured_trip_count_is_the_h200_measurement():
+    """n = 192 was in memory on the H200 (3 trips of 64): the formula at 3, and the ledger given
+    ``trips_L25=3``, both equal every recorded counter (the l1tex ld class includes ldmatrix)."""
+    run = next(r for r in RECORD["runs"] if r["name"] == "loaded_loop_192")
+    name, source, grid, args, _ = next(r for r in RUNS if r[0] == run["name"])
+    assert compare(run["measured"], _summed(source, grid, {**args, "trips_L25": 3})) == {}
+    r = ledger.build(*_inputs("loaded_loop"), {})
+    at = {cls: t.formula.at({"trips_L25": 3}) for cls, t in r.totals.items() if t.formula}
+    given = ledger.build(*_inputs("loaded_loop"), {"trips_L25": 3}).totals
+    assert (
+        at
+        == {cls: (given[cls].wavefronts, given[cls].instructions) for cls in at}
+        == {"ld": (96, 24), "st": (112, 28)}
+    )
+
+
+@pytest.mark.parametrize("value, why", [({"trips_L99": 3}, "trips_L99 names no scf.for of the kernel (loops: trips_L25)"),
+                                        ({"trips_L25": -1}, "must be a trip count from 0 to"),
+                                        ({"trips_L26": 2}, "names no scf.for")])  # fmt: skip
+def test_a_trip_count_for_no_open_loop_is_refused(value, why):
+    from bankproof.models.errors import InputError
+
+    with pytest.raises(InputError, match=re.escape(why)):
+        ledger.build(*_inputs("loaded_loop"), value)
+
+
+def test_a_trip_count_the_arguments_already_decide_is_refused():
+    from bankproof.models.errors import InputError
+
+    loops = {lp.unknown for s in read_sites((DATA / "min_loop.ttgir").read_text())[0] for lp in s.loops}
+    (name,) = loops
+    with pytest.raises(InputError, match="the arguments already give its trip count"):
+        ledger.build(*_inputs("min_loop"), {"K": 256, name: 1})
+
+
+def _inputs(kernel: str) -> tuple:
+    ttgir, ptx = ((DATA / f"{kernel}.{x}").read_text() for x in ("ttgir", "ptx"))
+    return scan_text(ttgir), ttgir, ptx

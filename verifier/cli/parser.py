@@ -299,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=INT",
-        help="a kernel argument's value for loop trip counts (e.g. K=4096; program_id_x, num_programs_x)",
+        help="a kernel argument's value for loop trip counts (e.g. K=4096; program_id_x, num_programs_x), "
+        "or trips_L<line>=N: the trip count of a loop whose bound is loaded from memory (a formula's name)",
     )
     scan.add_argument(
         "--allow-unknown",
@@ -323,7 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     prof.add_argument("--ptx", required=True, metavar="FILE.ptx", help="the same compile's PTX")
     prof.add_argument("--ncu", required=True, metavar="EXPORT.csv", help="the launch's source-page CSV")
     prof.add_argument("--arg", action="append", default=[], metavar="NAME=INT",
-                      help="a kernel argument's value, as the launch had it (program_id_x, ...)")  # fmt: skip
+                      help="a kernel argument's value, as the launch had it (program_id_x, ...), or "
+                           "trips_L<line>=N for a loop whose bound it loaded from memory")  # fmt: skip
     prof.add_argument("--ctas", type=int, default=1, help="CTAs the launch ran (default 1)")
     prof.add_argument("--json", action="store_true", help="machine-readable report")
     prof.set_defaults(run="profile")

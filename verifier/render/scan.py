@@ -254,6 +254,9 @@ def ledger_lines(led: LedgerReport | None, indent: str = "    ", verbose: bool =
     if led.totals:
         out.append(f"{indent}ledger totals per CTA: " + "; ".join(
             f"{cls} {_total(t)}" for cls, t in led.totals.items()))  # fmt: skip
+    for u in led.unknowns or ():
+        out.append(f"{indent}ledger: {u.name} = the trips (an integer >= 0) of {u.bounds}: {u.why}; "
+                   f"--arg {u.name}=N evaluates the totals")  # fmt: skip
     if led.incomplete is not None:
         why = led.incomplete
         more = f" (+{len(why) - 1} more)" if len(why) > 1 else ""
@@ -269,4 +272,6 @@ def _total(t: ClassTotal) -> str:
     if t.range:
         (lo, hi), ins = t.range.wavefronts, t.range.instructions
         return f"{lo}..{hi} wavefronts" + (f" / {ins[0]}..{ins[1]} instructions" if ins else "") + dep
+    if t.formula:
+        return f"{t.formula.wavefronts} wavefronts / {t.formula.instructions} instructions"
     return f"unknown{dep}"

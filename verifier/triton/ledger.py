@@ -45,11 +45,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from bankproof.models.errors import InputError
 from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse
 from bankproof.verifier.ptx.parse import parse_program
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.ledger_machine import fill, launch_for, run_counts
-from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport
+from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport, Unknown
 from bankproof.verifier.triton.ledger_rules import (
     EXIT_BEFORE,
     RULES,
@@ -71,6 +72,7 @@ from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
 __all__ = ["ONE_CTA", "TENSORMAP_LSU", "build", "unchecked"]
 
+MAX_TRIPS = 1 << 31  # a trip count given for a loop whose bound is loaded from memory
 ONE_CTA = {"program_id_x": 0, "program_id_y": 0, "program_id_z": 0,
            "num_programs_x": 1, "num_programs_y": 1, "num_programs_z": 1}  # fmt: skip
 
@@ -154,6 +156,7 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
     else:
         trips = [x.trips(args) for x in lp]
         entry["loops"] = [{"ttgir_line": x.line, "bounds": x.text(), "trips": t}
+                          | ({"unknown": x.unknown, "why": x.why(args)} if t is None else {})
                           for x, t in zip(lp, trips, strict=True)]  # fmt: skip
         entry["executions"] = int(np.prod(trips)) if all(t is not None for t in trips) else None
         if entry["executions"] is None:
@@ -209,6 +212,7 @@ def build(
         module, code, kernel = parse_program(ptx)
         program = (module, code)
     sites, _, arg_names = source.sites if source is not None else read_sites(ttgir)
+    check_trips(sites, args)
     kernel.memo["launch"] = launch_values(kernel, arg_names, args)
     ops, ptx_loops = analyse(kernel)
     lmap = _loop_map(kernel, ptx_loops, sites)
@@ -261,6 +265,14 @@ def build(
             e["total_instructions"] = e["instructions"] * e["executions"]
             if e.get("wavefronts_max", 0) > e["wavefronts"]:
                 e["total_wavefronts_max"] = e["wavefronts_max"] * e["executions"]
+    unknowns = {}  # the loops whose trip counts the totals' formulas leave open
+    for e in led.entries:
+        for lp in e.get("loops") or ():
+            if lp.get("unknown"):
+                why = lp.get("why") or "a bound is a run-time value"
+                unknowns.setdefault(
+                    lp["unknown"], Unknown(lp["unknown"], lp["ttgir_line"], lp["bounds"], why)
+                )
     return LedgerReport(
         kernel=kernel.name,
         threads=kernel.threads,
@@ -270,7 +282,28 @@ def build(
         disagreements=tuple(led.disagreements),
         totals=totals(led.entries),
         incomplete=tuple(_incomplete(led.entries, led.unattributed, led.disagreements)),
+        unknowns=tuple(unknowns[k] for k in sorted(unknowns)) or None,
     )
+
+
+def check_trips(sites: list[Site], args: dict[str, int] | None) -> None:
+    """Each ``trips_L<line>`` given must name a loop of the kernel whose trip count the other
+    arguments leave open (a bound loaded from memory), with a count of 0 or more."""
+    loops = {lp.unknown: lp for s in sites for lp in s.loops}
+    rest = {k: v for k, v in (args or {}).items() if not k.startswith("trips_L")}
+    for name, v in (args or {}).items():
+        if not name.startswith("trips_L"):
+            continue
+        if name not in loops:
+            have = ", ".join(sorted(loops)) or "none"
+            why = f"{name} names no scf.for of the kernel (loops: {have})"
+            raise InputError("ledger", "--arg", why, name)
+        known = loops[name].trips(rest)
+        if known is not None:
+            why = f"{name}: the arguments already give its trip count ({known})"
+            raise InputError("ledger", "--arg", why, v)
+        if not 0 <= v <= MAX_TRIPS:
+            raise InputError("ledger", "--arg", f"{name} must be a trip count from 0 to {MAX_TRIPS}", v)
 
 
 def _incomplete(entries: list[dict], unattributed: list, disagreements: list) -> list[str]:

@@ -30,6 +30,8 @@ class LoopTrips(Result):
     ttgir_line: int
     bounds: str
     trips: int | None
+    unknown: str | None = optional()  # trips not decided: the name a formula gives them
+    why: str | None = optional()  # ... and why (a bound loaded from memory, an argument not given)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +99,51 @@ class Span(Result):
 
 
 @dataclass(frozen=True)
+class Term(Result):
+    """One term of a formula: the product of ``unknowns`` (loop trip counts; none: a constant) times
+    ``wavefronts`` and ``instructions``."""
+
+    unknowns: tuple[str, ...]
+    wavefronts: int
+    instructions: int
+
+
+@dataclass(frozen=True)
+class Formula(Result):
+    """A total as an exact expression in loop trip counts the arguments cannot decide
+    (``96 + 64*trips_L57``): ``terms`` to evaluate, the two sums as text."""
+
+    wavefronts: str
+    instructions: str
+    terms: tuple[Term, ...]
+
+    def at(self, values: Mapping[str, int]) -> tuple[int, int]:
+        """(wavefronts, instructions) with each unknown at its value.
+
+        >>> Formula("2 + 3*n", "1 + n", (Term((), 2, 1), Term(("n",), 3, 1))).at({"n": 4})
+        (14, 5)
+        """
+        w = i = 0
+        for t in self.terms:
+            k = 1
+            for name in t.unknowns:
+                k *= values[name]
+            w, i = w + t.wavefronts * k, i + t.instructions * k
+        return w, i
+
+
+@dataclass(frozen=True)
+class Unknown(Result):
+    """A loop whose trip count a formula leaves open: its name, TTGIR line, bounds as written and
+    why the arguments cannot decide it. Trip counts are integers >= 0."""
+
+    name: str
+    ttgir_line: int
+    bounds: str
+    why: str
+
+
+@dataclass(frozen=True)
 class ClassTotal(Result):
     """Per CTA, one Nsight Compute op class (``ld``, ``st``, ``ldsm``, ``stsm``, ``ldgsts``,
     ``ldgsts_bypass``, ``gmma``): ``None`` where an entry's count or executions are unknown or a
@@ -110,6 +157,7 @@ class ClassTotal(Result):
     note: str | None = optional()
     ncu_range: tuple[int, int] | None = optional()
     ncu_note: str | None = optional()
+    formula: Formula | None = optional()  # the total in trip counts the arguments leave open
 
 
 @dataclass(frozen=True)
@@ -128,6 +176,7 @@ class LedgerReport(Result):
     totals: Mapping[str, ClassTotal] | None = optional()
     incomplete: tuple[str, ...] | None = optional()
     note: str | None = optional()
+    unknowns: tuple[Unknown, ...] | None = optional()  # the trip counts the totals' formulas name
 
 
 def read_ledger(value: object, where: str = "ledger") -> LedgerReport:

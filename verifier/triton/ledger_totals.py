@@ -69,6 +69,10 @@ def _class_totals(entries: list[dict]) -> dict:
         lines = [e for e in es if "total_wavefronts_max" in e]
         if lines:
             c.setdefault("depends_on", []).append("global row strides (cp.async rows under a 128-byte line)")
+        if not known and not cond and not lines:
+            formula = _formula(es)
+            if formula is not None:
+                c["formula"] = formula
         if known:
             plain = [e for e in es if not e.get("condition_key")]
             w, i = sum(e["total_wavefronts"] for e in plain), sum(e["total_instructions"] for e in plain)
@@ -104,3 +108,49 @@ def _arms(cond: list[dict]) -> tuple[tuple[int, int], tuple[int, int]]:
     hi = (sum(max(b[True][2], b[False][2]) for b in sums.values()),
           sum(max(b[True][3], b[False][3]) for b in sums.values()))  # fmt: skip
     return lo, hi
+
+
+def _formula(es: list[dict]) -> dict | None:
+    """The class's total as terms in the trip counts of loops the arguments leave open (each
+    entry's per-execution count times its known trips times the open ones), or None when some
+    entry's count, or the reason its executions are open, is not a loop's trip count.
+
+    >>> lp = [{"ttgir_line": 9, "bounds": "", "trips": None, "unknown": "trips_L9"}, {"trips": 2}]
+    >>> _formula([{"wavefronts": 4, "instructions": 2, "executions": None, "loops": lp},
+    ...           {"wavefronts": 3, "instructions": 1, "executions": 1}])["wavefronts"]
+    '3 + 8*trips_L9'
+    """
+    terms: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0])
+    for e in es:
+        w, k, names = e.get("wavefronts"), e.get("executions"), []
+        if w is None:
+            return None
+        if k is None:
+            if not e.get("loops"):
+                return None
+            k = 1
+            for lp in e["loops"]:
+                if lp["trips"] is not None:
+                    k *= lp["trips"]
+                elif lp.get("unknown"):
+                    names.append(lp["unknown"])
+                else:
+                    return None
+        t = terms[tuple(sorted(names))]
+        t[0], t[1] = t[0] + w * k, t[1] + e["instructions"] * k
+    if all(not names for names in terms):
+        return None
+    ordered = sorted(terms.items(), key=lambda kv: (len(kv[0]), kv[0]))
+    return {
+        "wavefronts": _text([(n, t[0]) for n, t in ordered]),
+        "instructions": _text([(n, t[1]) for n, t in ordered]),
+        "terms": [{"unknowns": list(n), "wavefronts": t[0], "instructions": t[1]} for n, t in ordered],
+    }
+
+
+def _text(terms: list[tuple[tuple[str, ...], int]]) -> str:
+    """``96 + 64*trips_L57``: the constant first, then each product of unknowns (zero terms left out)."""
+    parts = [
+        str(c) if not n else "*".join(([str(c)] if c != 1 else []) + list(n)) for n, c in terms if c or not n
+    ]
+    return " + ".join(parts) or "0"

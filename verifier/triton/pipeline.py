@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bankproof.models.errors import InputError
 from bankproof.verifier.triton import descriptors, ledger
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_module
@@ -46,6 +47,8 @@ def analyse(
     led, error = None, None
     try:
         led = ledger.build(report, source.ttgir, source.ptx, args, source=source)
+    except InputError:  # an argument the user gave (a trip count for no such loop): theirs to fix
+        raise
     except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read
         error = str(e)
     arch = arch or ARCH_OF.get(str(report.target))

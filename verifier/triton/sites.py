@@ -58,11 +58,18 @@ class Loop:
     carried: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # name: (init, yield)
 
     def trips(self, args: dict[str, int] | None = None) -> int | None:
+        """The trip count from the bounds, else the value given as ``trips_L<line>`` (a count the
+        arguments cannot decide: a bound loaded from memory), else None."""
         vals = [value(v, args, self.defs) for v in (self.lower, self.upper, self.step)]
         if any(v is None for v in vals):
-            return None
+            return (args or {}).get(self.unknown)
         lo, hi, st = vals
         return max(0, -(-(hi - lo) // st)) if st > 0 else None
+
+    @property
+    def unknown(self) -> str:
+        """The name its trip count goes by in a formula, and the ``--arg`` that gives it."""
+        return f"trips_L{self.line}"
 
     def text(self) -> str:
         return f"for {self.lower} to {self.upper} step {self.step} (TTGIR line {self.line})"
