@@ -244,7 +244,9 @@ def test_scan_with_ptx_prints_the_ledger_and_trips(capsys):
     assert main(["triton", "scan", *PAIR, "--json"]) == 0
     led = __import__("json").loads(capsys.readouterr().out)["reports"][0]["ledger"]
     assert led["totals"]["st"] == {"wavefronts": 256, "instructions": 64, "ideal": 256}
-    assert led["totals"]["ldsm"] == {"wavefronts": None, "instructions": None}  # K unknown: per iteration
+    ldsm = led["totals"]["ldsm"]  # K unknown: a formula in the loop's trips (K=128: 4 trips, 1152)
+    assert (ldsm["wavefronts"], ldsm["formula"]["wavefronts"]) == (None, "128 + 256*trips_L94")
+    assert led["unknowns"][0]["why"] == "argument K is not given (--arg K=N)"
 
 
 def test_scan_with_ptx_exit_4_and_sarif_on_an_unowned_instruction(tmp_path, capsys):
