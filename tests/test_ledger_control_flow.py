@@ -91,7 +91,8 @@ def test_loop_bound_loaded_from_memory_says_so():
     r = led("loaded_loop", {})
     e = next(e for e in r["entries"] if e["instr"] == "ld128")
     assert e["executions"] is None
-    assert e["executions_reason"] == "per iteration: load(n_ptr) is loaded from memory at run time"
+    assert e["executions_reason"] == ("per iteration: load(n_ptr) is loaded from memory at run time "
+                                      "(--arg fill_n_ptr=N: what its buffer holds)")  # fmt: skip
     assert r["totals"]["ld"]["wavefronts"] is None
 
 
@@ -156,7 +157,10 @@ def test_a_loop_bound_loaded_from_memory_gives_totals_as_formulas():
     assert forms == {"ld": ("32*trips_L25", "8*trips_L25"), "st": ("16 + 32*trips_L25", "4 + 8*trips_L25")}
     assert r.totals["ldsm"].wavefronts == 4 and r.totals["ld"].wavefronts is None
     (u,) = r.unknowns
-    assert (u.name, u.ttgir_line, u.why) == ("trips_L25", 25, "load(n_ptr) is loaded from memory at run time")
+    assert (u.name, u.ttgir_line) == ("trips_L25", 25)
+    assert (
+        u.why == "load(n_ptr) is loaded from memory at run time (--arg fill_n_ptr=N: what its buffer holds)"
+    )
     assert ledger_records.read_ledger(r.to_dict()) == r  # the JSON reads back, formulas included
 
 
@@ -198,3 +202,17 @@ def test_a_trip_count_the_arguments_already_decide_is_refused():
 def _inputs(kernel: str) -> tuple:
     ttgir, ptx = ((DATA / f"{kernel}.{x}").read_text() for x in ("ttgir", "ptx"))
     return scan_text(ttgir), ttgir, ptx
+
+
+def test_what_a_buffer_holds_decides_a_loaded_loop_bound():
+    """``--arg fill_n_ptr=192``: every scalar the kernel loads through ``n_ptr`` is 192 (as the H200
+    run filled it), so the loop's 3 trips are computed and the ledger is complete and equal to the
+    record; a fill for no argument of the kernel is refused."""
+    from bankproof.models.errors import InputError
+
+    run = next(r for r in RECORD["runs"] if r["name"] == "loaded_loop_192")
+    name, source, grid, args, _ = next(r for r in RUNS if r[0] == run["name"])
+    assert compare(run["measured"], _summed(source, grid, {**args, "fill_n_ptr": 192})) == {}
+    assert ledger.build(*_inputs("loaded_loop"), {"fill_n_ptr": 192}).incomplete == ()
+    with pytest.raises(InputError, match="fill_m_ptr names no argument of the kernel"):
+        ledger.build(*_inputs("loaded_loop"), {"fill_m_ptr": 1})

@@ -212,7 +212,7 @@ def build(
         module, code, kernel = parse_program(ptx)
         program = (module, code)
     sites, _, arg_names = source.sites if source is not None else read_sites(ttgir)
-    check_trips(sites, args)
+    check_given(sites, list(arg_names), args)
     kernel.memo["launch"] = launch_values(kernel, arg_names, args)
     ops, ptx_loops = analyse(kernel)
     lmap = _loop_map(kernel, ptx_loops, sites)
@@ -286,9 +286,14 @@ def build(
     )
 
 
-def check_trips(sites: list[Site], args: dict[str, int] | None) -> None:
-    """Each ``trips_L<line>`` given must name a loop of the kernel whose trip count the other
-    arguments leave open (a bound loaded from memory), with a count of 0 or more."""
+def check_given(sites: list[Site], arg_names: list[str], args: dict[str, int] | None) -> None:
+    """Each ``fill_<argument>`` given must name a kernel argument, and each ``trips_L<line>`` a
+    loop whose trip count the other arguments leave open (a bound loaded from memory), with a
+    count of 0 or more."""
+    for name in args or {}:
+        if name.startswith("fill_") and name[5:] not in arg_names:
+            have = ", ".join(arg_names) or "none"
+            raise InputError("ledger", "--arg", f"{name} names no argument of the kernel ({have})", name)
     loops = {lp.unknown: lp for s in sites for lp in s.loops}
     rest = {k: v for k, v in (args or {}).items() if not k.startswith("trips_L")}
     for name, v in (args or {}).items():

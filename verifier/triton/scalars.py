@@ -74,6 +74,9 @@ def value(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0) -> in
         return int(args[name])
     if v in defs and depth < 32:
         op, a, b, *rest = defs[v]
+        if op == "load":  # what the buffer holds, where given: fill_<pointer argument>
+            root = pointer_arg(a, defs)
+            return int(args[f"fill_{root}"]) if args and root and f"fill_{root}" in args else None
         if op == "select":  # (select, cond, if true, if false)
             c = value(a, args, defs, depth + 1)
             return None if c is None else value(b if c & 1 else rest[0], args, defs, depth + 1)
@@ -82,6 +85,20 @@ def value(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0) -> in
         x, y = value(a, args, defs, depth + 1), value(b, args, defs, depth + 1)
         return None if x is None or y is None else _fits(INT_OPS[op](x, y))
     return None
+
+
+def pointer_arg(v: str, defs: dict, depth: int = 0) -> str | None:
+    """The kernel argument a scalar pointer is offset from (``tt.addptr`` chains), or None.
+
+    >>> pointer_arg("%p", {"%p": ("addptr", "%q", "%b"), "%q": ("arg", "seq_ptr", "")})
+    'seq_ptr'
+    """
+    d = defs.get(v)
+    if d is None or depth > 32:
+        return None
+    if d[0] == "arg":
+        return d[1]
+    return pointer_arg(d[1], defs, depth + 1) if d[0] == "addptr" else None
 
 
 def text(v: str, defs: dict, depth: int = 0) -> str:
@@ -95,6 +112,8 @@ def text(v: str, defs: dict, depth: int = 0) -> str:
             return f"({c} ? {x} : {y})"
         if op == "load":
             return f"load({text(a, defs, depth + 1)})"
+        if op == "addptr":
+            return f"{text(a, defs, depth + 1)} + {text(b, defs, depth + 1)}"
         if op in _CALLS:
             return f"{_CALLS[op]}({text(a, defs, depth + 1)}, {text(b, defs, depth + 1)})"
         if op in _TEXT:
@@ -127,7 +146,9 @@ def unknown_why(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0)
         if op == "arg":
             return f"argument {a} is not given (--arg {a}=N)"
         if op == "load":
-            return f"{text(v, defs)} is loaded from memory at run time"
+            root = pointer_arg(a, defs)
+            hint = f" (--arg fill_{root}=N: what its buffer holds)" if root else ""
+            return f"{text(v, defs)} is loaded from memory at run time{hint}"
         for x in (a, b, *rest):
             why = unknown_why(x, args, defs, depth + 1)
             if why:

@@ -32,6 +32,7 @@ _FOR = re.compile(r"scf\.for\s+(%[\w$.#-]+)\s*=\s*(\S+)\s+to\s+(\S+)\s+step\s+(\
 _CONST = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.constant\s+(-?\d{1,19})\s*:\s*i\d+")
 _CMPI = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.cmpi\s+(\w+),\s*(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*i\d+\s")
 _LOAD = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.load\s+(%[\w$.#-]+)[^:]*:\s*!tt\.ptr<i\d+>")
+_ADDPTR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.addptr\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*!tt\.ptr<")
 _IF = re.compile(r"scf\.if\s+(%[\w$.#-]+)")
 _ITER_ARG = re.compile(r"(%[\w$.#-]+)\s*=\s*(%?[\w$.#-]+)")
 _V = r"(%[\w$.#-]+)"
@@ -265,6 +266,9 @@ def _scalar_def(line: str, consts: dict[str, int], scalar: dict) -> None:
     ld = _LOAD.match(line)
     if ld:
         scalar[ld.group(1)] = ("load", ld.group(2), "")
+    ap = _ADDPTR.match(line)
+    if ap:  # a scalar pointer: which argument's buffer a scalar load reads (fill_<arg> gives its values)
+        scalar[ap.group(1)] = ("addptr", ap.group(2), str(consts.get(ap.group(3), ap.group(3))))
     u = _UNARY.match(line)
     if u:  # a width change: the same integer (an i1 widened stays 0 or 1)
         scalar[u.group(1)] = ("addi", u.group(2), "0")
