@@ -231,6 +231,23 @@ def test_padded_cute_layouts_releases_and_partial_specs():
     assert seen["ok"] > 100 and seen["refused"] > 300, seen
 
 
+def test_trip_counts_and_buffer_fills_given_to_the_ledger():
+    """``--arg trips_L<line>=N`` and ``--arg fill_<ptr>=N`` on a kernel with a loop bound loaded from
+    memory: mutated names and values answer or are refused naming ``--arg``."""
+    data = ROOT / "tests" / "data" / "control_flow"
+    files = [str(data / "loaded_loop.ttgir"), "--ptx", str(data / "loaded_loop.ptx")]
+    items = ["trips_L25=3", "fill_n_ptr=192", "trips_L26=1", "fill_x_ptr=0", "K=4", "trips_L25=0"]
+
+    def one(rng):
+        argv = ["triton", "scan", *files, "--json"]
+        for _ in range(rng.choice([1, 1, 2])):
+            argv += ["--arg", mutate(rng.choice(items), rng, rng.choice([0, 1, 1, 2]))]
+        return _command(argv), argv
+
+    seen = _run(count(400), 19, one)
+    assert seen["ok"] > 40 and seen["refused"] > 100, seen
+
+
 def test_the_fuzzers_run_fifty_thousand_cases_in_a_minute():
     """The budget ``make test`` holds every fuzzer of the project to: the fixed-seed counts above and
     those of tests/test_fuzz_entry_points.py and tests/test_fuzz.py add up to at least 50,000."""
