@@ -72,7 +72,10 @@ def test_given_what_the_buffers_held_the_loaded_bounds_are_computed_and_equal_nc
 
     from lab.gpu.triton_kernels import compare
 
-    complete = 0
+    from bankproof.gpu_checks.source_page import read_export
+    from bankproof.verifier.triton.profile import explain
+
+    complete = modelled = agree = 0
     for run in RECORD["runs"]:
         config, ttgir, ptx = compiled[run["name"]]
         held = config.get("fills", {})
@@ -83,11 +86,13 @@ def test_given_what_the_buffers_held_the_loaded_bounds_are_computed_and_equal_nc
         if not rec.incomplete:
             assert compare(run["measured"], rec.to_dict()["totals"], async_copies(rec)) == {}, run["name"]
             complete += 1
+        rows = [r for r in explain(rec, read_export(run["source_page"])) if r.modelled]  # the profile view
+        modelled, agree = modelled + len(rows), agree + sum(bool(r.agrees) for r in rows)
     with capsys.disabled():
         print(
             f"\nreal corpus given what the buffers held: {complete} of {len(RECORD['runs'])} complete, each equal to ncu"
         )
-    assert complete == 65
+    assert complete == 65 and (modelled, agree) == (355, 355)
 
 
 def test_the_corpus_is_real_sized_and_from_every_kind():
