@@ -66,14 +66,13 @@ def test_given_what_the_buffers_held_the_loaded_bounds_are_computed_and_equal_nc
     loop bounds and branches that rest on scalars loaded from them are computed: 8 kernels unknown
     without it (sequence lengths, expert counts, ignore-index rows) are then complete, and every
     complete kernel equals Nsight Compute."""
+    from bankproof.gpu_checks.source_page import read_export
     from bankproof.verifier.triton import ledger
     from bankproof.verifier.triton.measured_rules import async_copies
+    from bankproof.verifier.triton.profile import explain
     from bankproof.verifier.triton.scan import scan_text
 
     from lab.gpu.triton_kernels import compare
-
-    from bankproof.gpu_checks.source_page import read_export
-    from bankproof.verifier.triton.profile import explain
 
     complete = modelled = agree = 0
     for run in RECORD["runs"]:
