@@ -248,6 +248,24 @@ def test_trip_counts_and_buffer_fills_given_to_the_ledger():
     assert seen["ok"] > 40 and seen["refused"] > 100, seen
 
 
+def test_open_argument_ranges():
+    """``kernel --open NAME=LO..HI[:STEP]`` (the API's ``open_arg``) on a PTX kernel whose shared
+    address is ``tid * stride``: mutated ranges answer (each value run) or are refused."""
+    ptx = (
+        ".visible .entry k(.param .u32 stride) {\n .shared .align 4 .b8 buf[16384];\n"
+        " ld.param.u32 %r9, [stride];\n mov.u32 %r1, %tid.x;\n mul.lo.s32 %r2, %r1, %r9;\n"
+        " shl.b32 %r3, %r2, 2;\n mov.u32 %r4, buf;\n add.s32 %r5, %r4, %r3;\n ld.shared.u32 %r6, [%r5];\n}"
+    )
+    texts = ["stride=1..8", "stride=0..4:2", "stride=3..3", "0=1..2"]
+
+    def one(rng):
+        case = mutate(rng.choice(texts), rng, rng.choice([0, 1, 1, 2]))
+        return (lambda: bankproof.kernel_open(ptx, case, block=32, time_limit=5)), case
+
+    seen = _run(count(300), 20, one)
+    assert seen["ok"] > 20 and seen["refused"] > 100, seen
+
+
 def test_the_fuzzers_run_fifty_thousand_cases_in_a_minute():
     """The budget ``make test`` holds every fuzzer of the project to: the fixed-seed counts above and
     those of tests/test_fuzz_entry_points.py and tests/test_fuzz.py add up to at least 50,000."""

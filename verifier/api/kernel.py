@@ -246,7 +246,7 @@ def kernel(
         raise InputError(WHERE, "arch", "must be an arch name (sm80, sm90, ...)", arch)
     src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
     given = dict(args or {})
-    unknown = [k for k in given if not _known_arg(str(k), src, names)]
+    unknown = [k for k in given if not known_arg(str(k), src, names)]
     if unknown:
         choices = ", ".join(list(names) or [n for _, n in src.code.params]) or "none"
         raise InputError(
@@ -267,7 +267,7 @@ def kernel(
     return replace(result, descriptors=checks, verdict=verdict)
 
 
-def _known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:
+def known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:
     params = [n for _, n in src.code.params]
     return key in names or key in params or (key.isdigit() and int(key) < len(params))
 

@@ -81,6 +81,8 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         check_writable(WHERE, "--html", args.html, (args.file,))
     if args.max_steps < 1:
         raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
+    if args.open is not None:
+        return _open(args, out)
     result = run(
         args.file, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
         dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
@@ -97,4 +99,23 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(render.to_sarif(result), indent=1) + "\n")
     else:
         out.write(render.to_text(result) + "\n")
+    return result.exit_code
+
+
+def _open(args: argparse.Namespace, out: TextIO) -> int:
+    """``--open NAME=LO..HI[:STEP]``: the kernel for every value of one argument."""
+    from bankproof.verifier.api.kernel_open import kernel_open
+    from bankproof.verifier.render.kernel_open import to_text
+
+    for flag, given in (("--ncu", args.ncu), ("--html", args.html), ("--sarif", args.sarif),
+                        ("--tensor-map", args.tensor_map)):  # fmt: skip
+        if given:
+            raise InputError(WHERE, flag, "is not taken with --open (one run per value)")
+    result = kernel_open(
+        args.file, args.open, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
+        dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
+        defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
+        time_limit=args.time_limit,
+    )  # fmt: skip
+    out.write(result.to_json() if args.json else to_text(result) + "\n")
     return result.exit_code

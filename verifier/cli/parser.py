@@ -239,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=INT",
         help="a kernel argument: its C++ name, PTX name or position; pointers too (an address)",
     )
+    ker.add_argument("--open", metavar="NAME=LO..HI[:STEP]", help="an argument over a range (<= 1024 values, "
+                     "each run): proved for all, or refuted at the smallest")  # fmt: skip
     ker.add_argument(
         "-I",
         "--include",
