@@ -101,3 +101,25 @@ def test_bad_ranges_are_refused_naming_the_flag(argv, why, capsys):
 def test_the_api_refuses_a_range_it_cannot_run():
     with pytest.raises(InputError, match="more than 1024 runs"):
         bankproof.kernel_open(CU, "pitch=0..2000", **LAUNCH)
+
+
+def test_every_pitch_measured_on_an_h200_is_its_class():
+    """All 33 pitches launched on an H200 under Nsight Compute (``lab/gpu/open_truth.py``,
+    ``gpu_checks/results/h200-2026-11-28-open-pitch.json.gz``): each one's SASS-level shared-load
+    wavefronts are its class's, and its stores the 32 proved for every pitch."""
+    import gzip
+
+    from bankproof.gpu_checks.results import RESULTS
+
+    record = json.loads(gzip.decompress((RESULTS / "h200-2026-11-28-open-pitch.json.gz").read_bytes()))
+    assert record["gpu"].startswith("NVIDIA H200")
+    measured = {}
+    for case in record["cases"]:
+        m = case["metrics"]
+        ld = int(m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"].replace(",", ""))
+        st = int(m["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"].replace(",", ""))
+        measured[case["params"][2]["value"]] = (st, ld)
+    r = bankproof.kernel_open(CU, "pitch=32..64", **LAUNCH)
+    store, load = r.instructions
+    predicted = {x: (store.classes[0].wavefronts, c.wavefronts) for c in load.classes for x in c.members}
+    assert predicted == measured and len(measured) == 33

@@ -73,6 +73,7 @@ class ValueClass(Result):
     instructions: int | None
     ideal: int | None
     verdict: str
+    members: tuple[int, ...] = ()  # the values of the range in this class, each run
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,10 @@ def _instructions(rng: OpenRange, results: dict[int, KernelResult]) -> tuple[Ope
         if len(runs) < len(results):  # not executed at some values: no answer there
             verdict = "refuted" if refuted else "unknown"
         key = {x: (i.wavefronts, i.instructions, i.ideal, i.verdict) for x, i in runs.items()}
-        classes = tuple(ValueClass(text, *k) for text, k in group(rng, key))
+        classes = tuple(
+            ValueClass(text, *k, members=tuple(x for x in sorted(key) if key[x] == k))
+            for text, k in group(rng, key)
+        )
         smallest = min(refuted) if refuted else None
         out.append(OpenInstruction(line, first.instr, where, verdict, classes, smallest,
                                    runs[smallest].conflict if smallest is not None else None))  # fmt: skip
