@@ -71,6 +71,17 @@ EXPECTED = {
         18: (("stsm",), 1, 1, 1, "proved"), 19: (("stsm",), 1, 2, 2, "proved"),
         20: (("stsm",), 1, 4, 4, "proved"), 22: (("ldsm",), 0, 0, 0, "proved"),
         23: (("ldsm",), 0, 0, 0, "proved"), 25: (("ldsm",), 1, 4, 4, "proved")}),
+    # GPU Gems 3 scans, CUDA Samples convolution, classics (measured on an H200: test_kernel_truth.py)
+    "scan_naive": ("proved", {0: (("ld",), 28, 28, 28, "proved"), 17: (("st",), 4, 4, 4, "proved"), 23: (("ld",), 25, 25, 25, "proved"), 25: (("st",), 28, 28, 28, "proved"), 28: (("ld",), 4, 4, 4, "proved")}),
+    "scan_blelloch": ("refuted", {37: (("st",), 4, 4, 4, "proved"), 38: (("st",), 4, 4, 4, "proved"), 46: (("ld", "st"), 36, 141, 36, "refuted"), 51: (("st",), 1, 1, 1, "proved"), 60: (("ld",), 12, 47, 12, "refuted"), 61: (("ld", "st"), 24, 94, 24, "refuted"), 62: (("ld", "st"), 24, 94, 24, "refuted"), 66: (("ld",), 4, 4, 4, "proved"), 67: (("ld",), 4, 4, 4, "proved")}),
+    "scan_blelloch_padded": ("proved", {37: (("st",), 4, 4, 4, "proved"), 38: (("st",), 4, 4, 4, "proved"), 46: (("ld", "st"), 36, 36, 36, "proved"), 51: (("st",), 1, 1, 1, "proved"), 60: (("ld",), 12, 12, 12, "proved"), 61: (("ld", "st"), 24, 24, 24, "proved"), 62: (("ld", "st"), 24, 24, 24, "proved"), 66: (("ld",), 4, 4, 4, "proved"), 67: (("ld",), 4, 4, 4, "proved")}),
+    "convolution_rows": ("refuted", {25: (("st",), 16, 32, 16, "refuted"), 28: (("st",), 2, 4, 2, "refuted"), 32: (("st",), 2, 4, 2, "refuted"), 40: (("ld",), 258, 516, 258, "refuted")}),
+    "convolution_columns": ("refuted", {55: (("st",), 32, 64, 32, "refuted"), 58: (("st",), 4, 8, 4, "refuted"), 63: (("st",), 4, 8, 4, "refuted"), 71: (("ld",), 292, 584, 292, "refuted")}),
+    "nbody_forces": ("proved", {16: (("st",), 16, 64, 64, "proved"), 19: (("ld",), 2048, 4096, 4096, "proved")}),
+    "dot_product": ("proved", {44: (("st",), 8, 8, 8, "proved"), 49: (("ld", "st"), 36, 36, 36, "proved"), 54: (("ld",), 1, 1, 1, "proved")}),
+    "reduce_unrolled": ("proved", {59: (("ld", "st"), 3, 3, 3, "proved"), 60: (("ld", "st"), 3, 3, 3, "proved"), 61: (("ld", "st"), 3, 3, 3, "proved"), 62: (("ld", "st"), 3, 3, 3, "proved"), 63: (("ld", "st"), 3, 3, 3, "proved"), 64: (("ld", "st"), 3, 3, 3, "proved"), 72: (("st",), 8, 8, 8, "proved"), 76: (("ld", "st"), 18, 18, 18, "proved"), 82: (("ld",), 1, 1, 1, "proved")}),
+    "stencil2d": ("proved", {94: (("st",), 8, 8, 8, "proved"), 96: (("st",), 4, 4, 4, "proved"), 97: (("st",), 4, 4, 4, "proved"), 100: (("st",), 8, 8, 8, "proved"), 101: (("st",), 8, 8, 8, "proved"), 104: (("ld",), 8, 8, 8, "proved"), 106: (("ld",), 128, 128, 128, "proved")}),
+    "runtime_pitch": ("proved", {11: (("st",), 32, 32, 32, "proved"), 14: (("ld",), 32, 32, 32, "proved")}),
 }  # fmt: skip
 
 # case -> (user's line, warp, execution, lanes, byte addresses, bank, wavefronts, ideal) of the first conflict
@@ -85,6 +96,9 @@ CONFLICTS = {
     "generic_shared": (10, 0, 0, (0, 1), (0, 128), 0, 32, 1),
     "device_call": (5, 0, 0, (0, 2), (0, 256), 0, 16, 1),
     "matrix_shapes": (18, 0, 0, (0, 1), (0, 128), 0, 8, 1),
+    "scan_blelloch": (46, 0, 0, (0, 16), (4, 132), 1, 2, 1),
+    "convolution_rows": (25, 0, 0, (0, 16), (64, 704), 16, 2, 1),
+    "convolution_columns": (55, 0, 0, (0, 31), (32, 4896), 8, 2, 1),
 }
 
 

@@ -1,4 +1,5 @@
-"""GPU truth for ``bankproof kernel``: the CUDA examples measured on an H100 with Nsight Compute
+"""GPU truth for ``bankproof kernel``: the CUDA examples measured on an H100 (records 1-3) and an
+H200 (record 4) with Nsight Compute
 (gpu_checks/results/h100-2026-11-28-kernel-truth.json.gz, made by lab/gpu/kernel_truth.py: the
 PTX compiled here by NVRTC, built there by ptxas, launched once with the cases' arguments, the
 SASS-level counters and the SourceCounters source view recorded). The analysis of each recorded
@@ -22,8 +23,13 @@ RECORD_2 = RESULTS / "h100-2026-11-28-kernel-truth-2.json.gz"  # generic ld/st, 
 RECORD_3 = (
     RESULTS / "h100-2026-11-28-kernel-truth-3.json.gz"
 )  # a called device function, every ldsm/stsm shape
+RECORD_4 = (
+    RESULTS / "h200-2026-11-28-kernel-truth-4.json.gz"
+)  # GPU Gems 3 scans, CUDA Samples convolution, nbody, CUDA by Example, Harris #5, a stencil, a runtime pitch
 RECORDED = [
-    c for r in (RECORD, RECORD_2, RECORD_3) for c in json.loads(gzip.decompress(r.read_bytes()))["cases"]
+    c
+    for r in (RECORD, RECORD_2, RECORD_3, RECORD_4)
+    for c in json.loads(gzip.decompress(r.read_bytes()))["cases"]
 ]
 
 
@@ -44,7 +50,7 @@ def analysed():
 
 
 def test_record_covers_the_examples():
-    assert len(RECORDED) >= 25
+    assert len(RECORDED) >= 35
     assert not any(r.get("failed") for r in RECORDED)
     assert {r["name"] for r in RECORDED} == {c["name"] for c in kc.cases()}
 

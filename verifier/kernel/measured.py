@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from bankproof.gpu_checks.source_page import SassRow, sass_class
 from bankproof.verifier.kernel.records import KernelResult, LineMeasure
@@ -56,7 +57,26 @@ def join(result: KernelResult, rows: list[SassRow]) -> list[LineMeasure]:
         pick = next((x for x in group if (x.file, x.line, kind) in pred), group[0])
         meas[(pick.file, pick.line, kind)][0] += pick.executed
         meas[(pick.file, pick.line, kind)][1] += pick.wavefronts
-    return [measure(key, ex, wf, pred.get(key)) for key, (ex, wf) in sorted(meas.items())]
+    loose = {k: v for k, v in pred.items() if k[1] == 0}  # no source line in the PTX (`.loc 1 0 0`)
+    out = []
+    for key, (ex, wf) in sorted(meas.items()):
+        m = measure(key, ex, wf, pred.get(key))
+        for lk in [k for k in loose if not m.agrees and (k[0], k[2]) == (key[0], key[2])]:
+            placed = _with(pred.get(key), loose[lk])
+            if measure(key, ex, wf, placed).agrees:  # ptxas gave them this line: the view counts them here
+                n = loose.pop(lk)[0]
+                note = f"with {n} instructions the PTX gives no source line, which ptxas placed on this line"
+                m = replace(measure(key, ex, wf, placed), note=note)
+                break
+        out.append(m)
+    return out
+
+
+def _with(p: list | None, q: list) -> list:
+    """Two predictions ``[low, wavefronts, high, modelled]`` together."""
+    p = p or [0, 0, 0, True]
+    wf = None if p[1] is None or q[1] is None else p[1] + q[1]
+    return [p[0] + q[0], wf, p[2] + q[2], p[3] and q[3]]
 
 
 def measure(key: tuple, executed: int, wavefronts: int, predicted: list | None) -> LineMeasure:

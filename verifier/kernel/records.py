@@ -219,6 +219,7 @@ class LineMeasure(Result):
     predicted_wavefronts: int | None
     modelled: bool
     agrees: bool
+    note: str | None = optional()  # instructions with no source line in the PTX that ptxas placed here
 
 
 @dataclass(frozen=True)
