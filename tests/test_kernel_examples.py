@@ -82,6 +82,12 @@ EXPECTED = {
     "reduce_unrolled": ("proved", {59: (("ld", "st"), 3, 3, 3, "proved"), 60: (("ld", "st"), 3, 3, 3, "proved"), 61: (("ld", "st"), 3, 3, 3, "proved"), 62: (("ld", "st"), 3, 3, 3, "proved"), 63: (("ld", "st"), 3, 3, 3, "proved"), 64: (("ld", "st"), 3, 3, 3, "proved"), 72: (("st",), 8, 8, 8, "proved"), 76: (("ld", "st"), 18, 18, 18, "proved"), 82: (("ld",), 1, 1, 1, "proved")}),
     "stencil2d": ("proved", {94: (("st",), 8, 8, 8, "proved"), 96: (("st",), 4, 4, 4, "proved"), 97: (("st",), 4, 4, 4, "proved"), 100: (("st",), 8, 8, 8, "proved"), 101: (("st",), 8, 8, 8, "proved"), 104: (("ld",), 8, 8, 8, "proved"), 106: (("ld",), 128, 128, 128, "proved")}),
     "runtime_pitch": ("proved", {11: (("st",), 32, 32, 32, "proved"), 14: (("ld",), 32, 32, 32, "proved")}),
+    # Rodinia lud, pathfinder, hotspot; the CUDA Samples' scalarProd and matrixMul (H200-measured too)
+    "lud_diagonal": ("refuted", {11: (("st",), 16, 16, 16, "proved"), 18: (("ld", "st"), 337, 801, 337, "refuted"), 19: (("ld", "st"), 45, 143, 45, "refuted"), 24: (("ld", "st"), 384, 384, 384, "proved"), 30: (("ld",), 15, 15, 15, "proved")}),
+    "dynproc_kernel": ("proved", {58: (("st",), 8, 8, 8, "proved"), 65: (("ld",), 32, 32, 32, "proved"), 66: (("ld",), 32, 32, 32, "proved"), 67: (("ld",), 32, 32, 32, "proved"), 71: (("st",), 32, 32, 32, "proved"), 77: (("ld", "st"), 48, 48, 48, "proved"), 81: (("ld",), 8, 8, 8, "proved")}),
+    "hotspot_step": ("proved", {96: (("st",), 8, 8, 8, "proved"), 97: (("st",), 8, 8, 8, "proved"), 102: (("ld", "st"), 24, 24, 24, "proved"), 103: (("ld",), 16, 16, 16, "proved"), 104: (("ld",), 16, 16, 16, "proved"), 107: (("ld",), 8, 8, 8, "proved")}),
+    "scalar_prod": ("proved", {15: (("st",), 32, 32, 32, "proved"), 20: (("ld", "st"), 108, 108, 108, "proved"), 24: (("ld",), 1, 1, 1, "proved")}),
+    "matrix_mul_cuda": ("proved", {40: (("st",), 64, 64, 64, "proved"), 41: (("st",), 64, 64, 64, "proved"), 45: (("ld",), 2560, 3072, 3072, "proved")}),
 }  # fmt: skip
 
 # case -> (user's line, warp, execution, lanes, byte addresses, bank, wavefronts, ideal) of the first conflict
@@ -99,6 +105,7 @@ CONFLICTS = {
     "scan_blelloch": (46, 0, 0, (0, 16), (4, 132), 1, 2, 1),
     "convolution_rows": (25, 0, 0, (0, 16), (64, 704), 16, 2, 1),
     "convolution_columns": (55, 0, 0, (0, 31), (32, 4896), 8, 2, 1),
+    "lud_diagonal": (18, 0, 0, (5, 7), (336, 464), 20, 6, 1),
 }
 
 

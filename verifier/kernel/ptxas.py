@@ -6,8 +6,10 @@ LDS.128 where the address is aligned to the vector's size: ptxas takes, from the
 the widest aligned piece (CUB's BlockReduce reads words +12..+36 as LDS, LDS.128 at +16, LDS.64
 at +32; the Programming Guide's tiled matmul reads ``As[ty][0..15]`` as four LDS.128). The machine
 checks the alignment on every thread's address; where ptxas cannot prove what every thread shows,
-it keeps the loads apart, so a merge is labelled ``assumed``. Stores are kept as the PTX has them
-(no merged store was seen).
+it keeps the loads apart, so a merge is labelled ``assumed``. A register-based address is merged
+only where a whole warp's lanes show it aligned: the CUDA Samples' scalarProd, whose last reduction
+step runs one lane, kept its two loads apart (measured on an H200, ...-kernel-truth-5.json.gz).
+Stores are kept as the PTX has them (no merged store was seen).
 
 >>> from bankproof.verifier.ptx.module import read_module, kernel_code
 >>> code = kernel_code(read_module('''
@@ -64,6 +66,7 @@ class Run:
     members: tuple[int, ...]
     start: tuple[int, ...]
     width: int
+    register: bool = False  # the base is a register (its alignment is the lanes', not a constant's)
 
 
 @dataclass(frozen=True)
@@ -130,10 +133,12 @@ def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
     open_: dict[tuple, list[tuple[int, int]]] = {}
 
     def flush() -> None:
-        for (_, width, _), items in open_.items():
+        for (base, width, _), items in open_.items():
             if len(items) > 1:
                 items.sort(key=lambda t: t[1])
-                out.append(Run(tuple(i for i, _ in items), tuple(o for _, o in items), width))
+                out.append(
+                    Run(tuple(i for i, _ in items), tuple(o for _, o in items), width, base.startswith("%"))
+                )
         open_.clear()
 
     for op in code.body:
@@ -157,7 +162,11 @@ def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
             items = open_.pop(key)
             if len(items) > 1:
                 items.sort(key=lambda t: t[1])
-                out.append(Run(tuple(i for i, _ in items), tuple(o for _, o in items), key[1]))
+                out.append(
+                    Run(
+                        tuple(i for i, _ in items), tuple(o for _, o in items), key[1], key[0].startswith("%")
+                    )
+                )
     flush()
     return out, again
 
@@ -184,6 +193,9 @@ def merges(runs: list[Run], instances: dict[int, Instances]) -> list[Merge]:
                 live = first.active & first.known[:, None]
                 if np.any((first.offsets[live] % size) != 0):
                     continue
+                if run.register and not live.all(axis=1).any():  # measured: a reduction's last step (one
+                    continue  # lane on) kept LDS, LDS; ptxas proves a register's alignment, not the lanes
+
                 out.append(Merge(run.members[i : i + n], size, 0))
                 took = n
                 break
