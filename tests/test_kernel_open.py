@@ -123,3 +123,12 @@ def test_every_pitch_measured_on_an_h200_is_its_class():
     store, load = r.instructions
     predicted = {x: (store.classes[0].wavefronts, c.wavefronts) for c in load.classes for x in c.members}
     assert predicted == measured and len(measured) == 33
+
+
+@pytest.mark.parametrize("option, why", [({"max_steps": 0}, "max_steps must be"), ({"language": "rust"}, "language must be"),
+                                         ({"args": {"nope": 1}}, "args names no parameter")])  # fmt: skip
+def test_the_api_checks_every_option_as_kernel_does(option, why):
+    """``kernel_open`` reads the kernel through the same checks as ``kernel`` (once it passed
+    ``max_steps`` and the rest through unchecked)."""
+    with pytest.raises(InputError, match=why):
+        bankproof.kernel_open(CU, "pitch=33..35", **{**LAUNCH, **option})

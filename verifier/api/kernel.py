@@ -228,6 +228,34 @@ def kernel(
     """The shared-memory account of one CTA of a kernel (see the module docstring). ``source`` is
     a ``.cu`` or ``.ptx`` path or the text itself; ``args`` by C++ parameter name (CUDA sources),
     PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``."""
+    src, names = read_checked(source, kernel, language, include, defines, arch, args, max_steps, time_limit)
+    launch = launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names))
+    maps = tensor_maps_of(tensor_maps, src, names)
+    result, trace = analyse(src, launch, arch, max_steps, float(time_limit), keep_trace=True)
+    if not trace.engines or not any(
+        r.descriptors != (None, None) for rows in trace.engines.values() for r in rows
+    ):
+        return result
+    checks = check_descriptors(trace.engines, src.code, maps)
+    verdict = result.verdict
+    if verdict in ("proved", "unknown") and any(c.verdict == "refuted" for c in checks):
+        verdict = "refuted"
+    return replace(result, descriptors=checks, verdict=verdict)
+
+
+def read_checked(
+    source: str | os.PathLike,
+    kernel: str | None,
+    language: str | None,
+    include: tuple[str, ...],
+    defines: Mapping[str, str] | None,
+    arch: str,
+    args: Mapping[str, int] | None,
+    max_steps: int,
+    time_limit: float,
+) -> tuple[KernelSource, dict[str, int]]:
+    """Every option of a kernel command checked, the kernel read once (:func:`read_source`), and
+    each of ``args`` checked to name one of its parameters."""
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= 100 * MAX_STEPS:
         raise InputError(WHERE, "max_steps", f"must be an integer from 1 to {100 * MAX_STEPS}", max_steps)
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit <= 3600:
@@ -245,26 +273,23 @@ def kernel(
     if not isinstance(arch, str):
         raise InputError(WHERE, "arch", "must be an arch name (sm80, sm90, ...)", arch)
     src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
-    given = dict(args or {})
-    unknown = [k for k in given if not known_arg(str(k), src, names)]
-    if unknown:
+    for key in args or {}:
+        check_param(str(key), src, names, "args")
+    return src, names
+
+
+def check_param(key: str, src: KernelSource, names: dict[str, int], field: str) -> None:
+    """An ``InputError`` on ``field`` unless ``key`` names a parameter of the kernel."""
+    if not known_arg(key, src, names):
         choices = ", ".join(list(names) or [n for _, n in src.code.params]) or "none"
         raise InputError(
-            WHERE, "args", f"names no parameter of {src.code.name} (its parameters: {choices})", unknown[0]
+            WHERE, field, f"names no parameter of {src.code.name} (its parameters: {choices})", key
         )
-    renamed = {str(names.get(str(k), k)): v for k, v in given.items()}
-    launch = launch_of(block, grid, cta, dynamic_smem, renamed)
-    maps = tensor_maps_of(tensor_maps, src, names)
-    result, trace = analyse(src, launch, arch, max_steps, float(time_limit), keep_trace=True)
-    if not trace.engines or not any(
-        r.descriptors != (None, None) for rows in trace.engines.values() for r in rows
-    ):
-        return result
-    checks = check_descriptors(trace.engines, src.code, maps)
-    verdict = result.verdict
-    if verdict in ("proved", "unknown") and any(c.verdict == "refuted" for c in checks):
-        verdict = "refuted"
-    return replace(result, descriptors=checks, verdict=verdict)
+
+
+def by_param(values: Mapping, names: dict[str, int]) -> dict[str, int]:
+    """Argument values keyed as the launch takes them (a C++ name becomes its position)."""
+    return {str(names.get(str(k), k)): v for k, v in values.items()}
 
 
 def known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:

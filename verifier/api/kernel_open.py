@@ -18,10 +18,10 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bankproof.models.errors import InputError
-from bankproof.verifier.api.kernel import WHERE, known_arg, launch_of, read_source
+from bankproof.verifier.api.kernel import WHERE, by_param, check_param, launch_of, read_checked
 from bankproof.verifier.kernel.analyse import analyse
 from bankproof.verifier.kernel.records import Conflict, KernelResult
 from bankproof.verifier.results import Result, optional
@@ -140,29 +140,21 @@ def kernel_open(
     ('refuted', 2, [('stride ≡ 1 (mod 2)', 1), ('stride ≡ 2 (mod 4)', 2), ('stride ≡ 4 (mod 8)', 4)])
     """
     rng = open_arg if isinstance(open_arg, OpenRange) else OpenRange.parse(str(open_arg))
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit <= 3600:
-        raise InputError(WHERE, "time_limit", "must be seconds in (0, 3600]", time_limit)
-    src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
+    src, names = read_checked(source, kernel, language, include, defines, arch, args, max_steps, time_limit)
+    check_param(rng.name, src, names, "--open")
     given = dict(args or {})
-    for key in [*given, rng.name]:
-        if not known_arg(str(key), src, names):
-            choices = ", ".join(list(names) or [n for _, n in src.code.params]) or "none"
-            why = f"names no parameter of {src.code.name} (its parameters: {choices})"
-            raise InputError(WHERE, "--open", why, key)
     if rng.name in given:
         raise InputError(WHERE, "--open", "names an argument --arg also gives", rng.name)
     deadline = time.monotonic() + float(time_limit)
     results: dict[int, KernelResult] = {}
     unknown: list[str] = []
-    for x in rng.values():
+    xs = rng.values()
+    for x in xs:
         left = deadline - time.monotonic()
         if left <= 0:
-            unknown.append(
-                f"stopped after {len(results)} of {len(rng.values())} values (the time limit, not a result)"
-            )
+            unknown.append(f"stopped after {len(results)} of {len(xs)} values (the time limit, not a result)")
             break
-        values = {str(names.get(str(k), k)): v for k, v in {**given, rng.name: x}.items()}
-        launch = launch_of(block, grid, cta, dynamic_smem, values)
+        launch = launch_of(block, grid, cta, dynamic_smem, by_param({**given, rng.name: x}, names))
         results[x] = analyse(src, launch, arch, max_steps, left)
     instructions = _instructions(rng, results)
     if unknown:
@@ -179,8 +171,6 @@ def kernel_open(
 
 
 def _unknown(i: OpenInstruction) -> OpenInstruction:
-    from dataclasses import replace
-
     return replace(i, verdict="unknown")
 
 
