@@ -108,30 +108,31 @@ def optimality(
 
 def _verified(
     spec: Spec, memory: LinearLayout, chosen: dict[str, str], engines, timeout_s: float
-) -> VerifyResult:
-    """The spec's accesses verified on ``memory``, with the instructions ``chosen`` for them."""
+) -> tuple[VerifyResult, dict[str, str]]:
+    """The spec's accesses verified on ``memory``, with the instructions ``chosen`` for them, and
+    ``memory`` in every notation that says it."""
     notations = memory_notations(memory, spec.dims)
     accesses = [replace(a, instr=chosen[a.name]) if a.name in chosen else a for a in spec.accesses]
     text = notations.get("formula", notations["bases"])
     synth_spec = replace(
         spec, memory=memory, memory_notation="synthesized", memory_text=text, accesses=accesses
     )
-    return verify(synth_spec, engines, timeout_s)
+    return verify(synth_spec, engines, timeout_s), notations
 
 
 def _adopt(spec: Spec, writer: AccessSpec, reader: AccessSpec, proof: Cheapest, chosen: dict[str, str],
            engines, timeout_s: float) -> tuple | None:  # fmt: skip
     """Z3's cheaper layout and instructions, verified by the engines: ``(memory, chosen, report,
-    total)``, or None when the count verified is not the one Z3 modeled."""
+    notations, total)``, or None when the count verified is not the one Z3 modeled."""
     picked = dict(chosen)
     for a, ins in zip((writer, reader), proof.instructions or (), strict=True):
         if a.instr == "auto" and ins != "auto":
             picked[a.name] = ins
-    rep = _verified(spec, proof.layout, picked, engines, timeout_s)
+    rep, notations = _verified(spec, proof.layout, picked, engines, timeout_s)
     counted = [rep.access(a.name).wavefronts for a in (writer, reader)]
     if None in counted or sum(counted) != proof.modeled or rep.verdict == "disagree":
         return None
-    return proof.layout, picked, rep, sum(counted)
+    return proof.layout, picked, rep, notations, sum(counted)
 
 
 def _vector(kind: str, bits: int, lane_groups: bool) -> str:
@@ -167,7 +168,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
         chosen = {a.name: ins for a, ins in zip((writer, reader), pick.instructions, strict=True)
                   if a.instr == "auto"}  # an instruction the spec pins (a cp.async copy) stays  # fmt: skip
     memory = s.layout
-    rep = _verified(spec, memory, chosen, engines, timeout_s)
+    rep, notations = _verified(spec, memory, chosen, engines, timeout_s)
     counted = [a.wavefronts for a in rep.accesses if a.name in (writer.name, reader.name)]
     total = None if None in counted else sum(counted)  # None: a time limit, or a model that cannot say
     verdict, opt, family = rep.verdict, None, None
@@ -180,12 +181,11 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
             if better is None:  # enumeration does not confirm Z3's count: an encoding to report
                 break
             family = total if family is None else family
-            memory, chosen, rep, total = better
+            memory, chosen, rep, notations, total = better
             opt, proof = optimality(spec, writer, reader, rep, timeout_s)
         verdict = rep.verdict
         if opt.proof.status == "refuted" or opt.smt_synthesis.agrees is False:
             verdict = "disagree"
-    notations = memory_notations(memory, spec.dims)
     opt_w, opt_r = optimum_per_instruction(s)
     bounds = {}
     for a, lemma in ((writer, opt_w), (reader, opt_r)):
