@@ -267,18 +267,10 @@ def _lift(vec: list[int], rest: list[int], want: list[int]) -> list[int]:
     >>> _lift([1], [2], [3])  # offset bit 1 must be the tensor vector 3 for it to stay aligned
     [3]
     """
-    basis, keep = f2.echelon(vec), []
-    for x in want:
-        if x and f2.reduce(x, basis):
-            keep.append(x)
-            basis = f2.extend(basis, x)
+    keep = _completing(vec, want)
     if all(f2.in_span(x, rest) for x in keep):
         return rest
-    u = list(keep)
-    for c in rest:
-        if f2.reduce(c, basis):
-            u.append(c)
-            basis = f2.extend(basis, c)
+    u = keep + _completing(vec + keep, rest)  # a complement of span(vec) holding ``keep``
     out = []
     for c in rest:
         coeffs = f2.solve(vec + u, c)
