@@ -61,12 +61,12 @@ def join(result: KernelResult, rows: list[SassRow]) -> list[LineMeasure]:
     out = []
     for key, (ex, wf) in sorted(meas.items()):
         m = measure(key, ex, wf, pred.get(key))
-        for lk in [k for k in loose if not m.agrees and (k[0], k[2]) == (key[0], key[2])]:
-            placed = _with(pred.get(key), loose[lk])
-            if measure(key, ex, wf, placed).agrees:  # ptxas gave them this line: the view counts them here
+        for lk in [k for k in loose if (k[0], k[2]) == (key[0], key[2])] if not m.agrees else ():
+            placed = measure(key, ex, wf, _with(pred.get(key), loose[lk]))
+            if placed.agrees:  # ptxas gave them this line: the view counts them here
                 n = loose.pop(lk)[0]
-                note = f"with {n} instructions the PTX gives no source line, which ptxas placed on this line"
-                m = replace(measure(key, ex, wf, placed), note=note)
+                m = replace(placed, note=f"with {n} instructions the PTX gives no source line, which ptxas "
+                                         "placed on this line")  # fmt: skip
                 break
         out.append(m)
     return out
