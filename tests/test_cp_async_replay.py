@@ -1,7 +1,9 @@
 """Replay the recorded cp.async (LDGSTS) measurements against ``models.hardware.ldgsts_wavefronts``
 and pin down what they showed: ``.ca`` copies with distinct shared addresses cost
-max(store of the same width, 128-byte global lines read); repeated shared addresses cost more
-than a store; ``.cg`` (bypass) shared wavefronts are invisible to Nsight Compute's counters."""
+max(store of the same width, the global reads' conflicts in L1's banks); repeated shared addresses
+cost more than a store; ``.cg`` (bypass) shared wavefronts are invisible to Nsight Compute's
+counters. The H200 sweep of global strides (4 to 512 bytes, 5 bases) separates bank conflicts from
+128-byte lines: a 12-byte stride reads 3 or 4 lines and costs one wavefront."""
 
 from __future__ import annotations
 
@@ -123,3 +125,28 @@ def test_collect_matches_launches_to_patterns(tmp_path):
         cp_async.collect(
             str(tmp_path / "plan.json"), str(tmp_path / "ncu.csv"), [metric], str(tmp_path / "r.json")
         )
+
+
+SWEEP = RESULTS / "h200-2026-11-28-cp-async-sweep.json"
+
+
+def test_global_stride_sweep_replays_as_bank_conflicts_not_lines(capsys):
+    data = json.loads(SWEEP.read_text())
+    assert data["gpu"].startswith("NVIDIA H200")
+    runs = data["cp_async_measurements"]
+    assert len(runs) == 157 and {m["family"] for m in runs} == {"global_sweep"}
+    by_stride, lines_wrong = {}, 0
+    for m in runs:
+        width = KINDS[m["probe"]][1]
+        glob = m["global_base"] + m["global_stride"] * np.arange(LANES)
+        got = ldgsts_wavefronts(width, m["byte_offsets"], glob)
+        assert got == m["metrics"][f"{SHARED}_cache_access.sum"], m
+        lines_wrong += got != max(width * LANES // 128, len(set((glob // 128).tolist())))
+        if m["probe"] == "cp4":
+            by_stride.setdefault(m["global_stride"], set()).add(got)
+    # base-independent; a power-of-two stride s < 128 conflicts s/4-way, an odd multiple of 4 never
+    assert by_stride[12] == by_stride[20] == by_stride[132] == by_stride[260] == {1}
+    assert by_stride[16] == {4} and by_stride[64] == {16} and by_stride[256] == {32} and by_stride[96] == {8}
+    assert lines_wrong == 96  # probes the 128-byte-lines rule would have counted wrong
+    with capsys.disabled():
+        print(f"\ncp.async global sweep: {len(runs)} probes equal; the lines rule misses {lines_wrong}")

@@ -57,8 +57,9 @@ def replay():
 
 
 def test_cp_async_rows_under_a_line_give_a_range_that_holds_the_measurement(replay):
-    """A cp.async whose warp reads rows shorter than a 128-byte line costs more than its store
-    (the lines it reads); the ledger gives the class a range [store, lines] instead of a number,
+    """A cp.async whose warp reads rows shorter than a 128-byte line may cost more than its store
+    (its global reads conflict in L1's banks when the rows start in one bank); the ledger gives
+    the class a range [store, that worst case] instead of a number,
     says the kernel is not complete, and every .cg measurement of the record lies in its range.
     The fp32 kernel's 4-byte .ca copies differ by one copy-iteration instead (not lines)."""
     record, diffs = replay
@@ -71,8 +72,11 @@ def test_cp_async_rows_under_a_line_give_a_range_that_holds_the_measurement(repl
             lo, hi = LEDGERS[name]["totals"][cls]["range"]["wavefronts"]
             assert lo <= diffs[name][key][1] <= hi, (name, lo, diffs[name][key][1], hi)
             held += 1
-        assert "global lines" in " ".join(LEDGERS[name]["incomplete"])
-    assert held == 18 and measured
+        assert "global reads may cost up to" in " ".join(LEDGERS[name]["incomplete"])
+    assert held == 16 and measured
+    # the fp8 kernels' 4-byte .ca scale copies: ranges under the lines rule, exact under the bank rule
+    for name in ("matmul_fp8_64x64x32_w2_s3", "matmul_fp8_32x32x32_w1_s2"):
+        assert "ldgsts_ca_wavefronts" not in diffs[name] and LEDGERS[name]["totals"]["ldgsts"]["wavefronts"]
 
 
 def test_at_least_40_kernels_match_the_gpu_exactly(replay, capsys):

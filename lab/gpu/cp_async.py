@@ -1,7 +1,7 @@
 """Measure ``cp.async`` (LDGSTS) writes into shared memory, to test the assumption that they cost
 what a shared store of the same width costs (the Triton scan counts them so).
 
-    python -m lab.gpu.cp_async plan PLAN.json [--per-kind N] [--zfill]
+    python -m lab.gpu.cp_async plan PLAN.json [--per-kind N] [--zfill | --sweep]
     ncu --csv --page raw --metrics $(python -m lab.gpu.cp_async metrics) \\
         python -m lab.gpu.cp_async run PLAN.json > NCU.csv
     python -m lab.gpu.cp_async collect PLAN.json NCU.csv RESULTS.json
@@ -57,7 +57,9 @@ def kernel_source() -> str:
     return "\n".join(parts)
 
 
-def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 16), zfill: bool = False) -> list[dict]:
+def plan(
+    seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 16), zfill: bool = False
+) -> list[dict]:
     """Store patterns of each width, one list per probe kind and global stride (bytes between
     consecutive lanes' global sources; 0 = the copy width, a coalesced warp), in launch order."""
     rng = random.Random(seed)
@@ -71,6 +73,25 @@ def plan(seed: int = 2026, per_kind: int = 100, strides: tuple[int, ...] = (0, 1
 
 
 LDGSTS_METRICS = LDGSTS
+SWEEP_STRIDES = (4, 8, 12, 16, 20, 24, 28, 32, 36, 48, 64, 96, 128, 132, 256, 260, 512)
+SWEEP_BASES = (0, 4, 16, 64, 96)
+
+
+def sweep() -> list[dict]:
+    """The global side alone: one warp copies to contiguous shared bytes (its store costs one
+    wavefront per 128 bytes) from lane ``i`` at ``base + stride * i``, every ``.ca`` width, each
+    stride of :data:`SWEEP_STRIDES` (a multiple of the width) from each base of :data:`SWEEP_BASES`."""
+    out = []
+    for name in ("cp4", "cp8", "cp16"):
+        _, width, store = KINDS[name]
+        for stride in SWEEP_STRIDES:
+            for base in SWEEP_BASES:
+                if stride % width or base % width:
+                    continue
+                out.append({"id": len(out), "probe": name, "instr": store, "family": "global_sweep",
+                            "global_stride": stride, "global_base": base,
+                            "byte_offsets": [width * i for i in range(32)], "mask": 0xFFFFFFFF})  # fmt: skip
+    return out
 
 
 def run(plan_path: str) -> None:
@@ -81,12 +102,18 @@ def run(plan_path: str) -> None:
         patterns = json.load(fh)
     arch = int(cp.cuda.Device().compute_capability)
     mod = cp.RawModule(code=kernel_source(), options=(f"-arch=sm_{arch}",))
-    src = cp.arange(16 * 32 * 8, dtype=cp.uint8)
+    src = cp.zeros(64 * 1024, dtype=cp.uint8)
     out = cp.empty(32, dtype=cp.uint32)
     kernels = {name: mod.get_function(f"k_{name}") for name in {**KINDS, **ZFILL_KINDS}}
     for p in patterns:
         offs = cp.asarray(np.asarray(p["byte_offsets"], dtype=np.int32))
-        args = (offs, np.uint32(p["mask"]), src, np.uint32(p["global_stride"]), out)
+        args = (
+            offs,
+            np.uint32(p["mask"]),
+            src[p.get("global_base", 0) :],
+            np.uint32(p["global_stride"]),
+            out,
+        )
         kernels[p["probe"]]((1,), (32,), args)
     cp.cuda.Device().synchronize()
 
@@ -104,7 +131,7 @@ def main(argv: list[str]) -> None:
     if cmd == "plan":
         n = int(argv[argv.index("--per-kind") + 1]) if "--per-kind" in argv else 100
         with open(argv[1], "w") as fh:
-            json.dump(plan(per_kind=n, zfill="--zfill" in argv), fh)
+            json.dump(sweep() if "--sweep" in argv else plan(per_kind=n, zfill="--zfill" in argv), fh)
     elif cmd == "metrics":
         print(",".join(LDGSTS_METRICS))
     elif cmd == "run":

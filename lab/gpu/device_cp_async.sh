@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Run on the device machine from the repo root: measure cp.async (LDGSTS) shared-memory writes.
 # With --zfill, the same store patterns with a source size of 0 (zero-fill), into cp_async_zfill.json.
-# Usage: lab/gpu/device_cp_async.sh OUTDIR [PER_KIND] [--zfill]
+# With --sweep, contiguous shared bytes from global strides and bases (cp_async_sweep.json).
+# Usage: lab/gpu/device_cp_async.sh OUTDIR [PER_KIND] [--zfill | --sweep]
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 OUT=${1:?outdir}; PER=${2:-80}; ZFILL=${3:-}
-NAME=cp_async${ZFILL:+_zfill}
+NAME=cp_async${ZFILL:+_${ZFILL#--}}
 export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv; ncu --version; } > "$OUT/env.txt" 2>&1
 python3 -c "from lab.gpu.cp_async import kernel_source; print(kernel_source())" > "$OUT/cp_async.cu"

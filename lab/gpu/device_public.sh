@@ -3,7 +3,7 @@
 # <kernels files>` carried: every kernel under Nsight Compute twice (raw counters: the record and
 # its run-to-run repeat), then with SourceCounters (source pages), packed into one JSON by
 # lab/gpu/pack_record.py; then the L1 contention experiment (lab/gpu/l1_contention.py).
-# Usage: lab/gpu/device_public.sh PLAN OUTDIR
+# Usage: lab/gpu/device_public.sh PLAN OUTDIR (SKIP_CONTENTION=1: the kernels alone)
 set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 PLAN=${1:?plan.json}; OUT=${2:?outdir}
@@ -19,8 +19,10 @@ done
 bash "$(dirname "$0")/device_profile.sh" "$PLAN" /tmp profile
 echo "profile done ($((SECONDS - T0)) s)"
 python3 -m lab.gpu.pack_record "$PLAN" /tmp/counters1.json /tmp/counters2.json /tmp/profile.json "$OUT/public.json"
-ncu --csv --page raw --cache-control none --clock-control none --metrics "$(python3 -m lab.gpu.l1_contention metrics)" \
-    python3 -m lab.gpu.l1_contention run > /tmp/contention.csv 2> "$OUT/contention.err"
-echo "contention rc=$? ($((SECONDS - T0)) s)"
-python3 -m lab.gpu.l1_contention collect /tmp/contention.csv "$OUT/contention.json"
+if [ -z "${SKIP_CONTENTION:-}" ]; then
+  ncu --csv --page raw --cache-control none --clock-control none --metrics "$(python3 -m lab.gpu.l1_contention metrics)" \
+      python3 -m lab.gpu.l1_contention run > /tmp/contention.csv 2> "$OUT/contention.err"
+  echo "contention rc=$? ($((SECONDS - T0)) s)"
+  python3 -m lab.gpu.l1_contention collect /tmp/contention.csv "$OUT/contention.json"
+fi
 tail -3 "$OUT"/ncu1.err

@@ -53,8 +53,8 @@ def copy_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """``cp.async`` rows: wavefronts (``-1`` unknown), ideals, which are known, and the status.
     ``.ca``: the measured rule (:func:`~bankproof.models.hardware.ldgsts_wavefronts`: the larger of
-    the store's wavefronts and the 128-byte global lines read), which needs the global addresses; a
-    lane whose src-size is 0 (zero-fill) reads no line; ``.cg``: as the store of the same width
+    the store's wavefronts and the L1 bank conflicts of the global reads), which needs the global
+    addresses; a lane whose src-size is 0 (zero-fill) reads nothing; ``.cg``: as the store of the same width
     (assumed, as everywhere), except in the zero-fill form (``zfill``: a src-size operand), whose
     measured count is not the store's (:data:`ZFILL_CG`)."""
     width, mode = int(name[2:].split(".")[0]), name.split(".")[1]
@@ -70,13 +70,11 @@ def copy_counts(
         if not ok[r] or inst.source is None or not inst.source_known[r][inst.active[r]].all():
             ok[r] = False
             continue
-        reads = inst.active[r] & (inst.source[r] >= 0)  # zero-fill lanes (src-size 0) read nothing
         w = hardware.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
-        if w is None:
+        if w is None:  # (zero-fill lanes, src-size 0, have a negative source: they read nothing)
             ok[r] = False
         else:
-            lines = len({int(g) // hardware.LINE_BYTES for g in inst.source[r][reads]})
-            out[r] = max(int(c[r]), lines)
+            out[r] = w
     return out, ideal, ok, "measured"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
-from bankproof.models import target
+from bankproof.models import hardware, target
 from bankproof.models.access import access_layout
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
@@ -104,15 +104,37 @@ def instr_candidates(
         return ["auto"]
     if acc.op.name == "ttg.async_copy_global_to_local" and dist is not None:  # cp.async's width
         return [f"vector{copy_elements(acc.op.text, enc or acc.tensor.encoding, dist, bits)[1] * bits}"]
-    enc = enc or acc.tensor.encoding
-    if acc.kind == "store" and sm >= 90 and bits == 16 and enc.startswith(("#ttg.nvidia_mma", "#ttg.linear")):
+    return policy(acc.kind, bits, sm, enc or acc.tensor.encoding)
+
+
+def policy(kind: str, bits: int, sm: int, enc: str) -> list[str]:
+    """Triton 3.9.0's preference for a ``local_load`` (``kind`` ``load``) or a store into shared
+    memory from registers of encoding ``enc`` (see :func:`instr_candidates`).
+
+    >>> policy("store", 32, 90, "#ttg.blocked<{order = [1, 0]}>")[:3], policy("load", 64, 90, "#ttg.blocked<{}>")
+    (['stsm.x4', 'stsm.x2', 'stsm.x1'], ['auto'])
+    """
+    if kind == "store" and sm >= 90 and bits == 16 and enc.startswith(("#ttg.nvidia_mma", "#ttg.linear")):
         return ["stsm.x4", "stsm.x4.trans", "stsm.x2", "stsm.x2.trans", "auto"]  # a warp tile of 16 x 8: x2
-    if acc.kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
+    if kind == "load" and "dot_op" in enc and bits in (8, 16, 32):
         if bits != 16:
             return ["ldsm.x4", "auto"]
         first, second = ("ldsm.x4.trans", "ldsm.x4") if "opIdx = 1" in enc else ("ldsm.x4", "ldsm.x4.trans")
         return [first, second, "auto"]
-    return ["auto"]
+    return _matrix_first(kind, bits, sm) + ["auto"]
+
+
+def _matrix_first(kind: str, bits: int, sm: int) -> list[str]:
+    """Triton 3.9.0 lowers every ``local_load`` (sm75+) and ``local_store``/``local_alloc`` (sm90+)
+    through ``lowerLdStMatrix`` first, whatever the register layout: ``ldmatrix``/``stmatrix``
+    whenever the layout's 32-bit words come four lanes to a 16-byte row (non-transposed, 8 to 32
+    bits) or, for 16-bit elements, transposed; as many matrices per instruction as the thread's
+    registers fill, up to four. The count tries the widest first, then the ld/st vector."""
+    if bits not in (8, 16, 32) or (kind == "load" and sm < 75) or (kind == "store" and sm < 90):
+        return []
+    op = "ldsm" if kind == "load" else "stsm"
+    out = [f"{op}.x{n}" for n in (4, 2, 1)]
+    return out + ([f"{op}.x{n}.trans" for n in (4, 2, 1)] if bits == 16 else [])
 
 
 def copy_contiguity(text: str) -> int:
@@ -162,31 +184,51 @@ def copy_order0(enc: str, dist: LinearLayout) -> int:
     return next((d for d in range(rank) if regs and regs[0][d]), rank - 1)
 
 
-def copy_lines(dist, enc: str, vec: int, bits: int) -> int:
-    """The 128-byte global lines one warp's copy of ``vec`` elements per lane reads at least, when
-    its rows (coordinates off the contiguous dim ``order[0]``) are not adjacent in global memory:
-    per distinct row, its span's lines.
+def copy_read_wavefronts(dist, enc: str, vec: int, bits: int, stride: int | None = 1) -> int:
+    """The most wavefronts one warp's copy of ``vec`` elements per lane can cost on its global
+    side when the rows of the tile (coordinates off the contiguous dim ``order[0]``) lie at
+    global offsets the TTGIR does not give: the global data passes L1's banks, where lanes reading
+    one bank of different 128-byte lines conflict (``models.hardware.ldgsts_wavefronts``); at worst
+    every row starts in the same bank (lanes that repeat another lane's elements copy nothing).
+    ``stride``: the global element stride along ``order[0]``
+    (:mod:`~bankproof.verifier.triton.strides`); ``None`` when it is a runtime value, so that each
+    lane's elements may lie anywhere (every lane its own row).
 
     >>> a = LinearLayout.from_bases({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]},
     ...                             {"dim0": 8, "dim1": 8})
-    >>> copy_lines(a, "#ttg.blocked<{order = [1, 0]}>", 8, 16)  # 8 rows of 4 x 16 bytes
+    >>> enc = "#ttg.blocked<{order = [1, 0]}>"
+    >>> copy_read_wavefronts(a, enc, 2, 16), copy_read_wavefronts(a, enc, 2, 16, None)
+    (8, 32)
+    >>> copy_read_wavefronts(a, enc, 2, 16, 3)  # 12-byte steps within a row: banks still differ
     8
     """
     rank = len(dist.out_dim_names)
     first = copy_order0(enc, dist)
     lanes = [tuple(b) for b in dist.in_bases("lane")]
-    coords = set()
-    for lane in range(1 << len(lanes)):
+    coords = []
+    for lane in range(hardware.LANES):
         c = [0] * rank
         for k, b in enumerate(lanes):
             if lane >> k & 1:
                 c = [x ^ y for x, y in zip(c, b)]
-        coords.add(tuple(c))
-    rows: dict[tuple, set[int]] = {}
-    for c in coords:
-        rows.setdefault(tuple(x for d, x in enumerate(c) if d != first), set()).add(c[first])
-    span = max(len(v) for v in rows.values()) * vec * bits // 8
-    return len(rows) * max(1, -(-span // 128))
+        coords.append(tuple(c))
+    row_of: dict[tuple, int] = {}
+    addr = np.zeros(hardware.LANES, dtype=np.int64)
+    first_of = {c: lane for lane, c in reversed(list(enumerate(coords)))}
+    issues = np.array([first_of[c] == lane for lane, c in enumerate(coords)])  # a repeat copies nothing
+    span = 1 << 24  # rows apart by a multiple of every bank period: all start in one bank
+    for lane, c in enumerate(coords):
+        key = tuple(x for d, x in enumerate(c) if d != first)
+        x = c[first]
+        if stride is None:
+            key, x = (key, x), 0
+        row = row_of.setdefault(key, len(row_of))
+        addr[lane] = row * span + x * abs(stride or 1) * bits // 8
+    width = vec * bits // 8
+    if width not in (4, 8, 16):
+        return 0
+    load = hardware.instruction(f"ld{width * 8}")
+    return int(hardware.wavefront_counts(load, addr[None], issues[None])[0])
 
 
 def count_access(

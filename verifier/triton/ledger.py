@@ -260,7 +260,10 @@ def build(
     if reports is not None:  # the launch is wholly given: the kernel machine's run of it
         fill(led.entries, reports, led.disagreements)
     for e in led.entries:
-        if e.get("wavefronts") is not None and e.get("executions") is not None:
+        if e.get("run_total_wavefronts") is not None:  # a run's total over uneven executions
+            e["total_wavefronts"] = e.pop("run_total_wavefronts")
+            e["total_instructions"] = e["instructions"] * e["executions"]
+        elif e.get("wavefronts") is not None and e.get("executions") is not None:
             e["total_wavefronts"] = e["wavefronts"] * e["executions"]
             e["total_instructions"] = e["instructions"] * e["executions"]
             if e.get("wavefronts_max", 0) > e["wavefronts"]:

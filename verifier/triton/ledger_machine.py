@@ -5,7 +5,8 @@ of each PTX instruction enters the ledger's entries:
 
 - an entry the ledger counted per execution and per CTA must equal the run (else a disagreement,
   which the commands report and exit 4 on); a cp.async whose global lines the ledger left as a
-  range takes the run's count of the lines these arguments give, where it lies in the range;
+  range takes the run's count of the lines these arguments give, where it lies in the range (its
+  total alone where the executions differ: a masked-off tail copy reads no line);
 - an entry the ledger could not total (a trip count or addresses it could not derive from the
   TTGIR) takes the run's totals, with its executions and its wavefronts per execution where
   they are whole.
@@ -37,9 +38,14 @@ from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.records import InstructionReport, Launch
 from bankproof.verifier.ptx.module import KernelCode, PtxModule
 from bankproof.verifier.results import FrozenMap
+from bankproof.verifier.triton.measured_rules import NARROW_CA_NOTE
 
 RUN_NOTE = "executions and wavefronts from a run of the kernel's PTX with the arguments given"
 LINES_NOTE = "global lines counted from the addresses these arguments give (a run of the kernel's PTX)"
+UNEVEN_NOTE = (
+    "global lines counted from the addresses these arguments give (a run of the kernel's PTX); its "
+    "executions differ (copies masked off read no line), so only the total is given"
+)
 MAX_SECONDS = 20.0  # the run's time limit: past it the ledger keeps its own answers
 
 
@@ -104,14 +110,23 @@ def fill(entries: list[dict], reports: Mapping[int, InstructionReport], disagree
 
 def _check(e: dict, ins: int, wf: int, disagreements: list[str]) -> None:
     """An entry the ledger totalled: the run must give the same; a cp.async's range of global lines
-    takes the run's count where it lies in the range."""
+    takes the run's count where it lies in the range (a narrow ``.ca`` copy's measured excess, which
+    no line count explains, keeps its top)."""
     runs = e["executions"]
     t_ins, t_wf = e["instructions"] * runs, e["wavefronts"] * runs
-    if (ins, wf) == (t_ins, t_wf):
-        return
     hi = e.get("wavefronts_max")
-    if ins == t_ins and hi is not None and t_wf <= wf <= hi * runs and wf % runs == 0:
-        e["wavefronts"] = wf // runs
+    top = t_wf if hi is None else hi * runs
+    if ins == t_ins and t_wf <= wf <= top and (wf == t_wf or wf % runs == 0 or hi is not None):
+        if hi is None:
+            return
+        if wf % runs:  # the executions read different lines (a masked tail copy reads none)
+            e.update(wavefronts=None, run_total_wavefronts=wf, lines_note=UNEVEN_NOTE)
+            e.pop("wavefronts_max", None)
+            return
+        store, e["wavefronts"] = e["wavefronts"], wf // runs
+        if e.get("lines_note") == NARROW_CA_NOTE:  # the excess measured above the lines stays
+            e["wavefronts_max"] = e["wavefronts"] + store
+            return
         e.pop("wavefronts_max", None)
         e["lines_note"] = LINES_NOTE
         return

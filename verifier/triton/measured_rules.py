@@ -8,7 +8,8 @@ the record that backs it.
   ``h200-2026-11-26-real-kernels.json`` lib_matmul_fp32_tf32_64x64x32: +512), equal in two
   others; single-instruction probes (zero-fill ones included, ``h200-2026-11-26-cp-async-zfill.json``)
   cost exactly the store. Cause not identified, so the ledger gives the range [store, store +
-  prologue copies] and calls the kernel not complete.
+  prologue copies] (above the copy's global lines where those may outnumber its store) and calls
+  the kernel not complete.
 - :func:`st_agrees`: shared stores that run while asynchronous copies (cp.async, or the bulk/TMA
   engine) write shared memory show extra ``op_st`` wavefronts that ncu also counts as ``op_st``
   bank conflicts, and that change run to run (``h200-2026-11-26-l1-contention.json``: conflict-free
@@ -56,7 +57,7 @@ def bound_narrow_ca(entries: list[dict]) -> None:
         if not narrow or e.get("loops") or not conflicted:
             continue
         if (e["location"], tuple(e.get("buffers", ()))) in looped:
-            e["wavefronts_max"] = 2 * e["wavefronts"]
+            e["wavefronts_max"] = max(e["wavefronts"], e.get("wavefronts_max") or 0) + e["wavefronts"]
             e["lines_note"] = NARROW_CA_NOTE
 
 

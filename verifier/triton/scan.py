@@ -7,8 +7,8 @@ plain first for operand A; 8- and 32-bit: plain), as Triton 3.9's lowering does 
 its PTX, ``verifier/triton/lowering.py``); every other access uses the widest ld/st vector legal
 on every lane (``auto``). ``async_copy_global_to_local`` is counted as a store of the same width. Measured
 (``models.hardware.ldgsts_wavefronts``): Triton's 4- and 8-byte copies (``cp.async.ca``) cost
-exactly their store when the warp's global reads touch no more 128-byte lines than that, as
-coalesced copies do; its 16-byte copies (``cp.async.cg``, LDGSTS.BYPASS) have no shared
+the larger of their store and their global reads' conflicts in L1's banks (none for coalesced
+copies); its 16-byte copies (``cp.async.cg``, LDGSTS.BYPASS) have no shared
 wavefronts Nsight Compute can count, so their store count is an assumption (``hardware``).
 
 >>> text = open(__file__.replace("scan.py", "sample.ttgir")).read()
@@ -30,7 +30,8 @@ from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
     buffer_accesses,
     copy_elements,
-    copy_lines,
+    copy_order0,
+    copy_read_wavefronts,
     count_access,
     instr_candidates,
     layouts_of,
@@ -49,6 +50,7 @@ from bankproof.verifier.triton.scan_records import (
     ScanReport,
     SharedPlan,
 )
+from bankproof.verifier.triton.strides import module_strides
 from bankproof.verifier.triton.ttgir import Module, Op, read_ttgir
 
 
@@ -86,7 +88,9 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                 if "error" in row:
                     raise InputError("ttgir", "access", row.pop("error"))
                 if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
-                    _copy_width(row, a, resolved(mod, a.tensor.encoding), dist, bits)
+                    _copy_width(
+                        row, a, resolved(mod, a.tensor.encoding), dist, bits, _global_stride(mod, a, dist)
+                    )
                 # what the count rests on: the target's own status (provenance refines a measured one)
                 status = provenance(a.op.name, row["instr"]) if t.status == "measured" else t.status
                 row.setdefault("hardware", status)
@@ -192,20 +196,39 @@ def scan_text(text: str, path: str = "<ttgir>") -> ScanReport:
     return scan_module(read_ttgir(text), path)
 
 
-def _copy_width(row: dict, a, enc: str, dist, bits: int) -> None:  # row: its JSON form, not yet frozen
+def _global_stride(mod: Module, a, dist) -> int | None:
+    """The global element stride along a copy's contiguous dim, read from the TTGIR that builds its
+    pointers (``None``: a runtime value, or not followed); 1 along a dim of one element."""
+    first = copy_order0(resolved(mod, a.tensor.encoding), dist)
+    if first < len(a.tensor.shape) and a.tensor.shape[first] == 1:
+        return 1
+    strides = module_strides(mod, a.op.operands[0]) if a.op.operands else None
+    return strides[first] if strides is not None and first < len(strides) else None
+
+
+def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None = 1) -> None:  # row: JSON form
     """Say so when a cp.async's width rests on the pointers' alignment, which the TTGIR does not
-    carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread."""
+    carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread; and
+    when its global lines may outnumber its store's wavefronts (rows apart, or a runtime stride
+    along the contiguous dim)."""
     least, most = copy_elements(a.op.text, enc, dist, bits)
     width = int("".join(c for c in row["instr"] if c.isdigit()) or 0)
-    lines = copy_lines(dist, enc, width // max(1, bits), bits)
+    reads = copy_read_wavefronts(dist, enc, width // max(1, bits), bits, stride)
     issued = row.get("live_instructions", row["instructions"])  # warp copies with a lane on
     per = row["wavefronts"] / max(1, issued)
-    if lines > per:  # a warp's copy reads more 128-byte lines than its store has wavefronts
-        row["wavefronts_max"] = lines * issued
+    if reads > per:  # a warp's global reads may conflict in L1's banks past its store's wavefronts
+        row["wavefronts_max"] = reads * issued
+        where = (
+            "its rows lie at global offsets the TTGIR does not give"
+            if stride == 1
+            else "the stride along its contiguous dim is a runtime value"
+            if stride is None
+            else f"its contiguous dim has global stride {stride} and its rows lie at offsets not given"
+        )
         row["lines_note"] = (
-            f"each warp copy reads {lines} global lines where its rows are not adjacent, for {per:g} store "
-            "wavefronts; cp.async then costs more than its store (.ca: the larger of the two, measured in "
-            "gpu_checks/results/h100-2026-11-22-cp-async.json; .cg: above its store, not measured alone)"
+            f"each warp copy's global reads may cost up to {reads} wavefronts in L1's banks where {where}, "
+            f"for {per:g} store wavefronts (.ca: the larger of the two, measured in "
+            "gpu_checks/results/h200-2026-11-28-cp-async-sweep.json; .cg: not measured alone)"
         )
     if least * bits < width:
         row["width_assumed"] = (

@@ -33,6 +33,7 @@ SHARED_OPS = (
     "ttg.convert_layout",
 )
 MAX_TEXT = 64 * 1024 * 1024
+MAX_DEFS = 1 << 20  # op results kept for value tracing
 
 ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z0-9_.]+)\b(.*)$")
@@ -77,6 +78,9 @@ class Module:
     aliases: dict[str, str] = field(default_factory=dict)
     ops: list[Op] = field(default_factory=list)
     block_args: dict[str, str] = field(default_factory=dict)  # loop-carried value -> initial value
+    yields: dict[str, str] = field(default_factory=dict)  # loop-carried value -> the value its loop yields
+    defs: dict[str, str] = field(default_factory=dict)  # every op's result -> its line, for value tracing
+    func_args: list[str] = field(default_factory=list)  # the kernel's argument names, in order
     num_warps: int | None = None
     target: str | None = None
 
@@ -160,6 +164,19 @@ def trailing_loc(text: str) -> tuple[str, str]:
     return text[:i], text[i + 1 :]
 
 
+def _track_regions(line: str, m, carried: list[str], regions: list[list[str]], yields: dict) -> None:
+    """Pair each ``scf.for``'s loop-carried values with what its ``scf.yield`` yields (regions are
+    followed by the braces a line opens or closes; attribute dicts close on their own line)."""
+    if m and m.group(2) == "scf.yield" and regions and regions[-1]:
+        head = line.split("scf.yield", 1)[1].split(" : ", 1)[0]
+        yields.update(zip(regions[-1], re.findall(r"%[\w$.#-]+", head)))
+    net = line.count("{") - line.count("}")
+    if net > 0:
+        regions.extend([carried] + [[] for _ in range(net - 1)])
+    for _ in range(min(-net, len(regions))):
+        regions.pop()
+
+
 def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
     """Read TTGIR text; ops outside ``ops`` (``SHARED_OPS``) are skipped."""
     if len(text) > MAX_TEXT:
@@ -180,11 +197,20 @@ def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
     mod.num_warps = int(warps.group(1)) if warps else None
     target = re.search(r'ttg\.target\s*=\s*"([^"]+)"', text)
     mod.target = target.group(1) if target else None
+    regions: list[list[str]] = []  # per open region: the loop-carried values of an scf.for, else []
     for no, line in enumerate(lines, 1):
+        carried: list[str] = []
         if "iter_args(" in line:
             args = line.split("iter_args(", 1)[1]
-            mod.block_args.update(re.findall(r"(%[\w$.#-]+) = (%[\w$.#-]+)", args.split(") ->", 1)[0]))
+            pairs = re.findall(r"(%[\w$.#-]+) = (%[\w$.#-]+)", args.split(") ->", 1)[0])
+            mod.block_args.update(pairs)
+            carried = [p[0] for p in pairs] if " scf.for " in line else []
+        if "tt.func " in line and not mod.func_args:
+            mod.func_args = re.findall(r"(%[\w$.#-]+):", line.split("(", 1)[-1])
         m = _OP.match(line)
+        _track_regions(line, m, carried, regions, mod.yields)
+        if m and m.group(1) and len(mod.defs) < MAX_DEFS:
+            mod.defs[m.group(1)] = line.strip()
         if not m or m.group(2) not in ops:
             continue
         body, loc_text = trailing_loc(line.strip())

@@ -83,6 +83,18 @@ def _spec_problem(path: str) -> dict:
     return out
 
 
+def _preference(a, b, rep) -> str:
+    """The instruction a TTGIR access is counted with in the workbench: Triton 3.9.0's preference
+    list (the first one the layout pair delivers, so that another shared layout gets the
+    instruction Triton would pick for it), or the copy's own width."""
+    from bankproof.models import dtypes
+    from bankproof.verifier.triton.accesses import policy, sm_of
+
+    if a.instr is None or "async_copy" in a.op:
+        return a.instr or "auto"
+    return ",".join(policy(a.kind, dtypes.bits(b.dtype), sm_of(rep.target), a.layout))
+
+
 def _ttgir_buffers(path: str) -> list[dict]:
     """Each shared buffer of a TTGIR file as a loadable problem, with the scan's counts."""
     from bankproof.models.notation.mlir import split_aliases
@@ -99,7 +111,7 @@ def _ttgir_buffers(path: str) -> list[dict]:
     out = []
     for b in rep.buffers:
         accesses = [
-            {"name": f"{a.kind}@{a.location.ttgir_line}", "kind": a.kind, "instr": a.instr or "auto",
+            {"name": f"{a.kind}@{a.location.ttgir_line}", "kind": a.kind, "instr": _preference(a, b, rep),
              "layout": full(a.layout)}
             for a in b.accesses
         ]  # fmt: skip

@@ -209,7 +209,7 @@ def state(req: Mapping) -> State:
     target.require(spec.arch, "workbench", WHERE)
     mem = spec.memory
     if not isinstance(mem, LinearLayout):
-        return State(spec, None, None)
+        return State(_preferred(spec), None, None)
     space = Space.of(mem, spec.dims)
     cols = [space.pack_row_major(b) for b in mem.in_bases("offset")]
     roles = offset_roles(spec.elem_bits, len(cols))
@@ -229,7 +229,28 @@ def state(req: Mapping) -> State:
         "cells": cells,
         "loaded": loaded,
     }
-    return State(replace(spec, memory=layout), desc, _with_segments(cols, roles, base))
+    return State(_preferred(replace(spec, memory=layout)), desc, _with_segments(cols, roles, base))
+
+
+def _preferred(spec: Spec) -> Spec:
+    """An access's ``instr`` may list instructions in order of preference (``stsm.x4,stsm.x2,auto``:
+    what a TTGIR buffer's access is counted with, Triton's order): each becomes the first one the
+    layout pair can deliver, so that a toggled layout gets the instruction Triton would pick."""
+    out = []
+    for acc in spec.accesses:
+        names = [n.strip() for n in acc.instr.split(",")]
+        if len(names) > 16:
+            raise InputError(WHERE, "instr", "lists at most 16 instructions", len(names))
+        for i, name in enumerate(names):
+            try:
+                target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, name)
+            except InputError:
+                if i == len(names) - 1:
+                    raise
+                continue
+            out.append(replace(acc, instr=name))
+            break
+    return replace(spec, accesses=tuple(out))
 
 
 # ----- answers -----------------------------------------------------------------------------------
