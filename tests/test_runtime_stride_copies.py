@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 from bankproof.gpu_checks.results import RESULTS
@@ -155,3 +156,30 @@ def test_interlocked_loop_values_stay_within_the_step_budget():
     t0 = time.perf_counter()
     assert element_strides(defs, yields, "%a0", carried) is None
     assert time.perf_counter() - t0 < 2.0
+
+
+PTX = str(Path(__file__).resolve().parent.parent / "examples" / "triton" / "strided_sum.ptx")
+
+
+def test_the_stride_left_open_on_tritons_ptx_by_residue_class():
+    """The same kernel's PTX (Triton 3.9.0's, ``examples/triton/strided_sum.ptx``) with the stride
+    left open: each 4-byte ``cp.async`` is conflict-free for every odd stride (a proof over 1..64)
+    and 2^k-way on the global side for a stride of 2^k times an odd number, as the H200 sweep
+    measured for strides of 4 to 512 bytes; the measured kernels (s = 3: 48, s = 64: 1040) are
+    runs of the same machine (the first test)."""
+    import bankproof
+
+    r = bankproof.kernel_open(PTX, "strided_sum_param_3=1..64", args={"strided_sum_param_2": 1024})
+    assert (r.verdict, r.runs) == ("refuted", 64)
+    first = r.instructions[0]
+    assert (first.instr, first.smallest) == ("cp4.ca", 2)
+    per = {c.values: c.wavefronts // 4 for c in first.classes}  # 4 warps, one copy each
+    assert per == {
+        "strided_sum_param_3 ≡ 1 (mod 2)": 1,
+        "strided_sum_param_3 ≡ 2 (mod 4)": 2,
+        "strided_sum_param_3 ≡ 4 (mod 8)": 4,
+        "strided_sum_param_3 ≡ 8 (mod 16)": 8,
+        "strided_sum_param_3 ≡ 16 (mod 32)": 16,
+        "strided_sum_param_3 ≡ 0 (mod 32)": 32,
+    }
+    assert [c.verdict for c in first.classes if c.wavefronts == 4] == ["proved"]

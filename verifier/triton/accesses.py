@@ -111,8 +111,9 @@ def policy(kind: str, bits: int, sm: int, enc: str) -> list[str]:
     """Triton 3.9.0's preference for a ``local_load`` (``kind`` ``load``) or a store into shared
     memory from registers of encoding ``enc`` (see :func:`instr_candidates`).
 
-    >>> policy("store", 32, 90, "#ttg.blocked<{order = [1, 0]}>")[:3], policy("load", 64, 90, "#ttg.blocked<{}>")
-    (['stsm.x4', 'stsm.x2', 'stsm.x1'], ['auto'])
+    >>> lay = "#ttg.blocked<{order = [1, 0]}>"
+    >>> policy("store", 32, 90, lay)[:3], policy("load", 64, 90, lay), policy("store", 32, 80, lay)
+    (['stsm.x4', 'stsm.x2', 'stsm.x1'], ['auto'], ['auto'])
     """
     if kind == "store" and sm >= 90 and bits == 16 and enc.startswith(("#ttg.nvidia_mma", "#ttg.linear")):
         return ["stsm.x4", "stsm.x4.trans", "stsm.x2", "stsm.x2.trans", "auto"]  # a warp tile of 16 x 8: x2
