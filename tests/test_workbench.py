@@ -113,6 +113,21 @@ def test_bad_requests_name_the_field(change, message):
         workbench.evaluate({**workbench.SEED, **change})
 
 
+def _instr(instr: str) -> dict:
+    return {**workbench.SEED, "accesses": [{**a, "instr": instr} for a in workbench.SEED["accesses"]]}
+
+
+def test_an_instruction_preference_list_takes_the_first_deliverable():
+    """A TTGIR buffer's accesses load into the page with Triton's preference list: the seed's
+    16x32 f32 row store takes stmatrix (as Triton 3.9.0 emits it), its column read the plain load."""
+    r = workbench.evaluate(_instr("ldsm.x4,stsm.x4,auto"))
+    assert [a["short"] for a in r["accesses"]] == ["stsm.x4", "ld32"]
+    with pytest.raises(InputError, match="instr"):
+        workbench.evaluate(_instr("bogus,ld.nothing"))
+    with pytest.raises(InputError, match="workbench: instr lists at most 16 instructions"):
+        workbench.evaluate(_instr(",".join(["auto"] * 17)))
+
+
 def test_slow_calls_answer():
     synth = workbench.synth({**workbench.SEED, "timeout": 5})
     assert synth["result"]["synth"]["optimality"]["proof"]["status"] == "proved"

@@ -233,9 +233,8 @@ def state(req: Mapping) -> State:
 
 
 def _preferred(spec: Spec) -> Spec:
-    """An access's ``instr`` may list instructions in order of preference (``stsm.x4,stsm.x2,auto``:
-    what a TTGIR buffer's access is counted with, Triton's order): each becomes the first one the
-    layout pair can deliver, so that a toggled layout gets the instruction Triton would pick."""
+    """An ``instr`` listing instructions by preference (a TTGIR access's: Triton's order) becomes
+    the first the layout pair delivers, so a toggled layout gets the one Triton would pick."""
     out = []
     for acc in spec.accesses:
         names = [n.strip() for n in acc.instr.split(",")]
@@ -244,12 +243,11 @@ def _preferred(spec: Spec) -> Spec:
         for i, name in enumerate(names):
             try:
                 target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, name)
+                out.append(replace(acc, instr=name))
+                break
             except InputError:
                 if i == len(names) - 1:
                     raise
-                continue
-            out.append(replace(acc, instr=name))
-            break
     return replace(spec, accesses=tuple(out))
 
 
