@@ -216,3 +216,45 @@ def test_what_a_buffer_holds_decides_a_loaded_loop_bound():
     assert ledger.build(*_inputs("loaded_loop"), {"fill_n_ptr": 192}).incomplete == ()
     with pytest.raises(InputError, match="fill_m_ptr names no argument of the kernel"):
         ledger.build(*_inputs("loaded_loop"), {"fill_m_ptr": 1})
+
+
+WHILE = """module {
+  tt.func public @k(%n: i32 loc("n"(#loc))) {
+    %c0 = arith.constant 0 : i32 loc(#loc1)
+    %t = scf.while (%i = %c0) : (i32) -> i32 {
+      %c = arith.cmpi slt, %i, %n : i32 loc(#loc1)
+      %x = ttg.local_load %buf : !ttg.memdesc<32xf32, #shared, #smem> -> tensor<32xf32, #b> loc(#loc1)
+      scf.condition(%c) %i : i32 loc(#loc1)
+    } do {
+    ^bb0(%j: i32 loc(#loc1)):
+      %y = ttg.local_load %buf : !ttg.memdesc<32xf32, #shared, #smem> -> tensor<32xf32, #b> loc(#loc2)
+      %k = arith.addi %j, %c0 : i32 loc(#loc1)
+      scf.yield %k : i32 loc(#loc1)
+    } loc(#loc1)
+    %z = ttg.local_load %buf : !ttg.memdesc<32xf32, #shared, #smem> -> tensor<32xf32, #b> loc(#loc1)
+    tt.return loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+"""
+
+
+def test_an_scf_while_is_a_loop_of_open_trips_and_its_condition_region_is_told_apart():
+    """An ``scf.while``'s body runs ``trips_L<line>`` times (a run-time count, left open in the
+    totals' formulas); its condition region runs once more, so what it holds is not counted by
+    that trip count."""
+    from bankproof.verifier.triton.sites import read_sites
+
+    sites, _, _ = read_sites(WHILE)
+    by_name = {s.text.split("=")[0].strip(): s for s in sites}
+    cond, body, after = by_name["%x"], by_name["%y"], by_name["%z"]
+    (loop,) = body.loops
+    assert cond.loops == (loop,) and after.loops == ()
+    assert (cond.in_while_cond, body.in_while_cond, after.in_while_cond) == (True, False, False)
+    assert (loop.kind, loop.line, loop.unknown, loop.text()) == (
+        "while",
+        4,
+        "trips_L4",
+        "while (TTGIR line 4)",
+    )
+    assert loop.trips() is None and loop.trips({"trips_L4": 3}) == 3
+    assert "scf.while" in loop.why()

@@ -77,6 +77,9 @@ ONE_CTA = {"program_id_x": 0, "program_id_y": 0, "program_id_z": 0,
            "num_programs_x": 1, "num_programs_y": 1, "num_programs_z": 1}  # fmt: skip
 
 
+WHILE_COND = "in an scf.while's condition region, which runs once more than the loop's body"
+
+
 def _loop_map(kernel: Kernel, ptx_loops: list[PtxLoop], sites: list[Site]) -> dict[int, Loop] | None:
     """PTX loop (start index) -> TTGIR loop, with the same nesting. LLVM places blocks in its own
     order (a branch's loop may come after the loop that follows it in the TTGIR), so loops are
@@ -243,6 +246,8 @@ def build(
         at = led.by_site.get(loc, [])
         same_nest = [x for x in at if lp is not None and x.loops == tuple(lp)]  # the op among those at loc
         entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(same_nest or at))
+        if any(x.in_while_cond for x in same_nest or at):  # runs once more than the loop's body
+            entry.update(loops=None, executions=None, executions_reason=WHILE_COND)
         here = f"{loc[0]}:{loc[1]}"  # SASS names an op's innermost location; the chain holds them all
         entry["chain"] = sorted({f"{c[0]}:{c[1]}" for x in at for c in x.chain} | {here})
         inner = {f"{x.chain[0][0]}:{x.chain[0][1]}" if x.chain else here for x in at}

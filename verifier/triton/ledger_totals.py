@@ -41,6 +41,10 @@ def totals(entries: list[dict]) -> Mapping[str, ClassTotal]:
         ins = sum(e["instructions"] * e["executions"] for e in gmma) if known else None
         sums["gmma"] = {"wavefronts": wf, "instructions": ins, "note": gmma[0]["gmma_note"]}
         cond = [e for e in gmma if e.get("condition_key")]
+        if not known and not cond:  # trip counts left open: the total as a formula in them
+            formula = _formula([{**e, "wavefronts": e["gmma_wavefronts"]} for e in gmma])
+            if formula is not None:
+                sums["gmma"]["formula"] = formula
         if cond and wf is not None:  # under a branch the arguments do not decide: a range, never a number
             lo = wf - sum(e["gmma_wavefronts"] * e["executions"] for e in cond)
             sums["gmma"].update(wavefronts=None, instructions=None, range={"wavefronts": [lo, wf]},

@@ -34,6 +34,7 @@ _CMPI = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*arith\.cmpi\s+(\w+),\s*(%[\w$.#-]+),
 _LOAD = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.load\s+(%[\w$.#-]+)[^:]*:\s*!tt\.ptr<i\d+>")
 _ADDPTR = re.compile(r"^\s*(%[\w$.#-]+)\s*=\s*tt\.addptr\s+(%[\w$.#-]+),\s*(%[\w$.#-]+)\s*:\s*!tt\.ptr<")
 _IF = re.compile(r"scf\.if\s+(%[\w$.#-]+)")
+_WHILE = re.compile(r"=\s*scf\.while\b")
 _ITER_ARG = re.compile(r"(%[\w$.#-]+)\s*=\s*(%?[\w$.#-]+)")
 _V = r"(%[\w$.#-]+)"
 _UNARY = re.compile(rf"^\s*{_V}\s*=\s*arith\.(?:extui|extsi|trunci|index_cast|index_castui)\s+{_V}\s")
@@ -57,6 +58,7 @@ class Loop:
     step: str
     defs: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # scalar arith
     carried: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # name: (init, yield)
+    kind: str = field(default="for", compare=False)  # "while": an scf.while (its "do" region's trips)
 
     def trips(self, args: dict[str, int] | None = None) -> int | None:
         """The trip count from the bounds, else the value given as ``trips_L<line>`` (a count the
@@ -73,10 +75,18 @@ class Loop:
         return f"trips_L{self.line}"
 
     def text(self) -> str:
+        if self.kind == "while":
+            return f"while (TTGIR line {self.line})"
         return f"for {self.lower} to {self.upper} step {self.step} (TTGIR line {self.line})"
 
     def why(self, args: dict[str, int] | None = None) -> str | None:
         """Why the trip count is not decided (a bound loaded from memory, an argument not given)."""
+        if self.kind == "while":
+            return (
+                None
+                if self.trips(args) is not None
+                else "an scf.while: its condition is evaluated at run time"
+            )
         whys = (unknown_why(v, args, self.defs) for v in (self.lower, self.upper, self.step))
         return next((w for w in whys if w), None)
 
@@ -94,6 +104,7 @@ class Site:
     text: str = ""
     chain: tuple = field(default=(), compare=False)  # every location of its callsite chain, innermost first
     conds: tuple[Cond, ...] = field(default=(), compare=False)  # the branch arms it runs under
+    in_while_cond: bool = field(default=False, compare=False)  # in an scf.while's condition region
 
 
 def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[str, int, int], ...]:
@@ -181,6 +192,8 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
             kind, was, opened = stack.pop() if stack else ("", None, None)
             if s.rstrip().endswith("{") and kind == "if" and "else" in s:  # scf.if's else region
                 stack.append(("if", Cond(was.name, False, scalar), opened))
+            elif s.rstrip().endswith("{") and kind == "while" and s.startswith("} do"):  # the body
+                stack.append(("loop", was, opened))
             elif s.rstrip().endswith("{"):  # the op's next region (``} partition1(...) {``)
                 p = _PARTITION.search(s)
                 part = (int(p.group(1)), int(p.group(2))) if p else None
@@ -207,7 +220,7 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
             continue
         closed = None
         m = _ANY_OP.match(line)
-        loops = tuple(v for k, v, _ in stack if k == "loop")
+        loops = tuple(v for k, v, _ in stack if k in ("loop", "while"))
         parts = [v for k, v, _ in stack if k == "partition"]
         added = bool(m and m.group(2) not in ("tt.func", "module"))
         if added:
@@ -216,8 +229,9 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
             if m.group(2) == "ttg.warp_specialize" and "(" in s:
                 captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])
             conds = block + tuple(v for k, v, _ in stack if k == "if")
+            cond = any(k == "while" for k, _, _ in stack)  # a while's condition runs once more than its body
             sites.append(Site(no, m.group(2), chain[-1] if chain else None, loops,
-                              parts[-1] if parts else None, s[:200], chain, conds))  # fmt: skip
+                              parts[-1] if parts else None, s[:200], chain, conds, cond))  # fmt: skip
         if s.rstrip().endswith("{"):
             stack.append((*_region(s, no, consts, scalar), len(sites) - 1 if added else None))
     return sites, FrozenMap(consts), args
@@ -229,6 +243,8 @@ def _region(s: str, no: int, consts: dict[str, int], scalar: dict) -> tuple[str,
     f, i = _FOR.search(s), _IF.search(s)
     if i and not f:
         return "if", Cond(i.group(1), True, scalar)
+    if _WHILE.search(s) and not f:  # its "before" region; ``} do {`` opens the body (same loop)
+        return "while", Loop(no, "?", "?", "1", scalar, kind="while")
     if f:
         lo, hi, st = (str(consts.get(v, v)) for v in f.groups()[1:])
         loop = Loop(no, lo, hi, st, scalar)
