@@ -40,9 +40,9 @@ def launch_args(signature: dict[str, str], constexprs: dict[str, int]) -> dict[s
     return out
 
 
-def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
+def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str, only: set[str] | None = None) -> None:
     """Compile the built-in corpus (or each kernels file's ``CONFIGS``) for ``arch`` and write the
-    cubins and ``plan.json``."""
+    cubins and ``plan.json`` (``only``: just the configurations of those names)."""
     import triton
     from bankproof.models.target import ARCHS
     from bankproof.verifier.ptx import parse_kernel
@@ -57,7 +57,7 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
         (c, f) for f in kernels_files for c in corpus.load_kernels_file(f).CONFIGS
     ]
     for config, kernels_file in jobs:
-        if arch not in config.get("archs", ARCHS):
+        if arch not in config.get("archs", ARCHS) or (only and config["name"] not in only):
             continue
         sig = config["signature"]
         try:
@@ -100,5 +100,9 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: python -m lab.gpu.gpu_plan DIR [ARCH]")
-    prepare(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm90", *sys.argv[3:])
+        sys.exit("usage: python -m lab.gpu.gpu_plan DIR [ARCH] [KERNELS_FILE ...] [--only NAME,NAME]")
+    argv = sys.argv[1:]
+    names = set(argv.pop(argv.index("--only") + 1).split(",")) if "--only" in argv else None
+    if names:
+        argv.remove("--only")
+    prepare(argv[0], argv[1] if len(argv) > 1 else "sm90", *argv[2:], only=names)
