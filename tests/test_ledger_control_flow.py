@@ -258,3 +258,29 @@ def test_an_scf_while_is_a_loop_of_open_trips_and_its_condition_region_is_told_a
     )
     assert loop.trips() is None and loop.trips({"trips_L4": 3}) == 3
     assert "scf.while" in loop.why()
+
+
+def test_a_guard_on_run_time_values_makes_the_count_a_range():
+    """A shared load under a guard predicate the PTX computes from run-time values (ptxas may turn
+    whole warps off) is counted like an undecided branch arm: from none of its warps to all."""
+    from types import SimpleNamespace
+
+    from bankproof.verifier.triton.ledger_branches import guard
+
+    ins = SimpleNamespace(guard=(True, "%p7"), line=120)
+    op = SimpleNamespace(unknown="the predicate %p7 depends on run-time values", ins=ins)
+    entry = {"location": "k.py:9:5", "family": "lsu", "instr": "ld32", "counted": True, "kind": "buffer",
+             "instructions": 8, "executions": 2, "wavefronts": 8, "ideal": 8,
+             "total_wavefronts": 16, "total_instructions": 16}  # fmt: skip
+    guard(entry, [op])
+    assert entry["condition"] == ["the guard @!%p7 (PTX line 120) holds in the warp"]
+    assert entry["condition_key"] == [["guard@PTX120", True]]
+    sure = {**entry, "instr": "ld64", "condition": None, "condition_key": None, "depends_on": None}
+    sure = {k: v for k, v in sure.items() if v is not None}
+    t = ledger_totals.totals([entry, sure])["ld"]
+    assert t.wavefronts is None and t.range.wavefronts == (16, 32) and t.range.instructions == (16, 32)
+    assert t.depends_on == ("the guard @!%p7 (PTX line 120)",)
+    unguarded = {"unknown": "", "ins": ins}
+    before = dict(sure)
+    guard(sure, [SimpleNamespace(**unguarded)])
+    assert sure == before

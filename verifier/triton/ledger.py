@@ -49,6 +49,7 @@ from bankproof.models.errors import InputError
 from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse
 from bankproof.verifier.ptx.parse import parse_program
 from bankproof.verifier.results.decode import decode
+from bankproof.verifier.triton.ledger_branches import branches, guard, site_conds
 from bankproof.verifier.triton.ledger_machine import fill, launch_for, run_counts
 from bankproof.verifier.triton.ledger_records import LedgerEntry, LedgerReport, Unknown
 from bankproof.verifier.triton.ledger_rules import (
@@ -66,7 +67,6 @@ from bankproof.verifier.triton.ledger_rules import (
 from bankproof.verifier.triton.ledger_totals import totals
 from bankproof.verifier.triton.lowering import access_instr
 from bankproof.verifier.triton.measured_rules import bound_narrow_ca
-from bankproof.verifier.triton.scalars import Cond, loop_hits
 from bankproof.verifier.triton.scan_records import ScanReport
 from bankproof.verifier.triton.sites import Loop, Site, read_sites
 
@@ -165,40 +165,13 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
         if entry["executions"] is None:
             why = next((w for x in lp if (w := x.why(args))), "a loop's bounds are run-time values")
             entry["executions_reason"] = f"per iteration: {why}"
-    _branches(entry, conds, args, lp or ())
+    branches(entry, conds, args, lp or ())
+    guard(entry, grp)
     if any(o.conditional for o in grp):
         entry["conditional"] = True
     if any(o.extra.get("exit_before") for o in grp):
         entry["note"] = EXIT_BEFORE
     return entry
-
-
-def _branches(entry: dict, conds, args, loops) -> None:
-    """The branch arms an entry runs under (``scf.if``, an early return's ``cf.cond_br``): an arm
-    the arguments rule out runs 0 times; an arm on a counter its loop cycles (a flattened
-    persistent loop's epilogue) runs on the iterations the cycle gives; arms the arguments cannot
-    decide are named (``condition``), and the totals become ranges over them."""
-    undecided = []
-    for c in conds:
-        d = c.decide(args)
-        cyc = None if d is not None else _cycle(c, loops, args)
-        if cyc is not None and entry.get("executions") is not None:
-            (count, trips), why = cyc
-            entry["executions"] = entry["executions"] // max(1, trips) * count
-            entry.setdefault("cycles", []).append(why)
-            continue
-        if d is False:
-            entry["executions"] = 0
-            entry["not_run"] = f"{c.text()} is false here"
-            entry.pop("executions_reason", None)
-            return
-        if d is None:
-            undecided.append(c)
-    if undecided:
-        entry["condition"] = [c.text() for c in undecided]
-        entry["condition_key"] = [[c.name, c.arm] for c in undecided]
-        entry["depends_on"] = [Cond(c.name, True, c.defs).text() for c in undecided]
-        entry["condition_why"] = undecided[0].why(args)
 
 
 def build(
@@ -245,7 +218,7 @@ def build(
         names = {s.name for s in led.by_site.get(loc, [])}
         at = led.by_site.get(loc, [])
         same_nest = [x for x in at if lp is not None and x.loops == tuple(lp)]  # the op among those at loc
-        entry = _entry(loc, fam, name, grp, lp, led.warps, args, _site_conds(same_nest or at))
+        entry = _entry(loc, fam, name, grp, lp, led.warps, args, site_conds(same_nest or at))
         if any(x.in_while_cond for x in same_nest or at):  # runs once more than the loop's body
             entry.update(loops=None, executions=None, executions_reason=WHILE_COND)
         here = f"{loc[0]}:{loc[1]}"  # SASS names an op's innermost location; the chain holds them all
@@ -354,27 +327,6 @@ def launch_values(kernel: Kernel, arg_names: list[str], args: dict[str, int] | N
     out["params"] = {kernel.params[i][1]: int(args[n]) for i, n in enumerate(arg_names)
                      if n in args and i < len(kernel.params)}  # fmt: skip
     return out
-
-
-def _cycle(c, loops, args) -> tuple[tuple[int, int], str] | None:
-    """``((iterations the arm runs, the loop's trips), why)`` for a condition on a counter one of
-    ``loops`` carries around a cycle (:func:`~bankproof.verifier.triton.scalars.loop_hits`)."""
-    for lp in loops:
-        trips = lp.trips(args)
-        if trips is None or not lp.carried:
-            continue
-        got = loop_hits(c, lp.carried, trips, args)
-        if got is not None:
-            return (got[0], trips), got[1]
-    return None
-
-
-def _site_conds(sites: list) -> tuple:
-    """The branch arms every TTGIR op at one source location runs under (in nesting order)."""
-    if not sites:
-        return ()
-    common = set(sites[0].conds).intersection(*(s.conds for s in sites[1:]))
-    return tuple(c for c in sites[0].conds if c in common)
 
 
 def unchecked(ledger: LedgerReport) -> list[str]:

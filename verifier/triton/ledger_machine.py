@@ -40,6 +40,8 @@ from bankproof.verifier.ptx.module import KernelCode, PtxModule
 from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton.measured_rules import NARROW_CA_NOTE
 
+GUARD_KEY = "guard@PTX"  # a condition key: a guard predicate the run-time values decide
+
 RUN_NOTE = "executions and wavefronts from a run of the kernel's PTX with the arguments given"
 LINES_NOTE = "global lines counted from the addresses these arguments give (a run of the kernel's PTX)"
 UNEVEN_NOTE = (
@@ -114,6 +116,16 @@ def _check(e: dict, ins: int, wf: int, disagreements: list[str]) -> None:
     no line count explains, keeps its top)."""
     runs = e["executions"]
     t_ins, t_wf = e["instructions"] * runs, e["wavefronts"] * runs
+    keys = e.get("condition_key") or []
+    if keys and keys[-1][0].startswith(GUARD_KEY) and ins <= t_ins and runs and not (ins % runs or wf % runs):
+        e.update(instructions=ins // runs, wavefronts=wf // runs)  # the run decides the guard
+        for k in ("condition", "condition_key", "depends_on"):
+            e[k] = e[k][:-1]
+            if not e[k]:
+                e.pop(k)
+        if "condition_key" not in e:
+            e.pop("condition_why", None)
+        return
     hi = e.get("wavefronts_max")
     top = t_wf if hi is None else hi * runs
     if ins == t_ins and t_wf <= wf <= top and (wf == t_wf or wf % runs == 0 or hi is not None):
