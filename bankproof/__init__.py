@@ -33,6 +33,8 @@ _WHERE = {
     "Access": "bankproof.verifier.api.problem",
     "problem": "bankproof.verifier.api.problem",
     "verify": "bankproof.verifier.api.verify",
+    "verify_many": "bankproof.verifier.api.many",
+    "ManyResult": "bankproof.verifier.api.many",
     "agree": "bankproof.verifier.api.agree",
     "synth": "bankproof.verifier.api.synth",
     "explain": "bankproof.verifier.api.explain",
@@ -67,6 +69,7 @@ __all__ = [
     "KernelResult",
     "LayoutResult",
     "LinearLayout",
+    "ManyResult",
     "OpenResult",
     "ScanResult",
     "ShowResult",
@@ -84,6 +87,7 @@ __all__ = [
     "show",
     "synth",
     "verify",
+    "verify_many",
     "wavefronts",
 ]
 assert sorted(__all__) == sorted(_WHERE), "every public name has a home, and only those"
@@ -111,6 +115,7 @@ if _TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eager
     from bankproof.verifier.api.explain import explain
     from bankproof.verifier.api.kernel import kernel
     from bankproof.verifier.api.layout import layout
+    from bankproof.verifier.api.many import ManyResult, verify_many
     from bankproof.verifier.api.problem import Access, problem
     from bankproof.verifier.api.scan import scan_ttgir
     from bankproof.verifier.api.show import show

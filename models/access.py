@@ -134,6 +134,31 @@ def _element_offsets_cached(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     return out
 
 
+def _linear_offsets(offs: LinearLayout) -> np.ndarray | None:
+    """The offset of every coordinate of an invertible ``offset -> dims`` layout from its inverse
+    (one elimination, then one XOR per coordinate bit over the tensor), or None when it is not
+    invertible (the caller says why)."""
+    from bankproof.models import f2
+
+    n = offs.out_bits
+    pre = f2.preimages(offs.columns, n) if offs.in_bits == n else []
+    if len(pre) != n or not all(pre) or any(f2.apply(offs.columns, x) != 1 << i for i, x in enumerate(pre)):
+        return None
+    shape = [s for _, s in offs.out_dims]
+    out = np.zeros(shape, dtype=np.int64)
+    k = 0
+    for d, size in enumerate(shape):
+        line = np.arange(size, dtype=np.int64)
+        part = np.zeros(size, dtype=np.int64)
+        for i in range(size.bit_length() - 1):
+            part ^= ((line >> i) & 1) * pre[k]
+            k += 1
+        view = [1] * len(shape)
+        view[d] = size
+        out ^= part.reshape(view)
+    return out
+
+
 def clear_caches() -> None:
     """Forget the kept tables and offsets (benchmarks time the first call, as a new process would)."""
     from bankproof.models.layout import element_table
@@ -145,6 +170,10 @@ def clear_caches() -> None:
 def _element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     lin = memory.linear if isinstance(memory, PaddedLayout) else memory
     offs = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims)
+    if not isinstance(memory, PaddedLayout):
+        fast = _linear_offsets(offs)
+        if fast is not None:
+            return fast
     if not offs.is_surjective() or not offs.is_injective():
         raise InputError(
             "memory layout",

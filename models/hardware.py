@@ -186,6 +186,8 @@ def evaluate(
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offsets, act)
     words = (offsets[..., None] // BANK_BYTES) + np.arange(ins.lane_words)  # (N, 32, k)
+    if not groups and n and int(words.max()) < 1 << 40:
+        return _counts_by_row(words, np.broadcast_to(phase[..., None], words.shape), act)
     sel = np.broadcast_to(act[..., None], words.shape)
     c = np.broadcast_to(np.arange(n)[:, None, None], words.shape)[sel]
     lane = np.broadcast_to(np.arange(LANES)[None, :, None], words.shape)[sel]
@@ -220,6 +222,24 @@ def evaluate(
     bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
     out = [flat[bounds[i] : bounds[i + 1]] for i in range(n)]
     return counts, ideals, out
+
+
+def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray) -> tuple:
+    """``evaluate`` without the groups: each row's (phase, word) pairs sorted in place, distinct
+    ones counted per (phase, bank) with one bincount (no sort across rows)."""
+    n = words.shape[0]
+    phases = int(phase.max()) + 1
+    key = (phase.astype(np.int64) << 40) | words
+    if not act.all():
+        key = np.where(np.broadcast_to(act[..., None], words.shape), key, -1)
+    key = key.reshape(n, -1)
+    key.sort(axis=1)
+    new = key >= 0
+    new[:, 1:] &= key[:, 1:] != key[:, :-1]
+    slot = (np.arange(n)[:, None] * phases + (key >> 40)) * BANKS + (key & ((1 << 40) - 1)) % BANKS
+    per_bank = np.bincount(slot[new], minlength=n * phases * BANKS).reshape(n, phases, BANKS)
+    worst = per_bank.max(axis=2)
+    return worst.sum(axis=1), (worst > 0).sum(axis=1), []
 
 
 def one_instruction(ins: Instr, byte_offsets, active=None) -> Wavefronts:

@@ -114,29 +114,36 @@ with padding after power-of-two intervals (the offset of rank 3 is 5, where such
 
 def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
     """Element offsets of every coordinate (array of the tensor's shape) -> the memory layout
-    ``offset -> dims``, checking it is an F2-linear bijection onto ``[0, size)``."""
+    ``offset -> dims``, checking it is an F2-linear bijection onto ``[0, size)``: every offset is
+    the XOR of its coordinate bits' offsets (one vectorized pass), and those are independent and
+    below the size; the inverse is one elimination (``f2.preimages``)."""
     shape = off.shape
     n = off.size
-    flat = off.reshape(-1)
-    if flat.min() < 0 or flat.max() >= n or len(np.unique(flat)) != n:
-        bad = _first_problem(off)
-        raise InputError(where, "layout", f"is not a bijection onto [0, {n}) ({bad})")
     dims = [f"dim{i}" for i in range(len(shape))]
-    # Images of each coordinate bit, then check every point is the XOR of its bits' images.
-    images = []
+    units = []
     for d, size in enumerate(shape):
         for i in range(log2(size)):
             idx = [0] * len(shape)
             idx[d] = 1 << i
-            images.append(int(off[tuple(idx)]))
+            units.append(tuple(idx))
+    images = [int(off[u]) for u in units]
     acc = np.zeros(shape, dtype=np.int64)
     k = 0
-    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in shape], indexing="ij")
     for d, size in enumerate(shape):
+        line = np.arange(size, dtype=np.int64)
+        part = np.zeros(size, dtype=np.int64)
         for i in range(log2(size)):
-            acc ^= ((grids[d] >> i) & 1) * images[k]
+            part ^= ((line >> i) & 1) * images[k]
             k += 1
-    if not np.array_equal(acc, off):
+        view = [1] * len(shape)
+        view[d] = size
+        acc ^= part.reshape(view)
+    linear = np.array_equal(acc, off)
+    if not linear or any(not 0 <= v < n for v in images) or f2.rank(images) != log2(n):
+        flat = off.reshape(-1)
+        if flat.min() < 0 or flat.max() >= n or len(np.unique(flat)) != n:
+            bad = _first_problem(off)
+            raise InputError(where, "layout", f"is not a bijection onto [0, {n}) ({bad})")
         where_bad = tuple(int(x[0]) for x in np.nonzero(acc != off))
         raise InputError(
             where,
@@ -145,7 +152,7 @@ def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
             f"the XOR of its bits' offsets is {int(acc[where_bad])}",
         )
     coords = LinearLayout((), tuple(zip(dims, shape)))
-    bases = [coords.unpack_dim0_lowest(f2.solve(images, 1 << b)) for b in range(log2(n))]
+    bases = [coords.unpack_dim0_lowest(x) for x in f2.preimages(images, log2(n))]
     return LinearLayout.from_bases({"offset": bases}, dict(zip(dims, shape)))
 
 

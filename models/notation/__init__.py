@@ -11,6 +11,7 @@ layout.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -131,7 +132,44 @@ def parse_layout(
 ) -> ParsedLayout:
     """Parse ``text`` in its notation for ``shape`` (CuTe and bases may omit the shape). ``text``
     may also be a Gluon or CuTe DSL layout object (:func:`foreign_text`); a Gluon object that
-    carries a shape gives the default shape."""
+    carries a shape gives the default shape. Text is parsed once per distinct arguments (the last
+    few are kept: a batch that reads many layouts with one access layout parses that one once)."""
+    if isinstance(text, str) and len(text) <= CACHED_TEXT:
+        key = (text, _key(shape), dtype, units, base_align, _key(names), notation, stage)
+        try:
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None:
+            return _parse_cached(*key)
+    return _parse(text, shape, dtype=dtype, units=units, base_align=base_align, names=names,
+                  notation=notation, stage=stage)  # fmt: skip
+
+
+CACHED_TEXT = 4096  # texts at most this long are kept by the parse cache
+
+
+def _key(v: object) -> object:
+    return tuple(v) if isinstance(v, (list, tuple)) else v
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(text, shape, dtype, units, base_align, names, notation, stage) -> ParsedLayout:
+    return _parse(text, shape, dtype=dtype, units=units, base_align=base_align, names=names,
+                  notation=notation, stage=stage)  # fmt: skip
+
+
+def _parse(
+    text: object,
+    shape: Sequence[int] | None = None,
+    *,
+    dtype: str | None = None,
+    units: str = "element",
+    base_align: int = 0,
+    names: Sequence[str] | None = None,
+    notation: str | None = None,
+    stage: int | None = None,
+) -> ParsedLayout:
     if not isinstance(text, str) and (foreign := foreign_text(text)) is not None:
         shape = gluon_shape(text) if shape is None and is_gluon(text) else shape
         text = foreign

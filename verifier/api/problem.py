@@ -80,7 +80,7 @@ def timeout_arg(timeout: float, where: str) -> float:
     return float(timeout)
 
 
-def _memory(
+def read_memory(
     memory: MemoryLike, shape: list[int], dtype: str, dims: list[str], units: str, base_align: int, stage=None
 ):
     """(layout, notation name, text, warnings) of a memory layout given in any form."""
@@ -226,6 +226,6 @@ def problem(
             )
         mem, notation, text, warnings = None, "memory", "", ()
     else:
-        mem, notation, text, warnings = _memory(memory, size, dtype, names, units, base_align, stage)
+        mem, notation, text, warnings = read_memory(memory, size, dtype, names, units, base_align, stage)
         mem = check_memory_layout(mem, "memory")
     return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built, warnings)

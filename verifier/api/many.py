@@ -1,0 +1,216 @@
+"""``verify_many``: the wavefronts of the same accesses on many memory layouts at once, the counts
+``verify`` gives with the enumeration engine, computed from the bases. For a linear memory layout
+the byte address of every (register, lane, warp) is the XOR of its input bits' images under the
+memory layout's inverse, so each layout costs one elimination and a few vectorized XORs, and the
+hardware model counts every layout's instructions in one batch per instruction width. A layout the
+fast path does not cover (padded memory, a named instruction, a lane-group target, CTA blocks)
+goes through ``verify`` itself, so every answer is the same.
+
+>>> rows = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "
+...         "order = [1, 0]}>")
+>>> mems = ["32*m + n", "32*m + (n ^ (8*(m % 4)))"]
+>>> r = verify_many(mems, load=rows, shape=(8, 32), dtype="f16")
+>>> [[a.wavefronts for a in layout] for layout in r.layouts]
+[[4], [4]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models import hardware, target
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.verifier.api.problem import Access, LayoutLike, MemoryLike, problem, read_memory
+from bankproof.verifier.results import Result
+
+MAX_LAYOUTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class AccessCount(Result):
+    """One access on one layout: its instruction, warp instructions, wavefronts and the ideal."""
+
+    name: str
+    instr: str
+    instructions: int
+    wavefronts: int
+    ideal_wavefronts: int
+
+
+@dataclass(frozen=True)
+class ManyResult(Result):
+    """Per memory layout, in the order given, its accesses' counts."""
+
+    layouts: tuple[tuple[AccessCount, ...], ...]
+
+
+def verify_many(
+    memories: Sequence[MemoryLike],
+    *,
+    store: LayoutLike | None = None,
+    load: LayoutLike | None = None,
+    accesses: Sequence[Access] = (),
+    shape: str | Sequence[int] | None = None,
+    dtype: str | None = None,
+    arch: str = "sm90",
+    dims: Sequence[str] | None = None,
+    units: str = "element",
+    base_align: int = 0,
+) -> ManyResult:
+    """The accesses' counts on each of ``memories`` (any form ``verify`` takes)."""
+    if isinstance(memories, (str, bytes)) or not isinstance(memories, Sequence) or not memories:
+        raise InputError(
+            "verify_many", "memories", "must be a non-empty list of memory layouts", type(memories)
+        )
+    if len(memories) > MAX_LAYOUTS:
+        raise InputError("verify_many", "memories", f"lists at most {MAX_LAYOUTS} layouts", len(memories))
+    p = problem(memories[0], store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
+                dims=dims, units=units, base_align=base_align)  # fmt: skip
+    size, names = [s for _, s in p.memory.out_dims] if isinstance(p.memory, LinearLayout) else None, p.dims
+    layouts = []
+    for i, m in enumerate(memories):
+        try:
+            lay = p.memory if i == 0 else read_memory(m, list(p.shape), p.dtype, names, units, base_align)[0]
+        except InputError as e:
+            raise InputError("verify_many", f"memories[{i}]", str(e)) from None
+        layouts.append(lay)
+    fast = _fast(p, layouts, size)
+    out = []
+    for i, lay in enumerate(layouts):
+        got = fast.get(i)
+        if got is None:  # the general path: verify itself, enumeration only
+            from bankproof.verifier.engine import check
+
+            try:
+                r = check.verify(_with_memory(p, lay), ("enumeration",), 10.0)
+            except InputError as e:
+                raise InputError("verify_many", f"memories[{i}]", str(e)) from None
+            got = tuple(
+                AccessCount(a.name, a.instr, a.instructions, a.wavefronts, a.ideal_wavefronts)
+                for a in r.accesses
+            )
+        out.append(got)
+    return ManyResult(tuple(out))
+
+
+def _with_memory(p, lay):
+    from dataclasses import replace
+
+    return replace(p, memory=lay)
+
+
+def _fast(p, layouts: list, size) -> dict[int, tuple[AccessCount, ...]]:
+    """The layouts the XOR path covers: linear memory over the same dims, ``auto`` accesses with no
+    CTA blocks, on a phase-model target with measured answers; every step vectorized over them."""
+    t = target.get(p.arch)
+    eb = max(1, p.elem_bits // 8)
+    if t.model == "lane groups" or p.elem_bits % 8 or p.elem_bits > 64 or size is None:
+        return {}
+    if any(a.instr != "auto" or a.layout.in_bases("block") or len(a.layout.in_bases("lane")) != 5
+           for a in p.accesses):  # fmt: skip
+        return {}
+    dims = p.memory.out_dim_names
+    n = sum(s.bit_length() - 1 for s in size)
+    idx = [i for i, m in enumerate(layouts) if isinstance(m, LinearLayout) and m.out_dim_names == dims
+           and m.in_dim_names == ["offset"] and len(m.in_bases("offset")) == n]  # fmt: skip
+    if not idx or n > 30:
+        return {}
+    shifts = np.cumsum([0] + [s.bit_length() - 1 for s in size[:-1]])
+    bases = np.array([layouts[i].in_bases("offset") for i in idx], dtype=np.int64).reshape(len(idx), n, -1)
+    pre, ok = _inverses((bases << shifts).sum(axis=2), n)
+    idx, pre = [i for i, good in zip(idx, ok, strict=True) if good], pre[ok]
+    per: dict[int, list[AccessCount]] = {i: [] for i in idx}
+    for acc in p.accesses:
+        dist = acc.layout.transpose_outs(dims)
+        packed = {
+            k: [sum(int(c) << int(s) for c, s in zip(b, shifts, strict=True)) for b in dist.in_bases(k)]
+            for k in ("register", "lane", "warp")
+        }
+        nonzero = [b for b in packed["register"] if b]
+        if len(set(nonzero)) != len(nonzero):  # a register repeating another's element: the general path
+            return {}
+        regs = _apply(pre, nonzero)
+        lanes, warps = _apply(pre, packed["lane"]), _apply(pre, packed["warp"])
+        ins_of, rows_of = _group_rows(regs, lanes, warps, eb)
+        unknown_any: dict[int, bool] = {}
+        for c, (members, rows, times) in rows_of.items():
+            ins = hardware.instruction(f"{'ld' if acc.kind == 'load' else 'st'}{(1 << c) * eb * 8}")
+            flat = rows * eb
+            act = np.ones(flat.shape, dtype=bool)
+            counts, ideals, _ = hardware.evaluate(ins, flat, act)
+            unknown = target._unmeasured(t, ins, flat, act)
+            for j, m in enumerate(members):
+                i = idx[m]
+                unknown_any[i] = bool(unknown[j])
+                if i in per:
+                    wf, ideal = int(counts[j]) * times, int(ideals[j]) * times
+                    per[i].append(AccessCount(acc.name, ins.name, times, wf, ideal))
+        for i, bad in unknown_any.items():
+            if bad:
+                per.pop(i, None)
+    return {i: tuple(v) for i, v in per.items()}
+
+
+def _inverses(cols: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``cols`` (K layouts, n packed coordinate images of the offset bits): the offset
+    of each coordinate bit (the inverse's columns), and whether the layout is invertible; one
+    Gauss-Jordan elimination run on all layouts at once."""
+    k = len(cols)
+    rows = (cols << n) | (np.int64(1) << np.arange(n, dtype=np.int64))[None, :]
+    ok = np.ones(k, dtype=bool)
+    ar = np.arange(k)
+    for col in range(n):
+        bit = (rows[:, col:] >> (n + col)) & 1
+        has = bit.any(axis=1)
+        ok &= has
+        piv = col + bit.argmax(axis=1)
+        pivot_row = rows[ar, piv]
+        rows[ar, piv] = rows[:, col]
+        rows[:, col] = pivot_row
+        hit = ((rows >> (n + col)) & 1).astype(bool)
+        hit[:, col] = False
+        rows ^= np.where(hit, pivot_row[:, None], 0)
+    return rows & ((1 << n) - 1), ok
+
+
+def _apply(pre: np.ndarray, packed: list[int]) -> np.ndarray:
+    """(K, len(packed)) element offsets of packed coordinates under each layout's inverse."""
+    out = np.zeros((len(pre), len(packed)), dtype=np.int64)
+    for j, x in enumerate(packed):
+        for b in range(x.bit_length()):
+            if x >> b & 1:
+                out[:, j] ^= pre[:, b]
+    return out
+
+
+def _group_rows(regs: np.ndarray, lanes: np.ndarray, warps: np.ndarray, eb: int):
+    """Per layout the widest vector (``build_access``'s ``auto``: registers at element offsets 1, 2,
+    4, ... first, as far as every other input bit keeps the vector aligned and 16 bytes hold), then
+    per vector width the layouts' first row (32 lane offsets) and how many instructions there are
+    (one per warp and register chunk, each costing what the first row costs)."""
+    k, r = regs.shape
+    chain = np.zeros(k, dtype=np.int64)
+    alive = np.ones(k, dtype=bool)
+    for c in range(r):
+        alive &= (regs == (1 << c)).any(axis=1)
+        chain += alive
+    in_chain = (regs > 0) & ((regs & (regs - 1)) == 0) & (regs < (np.int64(1) << chain)[:, None])
+    low = np.bitwise_or.reduce(np.where(in_chain, 0, regs), axis=1) if r else np.zeros(k, dtype=np.int64)
+    low |= np.bitwise_or.reduce(np.concatenate([lanes, warps], axis=1), axis=1)
+    cap = max(0, (16 // eb).bit_length() - 1)
+    c_star = np.minimum(chain, cap)
+    trailing = np.where(low == 0, 63, np.log2(np.where(low == 0, 1, low & -low)).astype(np.int64))
+    c_star = np.minimum(c_star, trailing)
+    out = {}
+    for c in sorted(set(c_star.tolist())):
+        members = np.flatnonzero(c_star == c)
+        lane_span = np.zeros((len(members), 1), dtype=np.int64)
+        for col in lanes[members].T:
+            lane_span = np.concatenate([lane_span, lane_span ^ col[:, None]], axis=1)
+        # every other instruction is this row XOR a constant whose bits below the vector are 0:
+        # XOR permutes banks and keeps equal words equal, so each costs what this row costs
+        out[c] = (members, lane_span, 1 << (r - c + warps.shape[1]))
+    return None, out
