@@ -141,9 +141,9 @@ def _linear_offsets(offs: LinearLayout) -> np.ndarray | None:
     from bankproof.models import f2
 
     n = offs.out_bits
-    pre = f2.preimages(offs.columns, n) if offs.in_bits == n else []
-    if len(pre) != n or not all(pre) or any(f2.apply(offs.columns, x) != 1 << i for i, x in enumerate(pre)):
+    if offs.in_bits != n or offs.rank != n:
         return None
+    pre = f2.preimages(offs.columns, n)  # exact: the map is invertible
     shape = [s for _, s in offs.out_dims]
     out = np.zeros(shape, dtype=np.int64)
     k = 0

@@ -121,3 +121,23 @@ def test_search_equals_z3_on_random_pairs():
     print(f"{len(results)} pairs, {above} above the bytes/128 bound: all proved and reached")
     assert all(r["proof"] == "proved" and r["above"] == "refuted" and r["agree"] for r in results)
     assert above >= 3  # the solver, not only the bound, decides some
+
+
+def test_a_large_tiles_cross_check_is_time_boxed_and_never_a_verdict():
+    """On a 256x256 tile the proof settles optimality in milliseconds; the SMT synthesis
+    cross-check then gets 150 ms: found (and agreeing) or unknown for its time, never refuted."""
+    from bankproof.verifier.engine import synthesis
+
+    import bankproof
+
+    rows = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
+    cols = "#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 8], order = [0, 1]}>"
+    r = bankproof.synth(store=rows, load=cols, shape=(256, 256), dtype="f16")
+    opt = r.synth.optimality
+    assert (r.verdict, opt.proof.status, [a.wavefronts for a in r.accesses]) == ("proved", "proved", [1024, 1024])
+    assert opt.smt_synthesis.status in ("found", "unknown")
+    if opt.smt_synthesis.status == "unknown":
+        assert opt.smt_synthesis.agrees is None and "timeout" in opt.smt_synthesis.reason
+        assert opt.smt_synthesis.seconds <= synthesis.CROSS_CHECK_MS / 1000 + 0.5
+    else:
+        assert opt.smt_synthesis.agrees
