@@ -201,6 +201,9 @@ class _Reader:
         raise self.error(f"expected a value, found {v!r}" if v else "unexpected end of text")
 
 
+_BRACKET = re.compile(r"[<\[({]")
+
+
 def split_top(text: str) -> list[str]:
     """Split at the commas outside any bracket (``<>``, ``[]``, ``()``, ``{}``): MLIR types and
     attribute lists, PTX operand lists.
@@ -208,6 +211,8 @@ def split_top(text: str) -> list[str]:
     >>> split_top("[%r1+4], {%r2, %r3}, 16")
     ['[%r1+4]', '{%r2, %r3}', '16']
     """
+    if not _BRACKET.search(text):  # no brackets: every comma splits
+        return [x.strip() for x in text.split(",")]
     parts, depth, cur = [], 0, []
     for c in text:
         if c in "<[({":

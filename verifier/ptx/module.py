@@ -158,21 +158,20 @@ def _top_level_braces(text: str) -> dict[int, int]:
     """Offsets of each top-level ``{`` -> its matching ``}`` (comments and strings are PTX-simple:
     ``//`` to the end of a line)."""
     out, stack = {}, []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
+    for m in _BRACE_OR_COMMENT.finditer(text):
+        c = m.group()
         if c == "{":
-            stack.append(i)
+            stack.append(m.start())
         elif c == "}" and stack:
             start = stack.pop()
             if not stack:
-                out[start] = i
-        i += 1
+                out[start] = m.start()
     return out
+
+
+_PIECES = re.compile(r"([{};])")
+_LONG_DIGITS = re.compile(r"\d{5,}")  # no PTX opcode has a number this long
+_BRACE_OR_COMMENT = re.compile(r"//[^\n]*|[{}]")
 
 
 def _strip_spans(text: str, spans) -> str:
@@ -271,7 +270,14 @@ def read_body(text: str, start: int, files: Mapping[str, str], base_scope: int =
         if line.startswith(".loc"):
             st.locs.read(line)
             continue
-        for piece in re.split(r"([{};])", line):
+        whole = line[-1] == ";" and line.count(";") == 1 and "{" not in line and "}" not in line
+        if whole and not st.pending:
+            st.pending_line = st.fed_line = n  # one whole statement on its line (most): as feed would
+            text = st.label(line[:-1].strip()).strip()
+            if text:
+                st.statement(text)
+            continue
+        for piece in _PIECES.split(line):
             st.feed(piece, n)
     for name in st.tables:
         st.labels.pop(name, None)
@@ -373,7 +379,7 @@ def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
 def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     guard, text = split_guard(text)
     parts = text.split(None, 1)
-    if len(parts[0]) > 96 or re.search(r"\d{5,}", parts[0]):
+    if len(parts[0]) > 96 or _LONG_DIGITS.search(parts[0]):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
     operands = tuple(p for p in split_top(parts[1]) if p) if len(parts) > 1 else ()  # at top-level commas
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain, locs.named)

@@ -107,6 +107,13 @@ class Site:
     in_while_cond: bool = field(default=False, compare=False)  # in an scf.while's condition region
 
 
+def _chain_once(ref: str, locs: dict[str, str], chains: dict[str, tuple]) -> tuple:
+    """:func:`_loc_chain`, read once per location text of a module (``chains``: what was read)."""
+    if ref not in chains:
+        chains[ref] = _loc_chain(ref, locs)
+    return chains[ref]
+
+
 def _loc_chain(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[tuple[str, int, int], ...]:
     """Every ``file:line:col`` of a location, innermost first: ``callsite(callee at caller)`` gives
     the callee's chain, then the caller's."""
@@ -176,6 +183,7 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
     captures: dict[int, list[str]] = {}  # ttg.warp_specialize site -> its operands
     arm_of: dict[str, Cond] = {}  # a cf.cond_br target block -> the arm it is
     block: tuple[Cond, ...] = ()  # the function-level block's arm (after an early return's branch)
+    chains: dict[str, tuple] = {}  # a location's chain, read once per location text
     for no, line in enumerate(lines, 1):
         s = line.strip()
         if s.startswith("scf.yield") and stack and stack[-1][0] == "loop":  # the loop's carried values
@@ -201,7 +209,7 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
             elif opened is not None:  # a region op's location is written after its regions
                 body, loc_text = trailing_loc(s)
                 old = sites[opened]
-                chain = _loc_chain(loc_text, locs) if loc_text else old.chain
+                chain = _chain_once(loc_text, locs, chains) if loc_text else old.chain
                 sites[opened] = replace(old, site=chain[-1] if chain else old.site, chain=chain)
                 closed = opened if s == "}" else None
             continue
@@ -225,7 +233,7 @@ def read_sites(text: str) -> tuple[list[Site], Mapping[str, int], list[str]]:
         added = bool(m and m.group(2) not in ("tt.func", "module"))
         if added:
             body, loc_text = trailing_loc(s)
-            chain = _loc_chain(loc_text, locs) if loc_text else ()
+            chain = _chain_once(loc_text, locs, chains) if loc_text else ()
             if m.group(2) == "ttg.warp_specialize" and "(" in s:
                 captures[len(sites)] = re.findall(r"%[\w$.#-]+", s.split("(", 1)[1].split(")", 1)[0])
             conds = block + tuple(v for k, v, _ in stack if k == "if")

@@ -28,6 +28,28 @@ from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
 READ_OPS = SHARED_OPS + tuple(op for op in MMA_OPS if op not in SHARED_OPS)
 
 
+BODY_MEMOS = frozenset({"dests", "writers", "classes"})  # kernel caches that depend on the body alone
+
+
+class _SharedMemo(dict):
+    """A consumer's caches: its own, but the body-only ones (:data:`BODY_MEMOS`) read from and
+    written to the parsed kernel's, so the next consumer does not compute them again."""
+
+    def __init__(self, shared: dict):
+        super().__init__({k: v for k, v in shared.items() if k in BODY_MEMOS})
+        self._shared = shared
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if key in BODY_MEMOS:
+            self._shared[key] = value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
 @dataclass(frozen=True)
 class TritonSource:
     """One compile: ``path`` (how reports name the TTGIR), the texts, and what was read from them."""
@@ -61,11 +83,12 @@ class TritonSource:
         return view
 
     def fresh_kernel(self) -> Kernel:
-        """The parsed PTX with empty evaluator caches (each consumer slices it for its registers); a
-        ``ValueError`` saying why when there is none."""
+        """The parsed PTX with empty evaluator caches (each consumer slices it for its registers),
+        but for what depends on the instructions alone (:data:`BODY_MEMOS`), which the consumers
+        share; a ``ValueError`` saying why when there is none."""
         if self.kernel is None:
             raise ValueError(self.ptx_error or "no PTX given")
-        return dataclasses.replace(self.kernel, memo={})
+        return dataclasses.replace(self.kernel, memo=_SharedMemo(self.kernel.memo))
 
 
 def read_source(ttgir: str, path: str = "<ttgir>", ptx: str | None = None) -> TritonSource:
