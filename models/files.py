@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -66,6 +67,10 @@ def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> st
         raise InputError(where, field, f"cannot be read ({why})", str(path)) from None
 
 
+_NEEDS_HOOKS = re.compile(r"\d{21}|NaN|Infinity")  # what the hooks refuse can only be where these are
+_NEEDS_HOOKS_BYTES = re.compile(rb"\d{21}|NaN|Infinity|\x00")  # (UTF-16/32 JSON: the hooked parse)
+
+
 class _Refused(ValueError):
     pass
 
@@ -92,6 +97,9 @@ def json_value(text: str | bytes, where: str, field: str) -> object:
     bankproof.models.errors.InputError: bases: text has an integer of 30 digits
     """
     try:
+        hooks = (_NEEDS_HOOKS_BYTES if isinstance(text, bytes) else _NEEDS_HOOKS).search(text)
+        if hooks is None:  # no long digit run, no NaN/Infinity: the C parser alone
+            return json.loads(text)
         return json.loads(text, parse_int=_int, parse_constant=_constant)
     except _Refused as e:
         raise InputError(where, field, f"has {e}") from None

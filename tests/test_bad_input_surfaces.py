@@ -349,3 +349,27 @@ def test_a_formula_whose_product_would_wrap_64_bits_is_refused(formula):
 
     with pytest.raises(InputError, match=r"has a value beyond 2\^40"):
         parse_layout(f"formula:{formula}", [16, 16])
+
+
+def test_json_reads_without_hooks_exactly_as_with_them():
+    """``json_value`` skips its per-number hooks when no digit run of 21 and no NaN/Infinity is in
+    the text: on random documents it answers (or refuses) exactly as the hooked parse does."""
+    import json
+    import random
+
+    from bankproof.models import files
+
+    rng = random.Random(5)
+    atoms = ["1", "-7", "9" * 20, "9" * 21, "-" + "9" * 22, "1.5", "NaN", "Infinity", '"NaN"', '"' + "1" * 30 + '"']
+    for _ in range(400):
+        doc = "[" + ", ".join(rng.choice(atoms) for _ in range(rng.randint(0, 6))) + "]"
+        for text in (doc, doc.encode()):
+            try:
+                want = ("ok", json.loads(text, parse_int=files._int, parse_constant=files._constant))
+            except files._Refused as e:
+                want = ("refused", str(e))
+            try:
+                got = ("ok", files.json_value(text, "x", "y"))
+            except InputError as e:
+                got = ("refused", str(e).split("has ", 1)[1])
+            assert got == want, text
