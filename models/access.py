@@ -141,9 +141,11 @@ def _linear_offsets(offs: LinearLayout) -> np.ndarray | None:
     from bankproof.models import f2
 
     n = offs.out_bits
-    if offs.in_bits != n or offs.rank != n:
+    if offs.in_bits != n:
         return None
-    pre = f2.preimages(offs.columns, n)  # exact: the map is invertible
+    pre = f2.preimages(offs.columns, n)  # every unit reached (none 0): square, so invertible
+    if not all(pre):
+        return None
     shape = [s for _, s in offs.out_dims]
     out = np.zeros(shape, dtype=np.int64)
     k = 0
