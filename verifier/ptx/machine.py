@@ -174,23 +174,34 @@ class PtxMachine:
         return self.k.memo["slice"]
 
     def _find_slice(self) -> set[str]:
-        need: set[str] = set(self.k.memo.get("extra_need", ()))  # registers a caller asks for (descriptors)
-        for ins in self.k.body:
-            if ins.guard is not None:
-                need.add(_reg(ins.guard[1], ins.scope, self.local))
-            base = ins.opcode.split(".", 1)[0]
-            if base in ("bra", "brx") or classes_of(self.k)[ins.index] is not None:
-                for o in ins.operands:
-                    if o.lstrip().startswith("[") or base in ("bra", "brx"):
-                        need |= {_reg(r, ins.scope, self.local) for r in REGS.findall(o)}
+        """The closure of the body's own needs (kept as ``base_slice``: it depends on the body
+        alone, so every consumer of one parse shares it), then of what a caller asks for."""
+        base = self.k.memo.get("base_slice")
+        if base is None:
+            seeds: set[str] = set()
+            for ins in self.k.body:
+                if ins.guard is not None:
+                    seeds.add(_reg(ins.guard[1], ins.scope, self.local))
+                op = ins.opcode.split(".", 1)[0]
+                if op in ("bra", "brx") or classes_of(self.k)[ins.index] is not None:
+                    for o in ins.operands:
+                        if o.lstrip().startswith("[") or op in ("bra", "brx"):
+                            seeds |= {_reg(r, ins.scope, self.local) for r in REGS.findall(o)}
+            base = frozenset(self._closure(seeds, frozenset()))
+            self.k.memo["base_slice"] = base
+        extra = set(self.k.memo.get("extra_need", ())) - base  # registers a caller asks for (descriptors)
+        return set(base) | self._closure(extra, base)
+
+    def _closure(self, seeds: set[str], known: frozenset) -> set[str]:
+        """``seeds`` and every register they are computed from, not going through ``known``."""
         writers: dict[str, list[Instruction]] = self.k.memo["writers"]
-        todo = list(need)
+        need, todo = set(seeds), list(seeds)
         while todo:
             for ins in writers.get(todo.pop(), []):
                 for o in ins.operands[1:]:
                     for r in REGS.findall(o):
                         r = _reg(r, ins.scope, self.local)
-                        if r not in need:
+                        if r not in need and r not in known:
                             need.add(r)
                             todo.append(r)
         return need

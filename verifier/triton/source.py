@@ -28,7 +28,7 @@ from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
 READ_OPS = SHARED_OPS + tuple(op for op in MMA_OPS if op not in SHARED_OPS)
 
 
-BODY_MEMOS = frozenset({"dests", "writers", "classes"})  # kernel caches that depend on the body alone
+BODY_MEMOS = frozenset({"dests", "writers", "classes", "base_slice"})  # caches of the body alone
 
 
 class _SharedMemo(dict):
