@@ -270,9 +270,15 @@ def count(arch: str, a: WarpInstructions, active: np.ndarray | None = None) -> C
         counts, ideals = lds.evaluate(r, a.addresses)
         return Count(counts, ideals, np.zeros(n, dtype=bool), t.status, None, r.text)
     act = np.ones(a.addresses.shape, dtype=bool) if active is None else active
-    counts, ideals, _ = hardware.evaluate(a.instr, a.addresses, act)
-    unknown = _unmeasured(t, a.instr, a.addresses, act)
-    return Count(counts, ideals, unknown, status(arch, a.instr), UNMODELED_REASON if unknown.any() else None)
+    return count_rows(arch, a.instr, a.addresses, act)
+
+
+def count_rows(arch: str, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> Count:
+    """:func:`count` of rows of 32 lane byte offsets (``(N, 32)``) of one instruction on a
+    phase-model ``arch``: what an access's warp instructions cost, given directly."""
+    counts, ideals, _ = hardware.evaluate(ins, offsets, active)
+    unknown = _unmeasured(get(arch), ins, offsets, active)
+    return Count(counts, ideals, unknown, status(arch, ins), UNMODELED_REASON if unknown.any() else None)
 
 
 def status(arch: str, ins: hardware.Instr | None = None) -> str:

@@ -142,8 +142,7 @@ def parse_layout(
             key = None
         if key is not None:
             return _parse_cached(*key)
-    return _parse(text, shape, dtype=dtype, units=units, base_align=base_align, names=names,
-                  notation=notation, stage=stage)  # fmt: skip
+    return _parse(text, shape, dtype, units, base_align, names, notation, stage)
 
 
 CACHED_TEXT = 4096  # texts at most this long are kept by the parse cache
@@ -153,23 +152,8 @@ def _key(v: object) -> object:
     return tuple(v) if isinstance(v, (list, tuple)) else v
 
 
-@functools.lru_cache(maxsize=256)
-def _parse_cached(text, shape, dtype, units, base_align, names, notation, stage) -> ParsedLayout:
-    return _parse(text, shape, dtype=dtype, units=units, base_align=base_align, names=names,
-                  notation=notation, stage=stage)  # fmt: skip
-
-
-def _parse(
-    text: object,
-    shape: Sequence[int] | None = None,
-    *,
-    dtype: str | None = None,
-    units: str = "element",
-    base_align: int = 0,
-    names: Sequence[str] | None = None,
-    notation: str | None = None,
-    stage: int | None = None,
-) -> ParsedLayout:
+def _parse(text, shape, dtype, units, base_align, names, notation, stage) -> ParsedLayout:
+    """:func:`parse_layout`'s work (its arguments, all given)."""
     if not isinstance(text, str) and (foreign := foreign_text(text)) is not None:
         shape = gluon_shape(text) if shape is None and is_gluon(text) else shape
         text = foreign
@@ -237,6 +221,9 @@ def _parse(
         raise InputError("layout", "dims", f"must name {rank} dims", ",".join(nm))
     warn = src.warnings() if notation == "cute" else ()
     return ParsedLayout(notation, kind, lay, nm, src, warn)
+
+
+_parse_cached = functools.lru_cache(maxsize=256)(_parse)
 
 
 def memory_notations(layout: LinearLayout, names: Sequence[str], alignment: int = 16) -> dict[str, str]:

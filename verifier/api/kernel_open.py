@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from bankproof.models.errors import InputError
-from bankproof.verifier.api.kernel import WHERE, by_param, check_param, launch_of, read_checked
+from bankproof.verifier.api.kernel import MAX_STEPS, WHERE, by_param, check_param, launch_of, read_checked
 from bankproof.verifier.kernel.analyse import analyse
 from bankproof.verifier.kernel.records import Conflict, KernelResult
 from bankproof.verifier.results import Result, optional
@@ -123,7 +123,7 @@ def kernel_open(
     defines: Mapping[str, str] | None = None,
     language: str | None = None,
     arch: str = "sm90",
-    max_steps: int = 3_000_000,
+    max_steps: int = MAX_STEPS,
     time_limit: float = 120.0,
 ) -> OpenResult:
     r"""The kernel (as :func:`~bankproof.verifier.api.kernel.kernel` reads it) for every value of

@@ -17,13 +17,14 @@ goes through ``verify`` itself, so every answer is the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models import hardware, target
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.verifier.api.problem import Access, LayoutLike, MemoryLike, problem, read_memory
+from bankproof.verifier.engine import check
 from bankproof.verifier.results import Result
 
 MAX_LAYOUTS = 1_000_000
@@ -82,10 +83,8 @@ def verify_many(
     for i, lay in enumerate(layouts):
         got = fast.get(i)
         if got is None:  # the general path: verify itself, enumeration only
-            from bankproof.verifier.engine import check
-
             try:
-                r = check.verify(_with_memory(p, lay), ("enumeration",), 10.0)
+                r = check.verify(replace(p, memory=lay), ("enumeration",), 10.0)
             except InputError as e:
                 raise InputError("verify_many", f"memories[{i}]", str(e)) from None
             got = tuple(
@@ -94,12 +93,6 @@ def verify_many(
             )
         out.append(got)
     return ManyResult(tuple(out))
-
-
-def _with_memory(p, lay):
-    from dataclasses import replace
-
-    return replace(p, memory=lay)
 
 
 def _fast(p, layouts: list, size) -> dict[int, tuple[AccessCount, ...]]:
@@ -126,31 +119,23 @@ def _fast(p, layouts: list, size) -> dict[int, tuple[AccessCount, ...]]:
     for acc in p.accesses:
         dist = acc.layout.transpose_outs(dims)
         packed = {
-            k: [sum(int(c) << int(s) for c, s in zip(b, shifts, strict=True)) for b in dist.in_bases(k)]
-            for k in ("register", "lane", "warp")
+            k: [dist.pack_dim0_lowest(b) for b in dist.in_bases(k)] for k in ("register", "lane", "warp")
         }
         nonzero = [b for b in packed["register"] if b]
         if len(set(nonzero)) != len(nonzero):  # a register repeating another's element: the general path
             return {}
         regs = _apply(pre, nonzero)
         lanes, warps = _apply(pre, packed["lane"]), _apply(pre, packed["warp"])
-        ins_of, rows_of = _group_rows(regs, lanes, warps, eb)
-        unknown_any: dict[int, bool] = {}
-        for c, (members, rows, times) in rows_of.items():
+        for c, (members, rows, times) in _group_rows(regs, lanes, warps, eb).items():
             ins = hardware.instruction(f"{'ld' if acc.kind == 'load' else 'st'}{(1 << c) * eb * 8}")
-            flat = rows * eb
-            act = np.ones(flat.shape, dtype=bool)
-            counts, ideals, _ = hardware.evaluate(ins, flat, act)
-            unknown = target._unmeasured(t, ins, flat, act)
+            got = target.count_rows(p.arch, ins, rows * eb, np.ones(rows.shape, dtype=bool))
             for j, m in enumerate(members):
                 i = idx[m]
-                unknown_any[i] = bool(unknown[j])
-                if i in per:
-                    wf, ideal = int(counts[j]) * times, int(ideals[j]) * times
+                if got.unknown[j]:  # a row the model cannot say (unmeasured): the general path
+                    per.pop(i, None)
+                elif i in per:
+                    wf, ideal = int(got.counts[j]) * times, int(got.ideals[j]) * times
                     per[i].append(AccessCount(acc.name, ins.name, times, wf, ideal))
-        for i, bad in unknown_any.items():
-            if bad:
-                per.pop(i, None)
     return {i: tuple(v) for i, v in per.items()}
 
 
@@ -213,4 +198,4 @@ def _group_rows(regs: np.ndarray, lanes: np.ndarray, warps: np.ndarray, eb: int)
         # every other instruction is this row XOR a constant whose bits below the vector are 0:
         # XOR permutes banks and keeps equal words equal, so each costs what this row costs
         out[c] = (members, lane_span, 1 << (r - c + warps.shape[1]))
-    return None, out
+    return out

@@ -203,16 +203,9 @@ def copy_read_wavefronts(dist, enc: str, vec: int, bits: int, stride: int | None
     >>> copy_read_wavefronts(a, enc, 2, 16, 3)  # 12-byte steps within a row: banks still differ
     8
     """
-    rank = len(dist.out_dim_names)
     first = copy_order0(enc, dist)
-    lanes = [tuple(b) for b in dist.in_bases("lane")]
-    coords = []
-    for lane in range(hardware.LANES):
-        c = [0] * rank
-        for k, b in enumerate(lanes):
-            if lane >> k & 1:
-                c = [x ^ y for x, y in zip(c, b)]
-        coords.append(tuple(c))
+    at = dist.apply_arrays(lane=np.arange(hardware.LANES))  # each lane's coordinate (register 0)
+    coords = list(zip(*(at[d].tolist() for d in dist.out_dim_names), strict=True))
     row_of: dict[tuple, int] = {}
     addr = np.zeros(hardware.LANES, dtype=np.int64)
     first_of = {c: lane for lane, c in reversed(list(enumerate(coords)))}

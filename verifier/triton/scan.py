@@ -74,13 +74,14 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                 if bits is None:
                     raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
                 dist, memory = layouts_of(mod, a)
+                enc = resolved(mod, a.tensor.encoding)
                 row.update(
                     count_access(
                         dist,
                         memory,
                         bits,
                         a.kind,
-                        instr_candidates(a, bits, sm, resolved(mod, a.tensor.encoding), t, dist),
+                        instr_candidates(a, bits, sm, enc, t, dist),
                         t,
                         a.op.name == "ttg.async_copy_global_to_local",
                     ).to_dict()
@@ -88,9 +89,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                 if "error" in row:
                     raise InputError("ttgir", "access", row.pop("error"))
                 if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
-                    _copy_width(
-                        row, a, resolved(mod, a.tensor.encoding), dist, bits, _global_stride(mod, a, dist)
-                    )
+                    _copy_width(row, a, enc, dist, bits, _global_stride(mod, a, enc, dist))
                 # what the count rests on: the target's own status (provenance refines a measured one)
                 status = provenance(a.op.name, row["instr"]) if t.status == "measured" else t.status
                 row.setdefault("hardware", status)
@@ -196,17 +195,17 @@ def scan_text(text: str, path: str = "<ttgir>") -> ScanReport:
     return scan_module(read_ttgir(text), path)
 
 
-def _global_stride(mod: Module, a, dist) -> int | None:
+def _global_stride(mod: Module, a, enc: str, dist) -> int | None:
     """The global element stride along a copy's contiguous dim, read from the TTGIR that builds its
     pointers (``None``: a runtime value, or not followed); 1 along a dim of one element."""
-    first = copy_order0(resolved(mod, a.tensor.encoding), dist)
+    first = copy_order0(enc, dist)
     if first < len(a.tensor.shape) and a.tensor.shape[first] == 1:
         return 1
     strides = module_strides(mod, a.op.operands[0]) if a.op.operands else None
     return strides[first] if strides is not None and first < len(strides) else None
 
 
-def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None = 1) -> None:  # row: JSON form
+def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None) -> None:  # row: its JSON form
     """Say so when a cp.async's width rests on the pointers' alignment, which the TTGIR does not
     carry: Triton copies between the op's ``contiguity`` hint and the layout's run per thread; and
     when its global lines may outnumber its store's wavefronts (rows apart, or a runtime stride

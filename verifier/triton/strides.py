@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bankproof.verifier.triton.ttgir import find_types
+
 Strides = tuple  # per dim: an int, or None when not a known constant
 MAX_DEPTH = 200  # def chains followed at most this deep
 MAX_STEPS = 20_000  # values looked up per question, at most (past it: not followed)
@@ -40,7 +42,6 @@ _AFFINE = (
 )
 _NAME = re.compile(r"%[\w$.#-]+")
 _INT = re.compile(r"arith\.constant\s+(?:dense<)?(-?\d{1,18})>?\s*:\s*(?:tensor<)?[\dx]*i\d+")
-_SHAPE = re.compile(r"->\s*tensor<([\dx]+)x|:\s*tensor<([\dx]+)x")
 
 
 class _Tracer:
@@ -165,9 +166,9 @@ def _rank(line: str) -> int | None:
     result = body.rsplit("->", 1)[1] if "->" in body else body.rsplit(" : ", 1)[-1]
     if "memdesc" in result or "token" in result:
         return None
-    m = re.search(r"tensor<((?:\d+x)+)", result)
-    if m:
-        return len(m.group(1).rstrip("x").split("x"))
+    tensors = find_types(result)
+    if tensors:
+        return len(tensors[0].shape)
     return 0 if " : " in body else None
 
 
