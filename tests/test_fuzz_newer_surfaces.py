@@ -1,6 +1,6 @@
 """Fuzzers for the newer entry points (issue 40): descriptor values and ``--fields``, ``tma:`` boxes,
 ncu source-page exports, corpus ``CONFIGS``, the results store's files, and the workbench's request
-headers (agree specs are fuzzed in test_fuzz_entry_points.py). Every case answers or is refused with
+headers, ``verify_many``'s lists of layouts (agree specs are fuzzed in test_fuzz_entry_points.py). Every case answers or is refused with
 an ``InputError`` naming the field (``tests/fuzzing.py``); a command line never exits 70. Seeds
 fixed; counts scale with ``BANKPROOF_FUZZ_SCALE``."""
 
@@ -264,6 +264,29 @@ def test_open_argument_ranges():
 
     seen = _run(count(300), 20, one)
     assert seen["ok"] > 20 and seen["refused"] > 100, seen
+
+
+def test_many_memory_layouts():
+    """``verify_many``: lists of memory layouts (notation texts, offset bases, mixtures) mutated
+    in their texts, their numbers and their types, with huge, empty and wrongly typed lists; each
+    answers or is refused naming ``memories`` or the field."""
+    rows = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    good = ["16*m + n", "16*m + (n ^ (4*(m % 4)))", "Swizzle<2,2,2> o (8,16):(16,1)",
+            {"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0]]}]  # fmt: skip
+
+    def one(rng):
+        pick = rng.random()
+        if pick < 0.5:
+            case = [mutate(g, rng, rng.choice([1, 2])) if isinstance(g, str) else mutate_value(g, rng)
+                    for g in rng.sample(good, rng.randint(1, 4))]  # fmt: skip
+        elif pick < 0.8:
+            case = mutate_value(list(good), rng)
+        else:
+            case = rng.choice([[], "16*m + n", None, 7, [None], good * 3, [good[0]] * 300])
+        return (lambda: bankproof.verify_many(case, load=rows, shape=(8, 16), dtype="f32")), case
+
+    seen = _run(count(300), 21, one)
+    assert seen["ok"] > 10 and seen["refused"] > 100, seen
 
 
 def test_the_fuzzers_run_fifty_thousand_cases_in_a_minute():
