@@ -244,7 +244,7 @@ def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray) -> tup
 
 def one_instruction(ins: Instr, byte_offsets, active=None) -> Wavefronts:
     """Wavefronts of one warp instruction, with its phases and wavefront groups (the archs and
-    how far each is measured: :func:`bankproof.models.target.wavefronts`).
+    how far each is measured: :func:`bankproof.models.target_single.wavefronts`).
 
     >>> one_instruction(instruction("ld32"), [i * 128 for i in range(32)]).count
     32

@@ -277,7 +277,7 @@ def count_rows(arch: str, ins: hardware.Instr, offsets: np.ndarray, active: np.n
     """:func:`count` of rows of 32 lane byte offsets (``(N, 32)``) of one instruction on a
     phase-model ``arch``: what an access's warp instructions cost, given directly."""
     counts, ideals, _ = hardware.evaluate(ins, offsets, active)
-    unknown = _unmeasured(get(arch), ins, offsets, active)
+    unknown = unmeasured(get(arch), ins, offsets, active)
     return Count(counts, ideals, unknown, status(arch, ins), UNMODELED_REASON if unknown.any() else None)
 
 
@@ -294,14 +294,14 @@ def status(arch: str, ins: hardware.Instr | None = None) -> str:
     return t.status
 
 
-def _unmeasured(t: Target, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
+def unmeasured(t: Target, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
     """Per warp instruction: where the phase model cannot say on ``t``. Paired 64/128-bit loads
     (lane ^ 1 or lane ^ 2 share addresses) merge phases on sm90; whether they do elsewhere is not
     measured, so off the measured archs their count is unknown.
 
     >>> offs = np.zeros((1, 32), dtype=np.int64); act = np.ones((1, 32), dtype=bool)
     >>> ld128 = hardware.instruction("ld128")
-    >>> [_unmeasured(get(a), ld128, offs, act).tolist() for a in ("sm80", "sm90")]
+    >>> [unmeasured(get(a), ld128, offs, act).tolist() for a in ("sm80", "sm90")]
     [[True], [False]]
     """
     if t.status == "measured" or ins.op != "ld" or ins.width < 8:
@@ -346,61 +346,3 @@ def reproducer(arch: str, a: WarpInstructions, i: int) -> str:
     if get(arch).model == "lane groups":
         case = {"arch": arch, **case}
     return json.dumps(case, separators=(",", ":"))
-
-
-# ----- single instructions (``bankproof wavefronts``) -------------------------------------------
-def instruction_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray) -> list[tuple]:
-    """``(wavefronts or None, ideal, groups or None, status)`` of each warp instruction of one
-    kind on ``arch`` (``offsets``/``active``: ``(N, warp)``)."""
-    t = get(arch)
-    if t.model == "lane groups":
-        r = rule(arch, instr)
-        if r.groups is None:
-            return [(None, 0, None, "unknown")] * len(offsets)
-        counts, ideals = lds.evaluate(r, offsets)
-        groups = tuple(np.flatnonzero(r.groups == g).tolist() for g in range(r.ngroups))
-        return [(int(c), int(i), groups, t.status) for c, i in zip(counts, ideals)]
-    try:
-        ins = hardware.instruction(instr)
-    except InputError as e:
-        raise InputError("wavefronts", "instr", e.problem, e.value) from None
-    if ins.min_arch > t.cc:
-        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
-    counts, ideals, groups = hardware.evaluate(ins, offsets, active, groups=True)
-    unknown = _unmeasured(t, ins, offsets, active)
-    st = status(arch)
-    return [
-        (None, int(ideals[j]), None, "unknown")
-        if unknown[j]
-        else (int(counts[j]), int(ideals[j]), groups[j], st)
-        for j in range(len(offsets))
-    ]
-
-
-def wavefronts(
-    instr: str | hardware.Instr, byte_offsets, active=None, arch: str = "sm90"
-) -> hardware.Wavefronts:
-    """Wavefronts of one warp instruction of the phase model, with its phases and wavefront groups.
-
-    >>> wavefronts("ld32", [i * 128 for i in range(32)]).count
-    32
-    >>> w = wavefronts("ld128", [0] * 32)
-    >>> w.count, w.ideal, wavefronts("st128", [0] * 32).count
-    (2, 2, 4)
-    """
-    t = get(arch, "wavefronts")
-    if t.model != "phases":
-        raise InputError("wavefronts", "arch", "must be an arch of the phase model here", arch)
-    ins = instr if isinstance(instr, hardware.Instr) else hardware.instruction(instr)
-    if ins.min_arch > t.cc:
-        raise InputError("wavefronts", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {arch}")
-    w = hardware.one_instruction(ins, byte_offsets, active)
-    if t.status == "measured":
-        return w
-    offs = np.asarray(byte_offsets, dtype=np.int64)[None]
-    act = np.ones(offs.shape, dtype=bool) if active is None else np.asarray(active, dtype=bool)[None]
-    reason = f"rules measured on {', '.join(MEASURED)}; none recorded for {arch} yet"
-    st = "assumed"
-    if bool(_unmeasured(t, ins, offs, act)[0]):
-        st, reason = "unknown", UNMODELED_REASON
-    return hardware.Wavefronts(w.count, w.ideal, w.phases, w.groups, st, reason)

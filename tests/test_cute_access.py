@@ -12,7 +12,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import copy_atom, tiled_copy, tv_to_layout
-from bankproof.models.target import wavefronts
+from bankproof.models.target_single import wavefronts
 from bankproof.verifier.api.gpu import spec_case
 from bankproof.verifier.engine.spec import load_spec, parse_spec, tomllib
 

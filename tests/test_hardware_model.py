@@ -7,7 +7,7 @@ import json
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import instruction
-from bankproof.models.target import wavefronts
+from bankproof.models.target_single import wavefronts
 from bankproof.verifier.cli.main import main
 
 ROWS = [i * 128 for i in range(32)]  # every lane: bank 0, a different word
