@@ -15,10 +15,11 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from bankproof.models import f2
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import LANES, Instr, instruction
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import PaddedLayout
+from bankproof.models.memory import PaddedLayout, inverse_columns
 
 MAX_ACCESS_BITS = 24  # (warps x lanes x registers) points enumerated per access
 
@@ -182,7 +183,7 @@ def access_layout(dist: LinearLayout, memory: LinearLayout | PaddedLayout) -> Li
     dist = dist.transpose_outs(lin.out_dim_names)
     regs = [b for b in dist.in_bases("register") if any(b)]
     if not isinstance(memory, PaddedLayout):
-        regs = _vector_first(regs, element_offsets(memory))
+        regs = vector_first(regs, _offsets_of(memory, regs))
     parts = (
         ("register", tuple(regs)),
         ("lane", dist.in_bases("lane")),
@@ -192,10 +193,19 @@ def access_layout(dist: LinearLayout, memory: LinearLayout | PaddedLayout) -> Li
     return LinearLayout(parts, dist.out_dims)
 
 
-def _vector_first(regs: list[tuple[int, ...]], offsets: np.ndarray) -> list[tuple[int, ...]]:
+def _offsets_of(memory: LinearLayout, coords: list[tuple[int, ...]]) -> list[int]:
+    """The element offset of each coordinate, from the memory layout's inverse (no table; a layout
+    that is not one-to-one is refused by :func:`element_offsets`, with why)."""
+    inv = inverse_columns(memory)
+    if inv is None:
+        offsets = element_offsets(memory)
+        return [int(offsets[tuple(b)]) for b in coords]
+    return [f2.apply(inv, memory.pack_dim0_lowest(b)) for b in coords]
+
+
+def vector_first(regs: list[tuple[int, ...]], off: list[int]) -> list[tuple[int, ...]]:
     """Registers reordered so that those at element offsets 1, 2, 4, ... come first (Triton
     permutes registers to vectorize, §5.3); the rest keep their order."""
-    off = [int(offsets[tuple(b)]) for b in regs]
     first: list[int] = []
     while True:
         want = 1 << len(first)

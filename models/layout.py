@@ -30,6 +30,9 @@ DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
 MEMORY_DIMS = ("offset", "block")
 
 
+MAX_TABLE_BITS = 24  # points a layout's table may have (2^24 x rank int64: 128 MB a dim)
+
+
 @dataclass(frozen=True)
 class LinearLayout(LayoutAlgebra):
     """An F2-linear map ``in_dims -> out_dims``; see the module docstring.
@@ -225,8 +228,9 @@ class LinearLayout(LayoutAlgebra):
         [0, 1, 2, 3]
         """
         n = self.in_bits
-        if n > 26:
-            raise InputError("layout", "input", "is too large to enumerate (limit 2^26 points)", f"2^{n}")
+        if n > MAX_TABLE_BITS:
+            why = f"is too large to enumerate (limit 2^{MAX_TABLE_BITS} points; verify answers from bases)"
+            raise InputError("layout", "input", why, f"2^{n}")
         return element_table(self)
 
     def transpose_outs(self, names: Sequence[str]) -> LinearLayout:

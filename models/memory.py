@@ -13,6 +13,7 @@ after every ``interval`` elements, ``pad`` unused elements are inserted (Triton'
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -173,3 +174,26 @@ def _duplicate(off: np.ndarray) -> str:
     both = np.argwhere(off == dup)[:2]
     a, b = (tuple(int(v) for v in both[i]) for i in range(2))
     return f"coordinates {a} and {b} share offset {int(dup)}"
+
+
+def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
+    """The element offset of each packed coordinate bit (first out dim lowest) under a linear
+    memory layout's inverse, or None when its offsets do not map one-to-one onto the tensor.
+
+    >>> m = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
+    >>> inverse_columns(m)
+    (2, 1)
+    """
+    try:
+        return _inverse_columns(memory)
+    except TypeError:  # a layout that cannot be hashed: not kept
+        return _inverse_columns.__wrapped__(memory)
+
+
+@functools.lru_cache(maxsize=64)
+def _inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
+    cols = [memory.pack_dim0_lowest(b) for b in memory.in_bases("offset")]
+    n = memory.out_bits
+    if len(cols) != n or f2.rank(cols) != n:
+        return None
+    return tuple(f2.preimages(cols, n))

@@ -244,14 +244,17 @@ def _build(t: Target, dist, memory, elem_bits: int, kind: str, instr: str) -> Wa
         a = lds.build(dist, memory, elem_bits, kind, instr, lambda name: rule(t.arch, name), t.warp, t.arch)
     else:
         a = build_access(dist, memory, elem_bits, kind, instr)
-        if t.cc and a.instr.min_arch > t.cc:
-            raise InputError(
-                "access", "instr", f"needs sm{a.instr.min_arch} or newer", f"{a.instr.name} on {t.arch}"
-            )
+        check_instr(t, a.instr)
     for arr in (a.addresses, a.warp, a.register, a.coords, a.block, a.elements):
         if isinstance(arr, np.ndarray):
             arr.setflags(write=False)
     return a
+
+
+def check_instr(t: Target, ins: hardware.Instr) -> None:
+    """Refuse an instruction ``t`` does not have (``stmatrix`` before sm90, ...)."""
+    if t.cc and ins.min_arch > t.cc:
+        raise InputError("access", "instr", f"needs sm{ins.min_arch} or newer", f"{ins.name} on {t.arch}")
 
 
 def clear_caches() -> None:

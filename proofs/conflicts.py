@@ -72,12 +72,13 @@ def clique(
     lanes = [z3.BitVec(f"l{i}", LANE) for i in range(k)]
     solver = z3.Solver()
     first = lanes[0]
+    addrs = [sa.address(lane) for lane in lanes]  # each lane's term built once
     solver.add(z3.ULT(lanes[-1], sa.lanes_used) if sa.lanes_used < 32 else z3.BoolVal(True))
     for i, lane in enumerate(lanes[1:], 1):
         solver.add(z3.ULT(lanes[i - 1], lane))
         solver.add(same_phase(sa.instr, first, lane, sa.paired))
-        solver.add(bank_block(sa.instr, sa.address(first)) == bank_block(sa.instr, sa.address(lane)))
-    words = [word(sa.instr, sa.address(lane)) for lane in lanes]
+        solver.add(bank_block(sa.instr, addrs[0]) == bank_block(sa.instr, addrs[i]))
+    words = [word(sa.instr, a) for a in addrs]
     if k > 1:
         solver.add(z3.Distinct(*words))
     r, why = _check(solver, timeout_ms)

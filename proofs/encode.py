@@ -13,14 +13,16 @@ phase and a bank block but not a word.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import z3
+from bankproof.models import f2
 from bankproof.models.access import access_layout, element_offsets
 from bankproof.models.errors import log2
 from bankproof.models.hardware import BANK_BYTES, BANKS, LANES, Instr
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import PaddedLayout
+from bankproof.models.memory import PaddedLayout, inverse_columns
 
 ADDR = 32  # bits of a byte address
 LANE = 5
@@ -121,16 +123,19 @@ class SymbolicAccess:
     paired: bool
     dist: LinearLayout
 
+    @functools.cached_property
+    def instruction_offset(self) -> z3.BitVecRef:
+        """The element offset the instruction's registers, warp and block add (every lane alike):
+        built once, shared by every lane's term."""
+        off = z3.BitVecVal(0, ADDR)
+        terms = ((self.reg_cols, self.regs), (self.warp_cols, self.warp), (self.block_cols, self.block))
+        for cols, v in terms:
+            if v is not None:
+                off = off ^ linear_term(cols, v, ADDR)
+        return z3.simplify(off)
+
     def element_offset(self, lane: z3.BitVecRef) -> z3.BitVecRef:
-        w = ADDR
-        off = linear_term(self.lane_cols, lane, w)
-        if self.regs is not None:
-            off = off ^ linear_term(self.reg_cols, self.regs, w)
-        if self.warp is not None:
-            off = off ^ linear_term(self.warp_cols, self.warp, w)
-        if self.block is not None:
-            off = off ^ linear_term(self.block_cols, self.block, w)
-        return off
+        return linear_term(self.lane_cols, lane, ADDR) ^ self.instruction_offset
 
     def address(self, lane: z3.BitVecRef) -> z3.BitVecRef:
         """Byte address: the (unpadded) element offset, then padding, times the element size."""
@@ -172,12 +177,14 @@ def symbolic_access(
         padding = tuple(memory.intervals)
         total_bits = len(lin.in_bases("offset"))
     else:
-        offsets = element_offsets(memory)
+        inverse = inverse_columns(memory)
+        if inverse is None:  # not one-to-one: refused, with why
+            element_offsets(memory)
 
         def offset_of(b: tuple[int, ...]) -> int:
-            return int(offsets[tuple(b)])
+            return f2.apply(inverse, memory.pack_dim0_lowest(b))  # from the bases: no table
 
-        total_bits = log2(offsets.size)
+        total_bits = memory.out_bits
 
     def cols(dim: str) -> list[int]:
         return [offset_of(b) for b in lay.in_bases(dim)]

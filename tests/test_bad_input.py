@@ -29,9 +29,13 @@ SPECS = [
         "shape: value sizes must be powers of two, got 12x32",
     ),
     ("shape = [0, 32]\ndtype = 'f32'\n", "sizes must be powers of two, got 0x32"),
+    (  # a formula evaluates every element: 2^24; bases and Triton's attributes: 2^30
+        "shape = [8192, 8192]\ndtype = 'f32'\n[memory]\nformula = 'm + 8192*n'\n" + ACCESS,
+        "over the limit of 2^24",
+    ),
     (
         "shape = [1048576, 1048576]\ndtype = 'f32'\n[memory]\nformula = 'm + n'\n" + ACCESS,
-        "over the limit of 2^24",
+        "over the limit of 2^30",
     ),
     ("shape = [16, 32]\ndtype = 'f13'\n", "dtype: name is unknown"),
     ("shape = [16, 32]\n", "spec: dtype is missing"),

@@ -97,7 +97,7 @@ BAD = [
     (["layout", "m + 2*n", "--shape", "8x8"], "formula: layout is not a bijection"),
     (["layout", "m + 8*n", "--shape", "8x8", "--dims", "a b"], "layout: --dims must be identifiers"),
     (["layout", "", "--shape", "8x8"], "layout: notation is empty"),
-    (["layout", SWZ, "--shape", "65536x65536"], "shape: value has 2^32 elements, over the limit of 2^24"),
+    (["layout", SWZ, "--shape", "65536x65536"], "shape: value has 2^32 elements, over the limit of 2^30"),
     (
         [
             "layout",

@@ -28,7 +28,8 @@ from bankproof.models.notation.cute import parse_cute, to_cute
 from bankproof.models.notation.formula import default_names, formula_text, parse_formula
 from bankproof.models.notation.gluon import gluon_attribute, gluon_shape, is_gluon
 
-MAX_ELEMENTS_LOG2 = 24  # layouts are enumerated; larger tensors are refused with this limit named
+MAX_ELEMENTS_LOG2 = 24  # layouts read by evaluating every element; larger tensors are refused, this named
+MAX_BASES_LOG2 = 30  # layouts given as bases (or built from them: Triton's attributes) answer from the bases
 NOTATIONS = ("triton", "cute", "bases", "formula", "tma")
 CUTE_START = (
     r"(?:cute::)?(?:Sw|S|Swizzle|Layout|ComposedLayout)\s*<|(?:cute::)?(?:composition|make_layout|"
@@ -76,8 +77,10 @@ def detect(text: str) -> str:
     return "formula"
 
 
-def parse_shape(text: str | Sequence[int]) -> list[int]:
-    """``"16x32"`` (or a list) -> ``[16, 32]``, checking sizes and the enumeration limit."""
+def parse_shape(text: str | Sequence[int], max_log2: int = MAX_ELEMENTS_LOG2) -> list[int]:
+    """``"16x32"`` (or a list) -> ``[16, 32]``, checking sizes and the limit (2^``max_log2``
+    elements: :data:`MAX_ELEMENTS_LOG2` where every element is evaluated, :data:`MAX_BASES_LOG2`
+    where the layout is bases)."""
     if isinstance(text, str):
         parts = text.lower().replace("×", "x").split("x")
         try:
@@ -99,11 +102,12 @@ def parse_shape(text: str | Sequence[int]) -> list[int]:
         if not is_pow2(s):
             raise InputError("shape", "value", "sizes must be powers of two", "x".join(map(excerpt, shape)))
     total = sum(s.bit_length() - 1 for s in shape)
-    if total > MAX_ELEMENTS_LOG2:
+    if total > max_log2:
+        why = "" if max_log2 == MAX_BASES_LOG2 else f" (2^{MAX_BASES_LOG2} for bases and Triton's attributes)"
         raise InputError(
             "shape",
             "value",
-            f"has 2^{total} elements, over the limit of 2^{MAX_ELEMENTS_LOG2}",
+            f"has 2^{total} elements, over the limit of 2^{max_log2}{why}",
             "x".join(map(excerpt, shape)),
         )
     return shape
@@ -167,10 +171,13 @@ def _parse(text, shape, dtype, units, base_align, names, notation, stage) -> Par
     t = text.strip()
     if t.startswith(notation + ":") and not t.startswith(notation + "::"):
         t = t[len(notation) + 1 :].strip()
-    shape = parse_shape(shape) if shape is not None else None
+    limit = MAX_BASES_LOG2 if notation in ("triton", "bases") else MAX_ELEMENTS_LOG2  # bases: the larger
+    shape = parse_shape(shape, limit) if shape is not None else None
 
     if notation == "triton":
         src = triton_notation.parse_triton(t)
+        if shape is not None and src.kind == "padded_shared":  # its offsets are a table
+            parse_shape(shape)
         if shape is None:
             raise InputError("layout", "shape", "is required for Triton notations (e.g. 16x32)")
         # nvmma_shared names the element width it swizzles for, which the dtype must be; an mfma

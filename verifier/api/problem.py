@@ -18,7 +18,7 @@ from bankproof.models import dtypes, target
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
-from bankproof.models.notation import foreign_text, parse_layout, parse_shape
+from bankproof.models.notation import MAX_BASES_LOG2, foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.formula import default_names
 from bankproof.models.notation.gluon import gluon_shape, is_gluon
@@ -190,7 +190,7 @@ def problem(
         shape = next((s for x in given if is_gluon(x) and (s := gluon_shape(x))), None)
     if shape is None:
         raise InputError("problem", "shape", "is missing (e.g. shape=(16, 32))")
-    size = parse_shape(shape)
+    size = parse_shape(shape, MAX_BASES_LOG2)  # text notations that evaluate elements keep 2^24
     if not isinstance(dtype, str):
         raise InputError("problem", "dtype", 'is missing or not a string (e.g. dtype="f16")', dtype)
     elem_bits = dtypes.bits(dtype)

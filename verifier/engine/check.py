@@ -18,8 +18,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from bankproof.models import lds, target
-from bankproof.models.access import WarpInstructions, access_layout, element_offsets
+from bankproof.models import lds, tally, target
+from bankproof.models.access import MAX_ACCESS_BITS, WarpInstructions, access_layout, element_offsets
+from bankproof.models.access_linear import LinearAccess, linear_access
 from bankproof.models.errors import InputError, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import lemma_9_4
@@ -45,11 +46,15 @@ ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
 }
 
 
+Access = WarpInstructions | LinearAccess  # enumerated, or held as bases
+
+
 def _counterexample(
-    spec: Spec, a: WarpInstructions, i: int, lanes: list[int] | None, count: int, ideal: int
+    spec: Spec, access: Access, index: int, lanes: list[int] | None, count: int, ideal: int
 ) -> Counterexample:
-    """Instruction ``i``'s two colliding lanes (the lowest pair when ``lanes`` is None), with
+    """Instruction ``index``'s two colliding lanes (the lowest pair when ``lanes`` is None), with
     their coordinates, addresses, bank and phase (lane group), and the line that replays it."""
+    a, i = (access.instruction(index), 0) if isinstance(access, LinearAccess) else (access, index)
     pair = target.conflict(spec.arch, a, i) if lanes is None else target.pair(spec.arch, a, i, sorted(lanes))
     l0, l1 = pair["lanes"]
     offs = a.addresses[i]
@@ -57,7 +62,7 @@ def _counterexample(
         lanes=(l0, l1),
         block=int(a.block[i]),
         warp=int(a.warp[i]),
-        instruction=i,
+        instruction=index,
         register=int(a.register[i]),
         coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in (l0, l1)),
         byte_addresses=(int(offs[l0]), int(offs[l1])),
@@ -84,25 +89,23 @@ def _supplied(spec: Spec, byte_addresses: tuple[int, int]) -> tuple[dict | None,
 
 
 def _enumeration(
-    spec: Spec, a: WarpInstructions, c: target.Count
+    spec: Spec, a: Access, c: tally.Tally, t0: float
 ) -> tuple[EngineResult, Counterexample | None]:
-    t0 = time.perf_counter()
-    known = c.known
-    verdict = "unknown" if not known else "proved" if (c.counts == c.ideals).all() else "refuted"
+    """Every instruction counted (``c``, by the caller: one by one, from tables or bases)."""
+    verdict = "unknown" if not c.known else "proved" if c.first_over is None else "refuted"
     result = EngineResult(
-        wavefronts=int(c.counts.sum()) if known else None,
+        wavefronts=c.total if c.known else None,
         verdict=verdict,
         seconds=round(time.perf_counter() - t0, 4),
         reason=c.reason,
     )
     cx = None
     if verdict == "refuted":
-        i = int(np.flatnonzero(c.counts > c.ideals)[0])
-        cx = _counterexample(spec, a, i, None, int(c.counts[i]), int(c.ideals[i]))
+        cx = _counterexample(spec, a, c.first_over, None, *c.over)
     return result, cx
 
 
-def _algebra_phases(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count) -> EngineResult:
+def _algebra_phases(spec: Spec, acc: AccessSpec, a: Access, c: tally.Tally) -> EngineResult:
     """Lemma 9.4 over the phases (``models/swizzle.py``)."""
     t0 = time.perf_counter()
     if not isinstance(spec.memory, LinearLayout):
@@ -115,7 +118,7 @@ def _algebra_phases(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.
     per = lem.wavefronts_per_instruction
     space = Space.of(spec.memory, spec.dims)
     return EngineResult(
-        wavefronts=per * len(a.addresses),
+        wavefronts=per * c.instructions,
         verdict="proved" if per == _phases(c) else "refuted",
         seconds=round(time.perf_counter() - t0, 4),
         lemma="9.4",
@@ -126,7 +129,7 @@ def _algebra_phases(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.
     )
 
 
-def _algebra_groups(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count) -> EngineResult:
+def _algebra_groups(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: tally.Tally) -> EngineResult:
     """Lemma 9.4 over the lane groups (``models/lds.py``)."""
     t0 = time.perf_counter()
     if not isinstance(spec.memory, LinearLayout):
@@ -136,17 +139,17 @@ def _algebra_groups(spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.
     if per is None:
         return EngineResult(None, "n/a", reason=reason)
     space = Space.of(mem, spec.dims)
-    return EngineResult(per * len(a.addresses), "proved" if per == _phases(c) else "refuted",
+    return EngineResult(per * c.instructions, "proved" if per == _phases(c) else "refuted",
                         round(time.perf_counter() - t0, 4), lemma="9.4",
                         conflict_directions=tuple(space.name(v) for v in dirs))  # fmt: skip
 
 
-def _phases(c: target.Count) -> int:
-    return int(c.ideals[0]) if len(c.ideals) else 0
+def _phases(c: tally.Tally) -> int:
+    return c.first[1]
 
 
 def _z3_phases(
-    spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count, timeout_s: float
+    spec: Spec, acc: AccessSpec, a: Access, c: tally.Tally, timeout_s: float
 ) -> tuple[EngineResult, list[int] | None]:
     """Z3 over the phase model's terms: conflict-freedom, then (linear memory) the exact words per
     bank, which gives the total (every phase alike)."""
@@ -155,7 +158,7 @@ def _z3_phases(
 
     ms = max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     linear = isinstance(spec.memory, LinearLayout)
-    k = int(c.counts[0] // c.ideals[0]) if linear and len(c.counts) and c.ideals[0] else None
+    k = c.first[0] // c.first[1] if linear and c.instructions and c.first[1] else None
     sa = symbolic_access(acc.layout, spec.memory, spec.elem_bits, a.instr, a.vector)
     p = conflict_free(sa, ms)
     verdict, reason, wavefronts, certificate = (
@@ -173,7 +176,7 @@ def _z3_phases(
             witness_lanes=cert.model["lanes"] if cert.status == "proved" else None,
         )
         if cert.status == "proved":
-            wavefronts = k * _phases(c) * len(a.addresses)  # linear: every phase alike
+            wavefronts = k * _phases(c) * c.instructions  # linear: every phase alike
         elif cert.status == "refuted":
             verdict, reason = "disagree", cert.reason
     out = EngineResult(wavefronts, verdict, round(p.seconds, 4), reason, certificate=certificate)
@@ -181,7 +184,7 @@ def _z3_phases(
 
 
 def _z3_groups(
-    spec: Spec, acc: AccessSpec, a: WarpInstructions, c: target.Count, timeout_s: float
+    spec: Spec, acc: AccessSpec, a: WarpInstructions, c: tally.Tally, timeout_s: float
 ) -> tuple[EngineResult, dict | None]:
     """Z3 over lane groups: conflict-freedom, and for a refuted access the exact words per bank
     (every group of a linear access costs the same, so one certificate gives the total)."""
@@ -192,14 +195,14 @@ def _z3_groups(
     r, ms = a.instr, max(1, int(timeout_s * 1000))  # 0 would mean no limit to Z3
     cols = _columns(acc, spec, a.vector)
     p = lane_groups.conflict_free(r, *cols, r.width, ms)
-    total = int(c.ideals.sum()) if p.status == "proved" else None
+    total = c.ideal if p.status == "proved" else None
     verdict, reason, certificate = p.status, p.reason, None
-    if p.status == "refuted" and len(c.counts):
-        k = int(c.counts[0]) // int(c.ideals[0])
+    if p.status == "refuted" and c.instructions:
+        k = c.first[0] // c.first[1]
         cert = lane_groups.exact_count(r, *cols, r.width, k, ms)
         certificate = Certificate(words_per_bank=k, status=cert.status, seconds=round(cert.seconds, 4))
         if cert.status == "proved":
-            total = k * int(c.ideals.sum())
+            total = k * c.ideal
         elif cert.status == "refuted":
             verdict, reason = "disagree", cert.reason
     out = EngineResult(total, verdict, round(p.seconds, 4), reason or None, certificate=certificate)
@@ -229,24 +232,21 @@ def check_access(
     spec: Spec, acc: AccessSpec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
 ) -> AccessResult:
     """Every engine's answer for one access of ``spec`` (its access enumerated once, through the
-    arch's target), and the verdict they agree on."""
-    model = target.get(spec.arch).model
-    try:
-        a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
-    except InputError as e:  # name the access the problem is in
-        if e.where != "access":
-            raise
-        where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
-        raise InputError(where, e.field, e.problem, e.value) from None
-    c = target.count(spec.arch, a)
+    arch's target, or held as bases on a linear memory layout), and the verdict they agree on."""
+    t0 = time.perf_counter()
+    a, c = _count(spec, acc, engines)
     results: dict[str, EngineResult] = {}
     cx = z3_model = None
+    model = target.get(spec.arch).model
     if not c.known:  # no published lane groups, or paired wide loads off the measured archs:
         # the model cannot say, so no engine may answer (the algebra and Z3 encode the same model)
         results = {e: EngineResult(None, "unknown", reason=c.reason) for e in engines}
     else:
-        if "enumeration" in engines:
-            results["enumeration"], cx = _enumeration(spec, a, c)
+        if "enumeration" in engines and not _enumerable(a):
+            why = f"2^{a.layout.in_bits} points, over the 2^{MAX_ACCESS_BITS} it enumerates (others: bases)"
+            results["enumeration"] = EngineResult(None, "unknown", reason=why)
+        elif "enumeration" in engines:
+            results["enumeration"], cx = _enumeration(spec, a, c, t0)
         if "algebra" in engines:
             results["algebra"] = ALGEBRA[model](spec, acc, a, c)
         if "z3" in engines:
@@ -255,11 +255,9 @@ def check_access(
     answered = [e for e in ("z3", "enumeration", "algebra") if e in results and results[e].verdict in PROOFS]
     decider = answered[0] if answered else next(iter(results))
     if verdict == "refuted" and cx is None and z3_model is not None:
-        m = z3_model
-        hit = (a.block == m.get("block", 0)) & (a.warp == m.get("warp", 0))
-        i = int(np.flatnonzero(hit & (a.register == m.get("reg", 0) * a.vector))[0])
-        cx = _counterexample(spec, a, i, [m["x"], m["y"]], int(c.counts[i]), int(c.ideals[i]))
-    n = len(a.addresses)
+        i = _instruction_of(a, z3_model)
+        cx = _counterexample(spec, a, i, [z3_model["x"], z3_model["y"]], *_count_of(spec, a, c, i))
+    n = c.instructions
     return AccessResult(
         name=acc.name,
         kind=acc.kind,
@@ -267,8 +265,8 @@ def check_access(
         vector=a.vector,
         instructions=n,
         wavefronts=total,
-        ideal_wavefronts=int(c.ideals.sum()),
-        max_wavefronts_per_instruction=int(c.counts.max()) if n and total is not None else None,
+        ideal_wavefronts=c.ideal,
+        max_wavefronts_per_instruction=c.worst if n and total is not None else None,
         conflict_free=None if verdict not in PROOFS else verdict == "proved",
         hardware_model=c.status,
         engines=results,
@@ -276,6 +274,49 @@ def check_access(
         counterexample=cx if verdict == "refuted" else None,
         hardware_rule=c.rule,
     )
+
+
+def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Access, tally.Tally]:
+    """The access and its tally: on a phase-model target and a linear memory layout, from the bases
+    (every instruction streamed through the model when enumeration is asked for, otherwise
+    instruction 0 standing for all); elsewhere enumerated from tables."""
+    t = target.get(spec.arch)
+    try:
+        la = None
+        if t.model == "phases":
+            la = linear_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+        if la is not None:
+            target.check_instr(t, la.instr)
+            every = "enumeration" in engines and la.layout.in_bits <= MAX_ACCESS_BITS
+            return la, (tally.streamed if every else tally.uniform)(spec.arch, la)
+        a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
+    except InputError as e:  # name the access the problem is in
+        if e.where != "access":
+            raise
+        where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
+        raise InputError(where, e.field, e.problem, e.value) from None
+    return a, tally.of_count(target.count(spec.arch, a))
+
+
+def _enumerable(a: Access) -> bool:
+    return not isinstance(a, LinearAccess) or a.layout.in_bits <= MAX_ACCESS_BITS
+
+
+def _instruction_of(a: Access, m: dict) -> int:
+    """The instruction a Z3 model names (its block, warp and register chunk)."""
+    if isinstance(a, LinearAccess):
+        nc, nw = len(a.chunks), len(a.warps)
+        return m.get("reg", 0) | m.get("warp", 0) << nc | m.get("block", 0) << (nc + nw)
+    hit = (a.block == m.get("block", 0)) & (a.warp == m.get("warp", 0))
+    return int(np.flatnonzero(hit & (a.register == m.get("reg", 0) * a.vector))[0])
+
+
+def _count_of(spec: Spec, a: Access, c: tally.Tally, i: int) -> tuple[int, int]:
+    """Instruction ``i``'s count and ideal (every instruction of a linear access costs alike)."""
+    if isinstance(a, LinearAccess):
+        return c.first
+    one = target.count(spec.arch, a)
+    return int(one.counts[i]), int(one.ideals[i])
 
 
 PROOFS = ("proved", "refuted")

@@ -28,8 +28,8 @@ from bankproof.models.errors import InputError, Untranslatable, excerpt
 from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
+from bankproof.models.notation import MAX_BASES_LOG2, foreign_text, parse_layout, parse_shape
 from bankproof.models.notation import cutlass_releases as releases
-from bankproof.models.notation import foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute import CuteLayout
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
@@ -120,7 +120,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
         isinstance(s, int) and not isinstance(s, bool) for s in data["shape"]
     ):
         raise _err("shape", "must be a list of integers", data["shape"])
-    shape = parse_shape(data["shape"])
+    shape = parse_shape(data["shape"], MAX_BASES_LOG2)  # notations that evaluate elements keep 2^24
     dtype = data.get("dtype")
     if not isinstance(dtype, str):
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)

@@ -1,0 +1,175 @@
+"""An access on a linear memory layout held as bases, not tables: the byte address of every
+(register, lane, warp, block) is the XOR of its input bits' images, so an access of any size is a
+handful of integers. Warp instruction ``i`` (register chunks fastest, then warps, then blocks, as
+:func:`~bankproof.models.access.build_access` orders them) is instruction 0's lane addresses XOR a
+constant whose bits below the vector are zero; :meth:`LinearAccess.rows` builds any run of them,
+:meth:`LinearAccess.instruction` one of them in full (coordinates and elements), without tables.
+
+>>> from bankproof.models.notation import parse_layout
+>>> d = parse_layout('{"register": [[1, 0]], "lane": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16]]}', [2, 32])
+>>> m = parse_layout("32*m + n", [2, 32])
+>>> a = linear_access(d.layout, m.layout, elem_bits=32, kind="load")
+>>> a.instr.name, a.instructions, a.rows(1, 2)[0, :3].tolist()
+('ld.shared.b32', 2, [128, 132, 136])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from bankproof.models import f2
+from bankproof.models.access import WarpInstructions, vector_cap, vector_first
+from bankproof.models.hardware import LANES, Instr, instruction
+from bankproof.models.layout import LinearLayout
+from bankproof.models.memory import PaddedLayout, inverse_columns
+
+MAX_LINEAR_BITS = 40  # (register, lane, warp, block) input bits an access held as bases may have
+
+
+def offset_of(inverse: tuple[int, ...], packed: int) -> int:
+    """The element offset of a packed coordinate (:func:`inverse_columns` ``inverse``)."""
+    return f2.apply(inverse, packed)
+
+
+@dataclass(frozen=True)
+class LinearAccess:
+    """One access as bases: ``lanes``, ``chunks`` (register bits beyond the vector), ``warps``
+    and ``blocks`` are the byte address of each input bit; ``layout`` is the access layout
+    (registers reordered vector-first, as the access walks them); ``vector`` elements a lane."""
+
+    kind: str
+    instr: Instr
+    vector: int
+    lanes: tuple[int, ...]
+    chunks: tuple[int, ...]
+    warps: tuple[int, ...]
+    blocks: tuple[int, ...]
+    layout: LinearLayout
+
+    @property
+    def instructions(self) -> int:
+        return 1 << (len(self.chunks) + len(self.warps) + len(self.blocks))
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        """Instruction index bit -> the constant it XORs in (chunks, then warps, then blocks)."""
+        return self.chunks + self.warps + self.blocks
+
+    def row(self) -> np.ndarray:
+        """Instruction 0's 32 lane byte addresses."""
+        return _span(self.lanes)
+
+    def constants(self, start: int, stop: int) -> np.ndarray:
+        """Instruction ``start`` .. ``stop - 1``'s constants (what each XORs into :meth:`row`)."""
+        idx = np.arange(start, stop, dtype=np.int64)
+        out = np.zeros(len(idx), dtype=np.int64)
+        for bit, c in enumerate(self.columns):
+            out ^= ((idx >> bit) & 1) * c
+        return out
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """Instructions ``start`` .. ``stop - 1``'s lane byte addresses, shape ``(k, 32)``."""
+        return self.constants(start, stop)[:, None] ^ self.row()[None, :]
+
+    def instruction(self, i: int) -> WarpInstructions:
+        """Instruction ``i`` alone, in full: its addresses, warp, first register, block, the
+        coordinates of every lane and the elements each moves (a one-row
+        :class:`~bankproof.models.access.WarpInstructions`)."""
+        nc, nw = len(self.chunks), len(self.warps)
+        chunk, warp, block = i & ((1 << nc) - 1), (i >> nc) & ((1 << nw) - 1), i >> (nc + nw)
+        lay = self.layout
+        packed = {d: [lay.pack_dim0_lowest(b) for b in lay.in_bases(d)] for d in ("register", "lane")}
+        v_bits = self.vector.bit_length() - 1
+        base = f2.apply(packed["register"][v_bits:], chunk)
+        base ^= f2.apply([lay.pack_dim0_lowest(b) for b in lay.in_bases("warp")], warp)
+        base ^= f2.apply([lay.pack_dim0_lowest(b) for b in lay.in_bases("block")], block)
+        lane_coords = _span(packed["lane"]) ^ base  # (32,) packed coordinates of each lane's first element
+        elems = lane_coords[:, None] ^ _span(packed["register"][:v_bits])[None, :]  # (32, vector)
+        return WarpInstructions(
+            self.kind,
+            self.instr,
+            self.vector,
+            self.rows(i, i + 1),
+            np.array([warp]),
+            np.array([chunk * self.vector]),
+            _unpack(lay, lane_coords)[None],
+            np.array([block]),
+            _unpack(lay, elems)[None],
+        )
+
+
+def _span(cols) -> np.ndarray:
+    """Every XOR combination of ``cols``, index bit ``k`` taking ``cols[k]``."""
+    out = np.zeros(1, dtype=np.int64)
+    for c in cols:
+        out = np.concatenate([out, out ^ c])
+    return out
+
+
+def _unpack(lay: LinearLayout, packed: np.ndarray) -> np.ndarray:
+    """Packed coordinates (first out dim lowest) -> ``(..., rank)`` coordinates."""
+    parts, shift = [], 0
+    for _, size in lay.out_dims:
+        parts.append((packed >> shift) & (size - 1))
+        shift += size.bit_length() - 1
+    return np.stack(parts, axis=-1)
+
+
+def linear_access(
+    dist: LinearLayout, memory: LinearLayout | PaddedLayout, elem_bits: int, kind: str, instr: str = "auto"
+) -> LinearAccess | None:
+    """The access as bases, or None where :func:`~bankproof.models.access.build_access` must
+    enumerate it (padded memory, ldmatrix/stmatrix, a non-invertible layout, anything it would
+    refuse: it then says why). ``auto``/``vector[N]`` pick the widest legal vector as it does."""
+    if isinstance(memory, PaddedLayout) or kind not in ("load", "store") or elem_bits % 8 or elem_bits > 64:
+        return None
+    if sorted(dist.out_dims) != sorted(memory.out_dims) or "offset" not in memory.in_dim_names:
+        return None
+    if dist.in_bits > MAX_LINEAR_BITS or len(dist.in_bases("lane")) != LANES.bit_length() - 1:
+        return None
+    inv = inverse_columns(memory)
+    if inv is None:
+        return None
+    eb = elem_bits // 8
+    dist = dist.transpose_outs(memory.out_dim_names)
+
+    def byte(b) -> int:
+        return f2.apply(inv, dist.pack_dim0_lowest(b)) * eb
+
+    regs = [b for b in dist.in_bases("register") if any(b)]
+    regs = vector_first(regs, [byte(b) // eb for b in regs])
+    reg_b = [byte(b) for b in regs]
+    lanes = [byte(b) for b in dist.in_bases("lane")]
+    warps, blocks = [byte(b) for b in dist.in_bases("warp")], [byte(b) for b in dist.in_bases("block")]
+    if instr == "auto" or instr.startswith("vector"):
+        cap = vector_cap(instr)
+        v_bits = 0
+        while (
+            v_bits < len(reg_b)
+            and (2 << v_bits) * eb <= min(16, cap)
+            and reg_b[v_bits] == eb << v_bits
+            and _aligned(reg_b[v_bits + 1 :] + lanes + warps + blocks, (2 << v_bits) * eb)
+        ):
+            v_bits += 1
+        ins = instruction(f"{'ld' if kind == 'load' else 'st'}{(eb << v_bits) * 8}")
+    else:
+        try:
+            ins = instruction(instr)
+        except Exception:  # noqa: BLE001 - build_access names the field
+            return None
+        if ins.is_matrix or ins.is_load != (kind == "load") or ins.width % eb:
+            return None
+        v_bits = (ins.width // eb).bit_length() - 1
+        if v_bits > len(reg_b) or any(reg_b[k] != eb << k for k in range(v_bits)):
+            return None
+        if not _aligned(reg_b[v_bits:] + lanes + warps + blocks, ins.width):
+            return None
+    parts = (("register", tuple(regs)), ("lane", dist.in_bases("lane")), ("warp", dist.in_bases("warp")),
+             ("block", dist.in_bases("block")))  # fmt: skip
+    return LinearAccess(kind, ins, 1 << v_bits, tuple(lanes), tuple(reg_b[v_bits:]), tuple(warps),
+                        tuple(blocks), LinearLayout(parts, dist.out_dims))  # fmt: skip
+
+
+def _aligned(cols: list[int], align: int) -> bool:
+    return all(c % align == 0 for c in cols)
