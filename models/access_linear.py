@@ -15,6 +15,7 @@ constant whose bits below the vector are zero; :meth:`LinearAccess.rows` builds 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from bankproof.models.hardware import LANES, Instr, instruction
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout, inverse_columns
 
+SPAN_ROWS = 1 << 12  # accesses with at most this many instructions build every constant at once
 MAX_LINEAR_BITS = 40  # (register, lane, warp, block) input bits an access held as bases may have
 
 
@@ -45,7 +47,13 @@ class LinearAccess:
     chunks: tuple[int, ...]
     warps: tuple[int, ...]
     blocks: tuple[int, ...]
-    layout: LinearLayout
+    coords: tuple[tuple[int, ...], ...]  # packed coordinates of each register, lane, warp, block bit
+    out_dims: tuple[tuple[str, int], ...]
+
+    @property
+    def in_bits(self) -> int:
+        """The access's (register, lane, warp, block) input bits (registers that repeat data dropped)."""
+        return sum(len(c) for c in self.coords)
 
     @property
     def instructions(self) -> int:
@@ -62,6 +70,8 @@ class LinearAccess:
 
     def constants(self, start: int, stop: int) -> np.ndarray:
         """Instruction ``start`` .. ``stop - 1``'s constants (what each XORs into :meth:`row`)."""
+        if self.instructions <= SPAN_ROWS:
+            return _span(self.columns)[start:stop]
         idx = np.arange(start, stop, dtype=np.int64)
         out = np.zeros(len(idx), dtype=np.int64)
         for bit, c in enumerate(self.columns):
@@ -78,14 +88,11 @@ class LinearAccess:
         :class:`~bankproof.models.access.WarpInstructions`)."""
         nc, nw = len(self.chunks), len(self.warps)
         chunk, warp, block = i & ((1 << nc) - 1), (i >> nc) & ((1 << nw) - 1), i >> (nc + nw)
-        lay = self.layout
-        packed = {d: [lay.pack_dim0_lowest(b) for b in lay.in_bases(d)] for d in ("register", "lane")}
+        regs, lanes, warps, blocks = self.coords
         v_bits = self.vector.bit_length() - 1
-        base = f2.apply(packed["register"][v_bits:], chunk)
-        base ^= f2.apply([lay.pack_dim0_lowest(b) for b in lay.in_bases("warp")], warp)
-        base ^= f2.apply([lay.pack_dim0_lowest(b) for b in lay.in_bases("block")], block)
-        lane_coords = _span(packed["lane"]) ^ base  # (32,) packed coordinates of each lane's first element
-        elems = lane_coords[:, None] ^ _span(packed["register"][:v_bits])[None, :]  # (32, vector)
+        base = f2.apply(regs[v_bits:], chunk) ^ f2.apply(warps, warp) ^ f2.apply(blocks, block)
+        lane_coords = _span(lanes) ^ base  # (32,) packed coordinates of each lane's first element
+        elems = lane_coords[:, None] ^ _span(regs[:v_bits])[None, :]  # (32, vector)
         return WarpInstructions(
             self.kind,
             self.instr,
@@ -93,24 +100,24 @@ class LinearAccess:
             self.rows(i, i + 1),
             np.array([warp]),
             np.array([chunk * self.vector]),
-            _unpack(lay, lane_coords)[None],
+            _unpack(self.out_dims, lane_coords)[None],
             np.array([block]),
-            _unpack(lay, elems)[None],
+            _unpack(self.out_dims, elems)[None],
         )
 
 
 def _span(cols) -> np.ndarray:
     """Every XOR combination of ``cols``, index bit ``k`` taking ``cols[k]``."""
-    out = np.zeros(1, dtype=np.int64)
-    for c in cols:
-        out = np.concatenate([out, out ^ c])
+    out = np.zeros(1 << len(cols), dtype=np.int64)
+    for k, c in enumerate(cols):
+        np.bitwise_xor(out[: 1 << k], c, out=out[1 << k : 2 << k])
     return out
 
 
-def _unpack(lay: LinearLayout, packed: np.ndarray) -> np.ndarray:
+def _unpack(out_dims: tuple[tuple[str, int], ...], packed: np.ndarray) -> np.ndarray:
     """Packed coordinates (first out dim lowest) -> ``(..., rank)`` coordinates."""
     parts, shift = [], 0
-    for _, size in lay.out_dims:
+    for _, size in out_dims:
         parts.append((packed >> shift) & (size - 1))
         shift += size.bit_length() - 1
     return np.stack(parts, axis=-1)
@@ -132,16 +139,12 @@ def linear_access(
     if inv is None:
         return None
     eb = elem_bits // 8
-    dist = dist.transpose_outs(memory.out_dim_names)
-
-    def byte(b) -> int:
-        return f2.apply(inv, dist.pack_dim0_lowest(b)) * eb
-
-    regs = [b for b in dist.in_bases("register") if any(b)]
-    regs = vector_first(regs, [byte(b) // eb for b in regs])
-    reg_b = [byte(b) for b in regs]
-    lanes = [byte(b) for b in dist.in_bases("lane")]
-    warps, blocks = [byte(b) for b in dist.in_bases("warp")], [byte(b) for b in dist.in_bases("block")]
+    packed = _packed(dist, tuple(memory.out_dim_names))
+    offs = [[f2.apply(inv, p) for p in ps] for ps in packed]
+    order = vector_first(list(range(len(packed[0]))), offs[0])
+    regs = [packed[0][k] for k in order]
+    reg_b = [offs[0][k] * eb for k in order]
+    lanes, warps, blocks = ([o * eb for o in os] for os in offs[1:])
     if instr == "auto" or instr.startswith("vector"):
         cap = vector_cap(instr)
         v_bits = 0
@@ -165,10 +168,28 @@ def linear_access(
             return None
         if not _aligned(reg_b[v_bits:] + lanes + warps + blocks, ins.width):
             return None
-    parts = (("register", tuple(regs)), ("lane", dist.in_bases("lane")), ("warp", dist.in_bases("warp")),
-             ("block", dist.in_bases("block")))  # fmt: skip
-    return LinearAccess(kind, ins, 1 << v_bits, tuple(lanes), tuple(reg_b[v_bits:]), tuple(warps),
-                        tuple(blocks), LinearLayout(parts, dist.out_dims))  # fmt: skip
+    coords = (tuple(regs), *packed[1:])
+    dims = tuple((d, memory.out_dim_size(d)) for d in memory.out_dim_names)
+    chunks = tuple(reg_b[v_bits:])
+    return LinearAccess(
+        kind, ins, 1 << v_bits, tuple(lanes), chunks, tuple(warps), tuple(blocks), coords, dims
+    )
+
+
+def _packed(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    """Packed coordinates (``names``' order, first lowest) of the distributed layout's register
+    (repeats of data dropped), lane, warp and block bits; kept for the last few layouts."""
+    try:
+        return _packed_cached(dist, names)
+    except TypeError:  # a layout that cannot be hashed: not kept
+        return _packed_cached.__wrapped__(dist, names)
+
+
+@functools.lru_cache(maxsize=64)
+def _packed_cached(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    t = dist.transpose_outs(names)
+    regs = tuple(t.pack_dim0_lowest(b) for b in t.in_bases("register") if any(b))
+    return (regs, *(tuple(t.pack_dim0_lowest(b) for b in t.in_bases(d)) for d in ("lane", "warp", "block")))
 
 
 def _aligned(cols: list[int], align: int) -> bool:

@@ -167,7 +167,11 @@ def wavefront_counts(ins: Instr, offsets: np.ndarray, active: np.ndarray | None 
 
 
 def evaluate(
-    ins: Instr, offsets: np.ndarray, active: np.ndarray | None = None, groups: bool = False
+    ins: Instr,
+    offsets: np.ndarray,
+    active: np.ndarray | None = None,
+    groups: bool = False,
+    check: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, list[list[list[int]]]]:
     """Batch model: ``(counts, ideals, groups)`` for ``(N, 32)`` offsets and active masks.
 
@@ -181,7 +185,8 @@ def evaluate(
     n = offsets.shape[0]
     act = np.ones(offsets.shape, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     act = np.broadcast_to(act, offsets.shape)
-    _check_addresses(ins, offsets, act)
+    if check:  # off only for addresses built aligned (an access's, from its bases)
+        _check_addresses(ins, offsets, act)
     if ins.is_matrix:
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offsets, act)

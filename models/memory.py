@@ -194,6 +194,7 @@ def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
 def _inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     cols = [memory.pack_dim0_lowest(b) for b in memory.in_bases("offset")]
     n = memory.out_bits
-    if len(cols) != n or f2.rank(cols) != n:
+    if len(cols) != n:
         return None
-    return tuple(f2.preimages(cols, n))
+    inverse = f2.preimages(cols, n)  # a unit outside the image has none (0): not one-to-one
+    return tuple(inverse) if all(inverse) else None

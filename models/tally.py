@@ -69,7 +69,7 @@ def of_count(c: target.Count) -> Tally:
 def uniform(arch: str, a: LinearAccess) -> Tally:
     """The tally from instruction 0 alone (every instruction of a linear access costs the same)."""
     row = a.row()[None]
-    c = target.count_rows(arch, a.instr, row, np.ones(row.shape, dtype=bool))
+    c = target.count_rows(arch, a.instr, row, np.ones(row.shape, dtype=bool), check=False)
     k, ideal, n = int(c.counts[0]), int(c.ideals[0]), a.instructions
     over = k > ideal
     return Tally(n, k * n, ideal * n, 0 if over else None, (k, ideal) if over else (0, 0), (k, ideal), k,
@@ -86,7 +86,7 @@ def streamed(arch: str, a: LinearAccess, batch: int = BATCH_ROWS) -> Tally:
     active = np.ones((min(n, batch), LANES), dtype=bool)
     for start in range(0, n, batch):
         rows = a.rows(start, min(n, start + batch))
-        c = target.count_rows(arch, a.instr, rows, active[: len(rows)])
+        c = target.count_rows(arch, a.instr, rows, active[: len(rows)], check=False)
         total, ideal = total + int(c.counts.sum()), ideal + int(c.ideals.sum())
         worst = max(worst, int(c.counts.max()))
         if start == 0:

@@ -276,10 +276,13 @@ def count(arch: str, a: WarpInstructions, active: np.ndarray | None = None) -> C
     return count_rows(arch, a.instr, a.addresses, act)
 
 
-def count_rows(arch: str, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> Count:
+def count_rows(
+    arch: str, ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray, check: bool = True
+) -> Count:
     """:func:`count` of rows of 32 lane byte offsets (``(N, 32)``) of one instruction on a
-    phase-model ``arch``: what an access's warp instructions cost, given directly."""
-    counts, ideals, _ = hardware.evaluate(ins, offsets, active)
+    phase-model ``arch``: what an access's warp instructions cost, given directly (``check``:
+    refuse negative or misaligned offsets; off for rows an access's bases built)."""
+    counts, ideals, _ = hardware.evaluate(ins, offsets, active, check=check)
     unknown = unmeasured(get(arch), ins, offsets, active)
     return Count(counts, ideals, unknown, status(arch, ins), UNMODELED_REASON if unknown.any() else None)
 

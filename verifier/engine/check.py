@@ -243,7 +243,7 @@ def check_access(
         results = {e: EngineResult(None, "unknown", reason=c.reason) for e in engines}
     else:
         if "enumeration" in engines and not _enumerable(a):
-            why = f"2^{a.layout.in_bits} points, over the 2^{MAX_ACCESS_BITS} it enumerates (others: bases)"
+            why = f"2^{a.in_bits} points, over the 2^{MAX_ACCESS_BITS} it enumerates (others: bases)"
             results["enumeration"] = EngineResult(None, "unknown", reason=why)
         elif "enumeration" in engines:
             results["enumeration"], cx = _enumeration(spec, a, c, t0)
@@ -287,7 +287,7 @@ def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Acces
             la = linear_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
         if la is not None:
             target.check_instr(t, la.instr)
-            every = "enumeration" in engines and la.layout.in_bits <= MAX_ACCESS_BITS
+            every = "enumeration" in engines and la.in_bits <= MAX_ACCESS_BITS
             return la, (tally.streamed if every else tally.uniform)(spec.arch, la)
         a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     except InputError as e:  # name the access the problem is in
@@ -299,7 +299,7 @@ def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Acces
 
 
 def _enumerable(a: Access) -> bool:
-    return not isinstance(a, LinearAccess) or a.layout.in_bits <= MAX_ACCESS_BITS
+    return not isinstance(a, LinearAccess) or a.in_bits <= MAX_ACCESS_BITS
 
 
 def _instruction_of(a: Access, m: dict) -> int:
