@@ -65,8 +65,11 @@ class LinearAccess:
         return self.chunks + self.warps + self.blocks
 
     def row(self) -> np.ndarray:
-        """Instruction 0's 32 lane byte addresses."""
-        return _span(self.lanes)
+        """Instruction 0's 32 lane byte addresses (ldmatrix/stmatrix: row addresses; lanes past
+        the ``.xN`` matrices' rows give none, 0)."""
+        out = _span(self.lanes)
+        out[self.instr.address_lanes :] = 0
+        return out
 
     def constants(self, start: int, stop: int) -> np.ndarray:
         """Instruction ``start`` .. ``stop - 1``'s constants (what each XORs into :meth:`row`)."""
@@ -80,7 +83,9 @@ class LinearAccess:
 
     def rows(self, start: int, stop: int) -> np.ndarray:
         """Instructions ``start`` .. ``stop - 1``'s lane byte addresses, shape ``(k, 32)``."""
-        return self.constants(start, stop)[:, None] ^ self.row()[None, :]
+        out = self.constants(start, stop)[:, None] ^ self.row()[None, :]
+        out[:, self.instr.address_lanes :] = 0
+        return out
 
     def instruction(self, i: int) -> WarpInstructions:
         """Instruction ``i`` alone, in full: its addresses, warp, first register, block, the
@@ -161,13 +166,21 @@ def linear_access(
             ins = instruction(instr)
         except Exception:  # noqa: BLE001 - build_access names the field
             return None
-        if ins.is_matrix or ins.is_load != (kind == "load") or ins.width % eb:
+        if ins.is_load != (kind == "load"):
             return None
-        v_bits = (ins.width // eb).bit_length() - 1
-        if v_bits > len(reg_b) or any(reg_b[k] != eb << k for k in range(v_bits)):
+        if ins.is_matrix:
+            got = _matrix_rows(ins, eb, reg_b, lanes, warps + blocks)
+            if got is None:
+                return None
+            lanes, v_bits = got
+        elif ins.width % eb:
             return None
-        if not _aligned(reg_b[v_bits:] + lanes + warps + blocks, ins.width):
-            return None
+        else:
+            v_bits = (ins.width // eb).bit_length() - 1
+            if v_bits > len(reg_b) or any(reg_b[k] != eb << k for k in range(v_bits)):
+                return None
+            if not _aligned(reg_b[v_bits:] + lanes + warps + blocks, ins.width):
+                return None
     coords = (tuple(regs), *packed[1:])
     dims = tuple((d, memory.out_dim_size(d)) for d in memory.out_dim_names)
     chunks = tuple(reg_b[v_bits:])
@@ -190,6 +203,31 @@ def _packed_cached(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[in
     t = dist.transpose_outs(names)
     regs = tuple(t.pack_dim0_lowest(b) for b in t.in_bases("register") if any(b))
     return (regs, *(tuple(t.pack_dim0_lowest(b) for b in t.in_bases(d)) for d in ("lane", "warp", "block")))
+
+
+def _matrix_rows(ins: Instr, eb: int, regs: list[int], lanes: list[int], others: list[int]):
+    """(row-address byte images of the 5 lane bits, log2 registers an instruction takes) of an
+    ldmatrix/stmatrix ``.xN`` over linear memory, or None where it cannot deliver the registers
+    (``build_access`` says why). Lane ``8j + r`` addresses row r of matrix j: without ``.trans``
+    the row lane ``4r``'s register ``k*j`` starts (``k = 4 / element bytes``), so lane bits 0-1 must
+    be bytes 4 and 8 of the row and a lane's ``k`` registers its bytes; with ``.trans`` (16-bit) the
+    row lane ``r // 2``'s register ``2j + r % 2`` starts, lane bits 2-4 bytes 2, 4 and 8 of it.
+    Every row address is 16-byte aligned."""
+    if eb not in (1, 2, 4) or (ins.trans and eb != 2):
+        return None
+    k_bits, m_bits = (4 // eb).bit_length() - 1, ins.matrices.bit_length() - 1
+    per_bits = k_bits + m_bits
+    if per_bits > len(regs):
+        return None
+    if ins.trans:
+        in_row, rows = [(lanes[2], 2), (lanes[3], 4), (lanes[4], 8)], [regs[0], lanes[0], lanes[1]]
+    else:
+        in_row = [(regs[b], eb << b) for b in range(k_bits)] + [(lanes[0], 4), (lanes[1], 8)]
+        rows = lanes[2:5]
+    rows = rows + regs[k_bits : k_bits + m_bits] if not ins.trans else rows + regs[1 : 1 + m_bits]
+    if any(col != want for col, want in in_row) or not _aligned(rows + regs[per_bits:] + others, 16):
+        return None
+    return rows + [0] * (5 - len(rows)), per_bits
 
 
 def _aligned(cols: list[int], align: int) -> bool:

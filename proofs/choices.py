@@ -35,7 +35,7 @@ from bankproof.models.space import Space
 from bankproof.models.swizzle import packed_bases
 from bankproof.proofs.encode import configure
 
-MAX_BITS = 20
+MAX_BITS = 30  # tensor bits M may have (the bases limit; Z3 answers unknown on its timeout)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,9 @@ def _memory(rng: random.Random, shape: list[int], structured: bool) -> LinearLay
     )
 
 
-def _dist(rng: random.Random, shape: list[int], mem: LinearLayout) -> LinearLayout:
+def _dist(rng: random.Random, shape: list[int], mem: LinearLayout, style: str = "plain") -> LinearLayout:
+    """A random distributed layout; ``mma``/``trans``: a 16-bit mma fragment over ``mem`` (or its
+    transpose), what ldmatrix (``.trans``) delivers when the other bits are 16-byte aligned."""
     n = sum(s.bit_length() - 1 for s in shape)
     c = _coords(shape)
     low = [mem.pack_dim0_lowest(b) for b in mem.in_bases("offset")]  # offsets 1, 2, 4, ...
@@ -57,26 +59,41 @@ def _dist(rng: random.Random, shape: list[int], mem: LinearLayout) -> LinearLayo
 
     regs = [low[k] for k in range(rng.randint(0, 3))] + [pick() for _ in range(rng.randint(0, 3))]
     rng.shuffle(regs) if rng.random() < 0.3 else None
-    parts = {"register": regs, "lane": [pick() for _ in range(5)], "warp": [pick() for _ in range(rng.randint(0, 2))],
+    lanes = [pick() for _ in range(5)]
+    if style == "mma":
+        regs = [low[0]] + [pick() for _ in range(rng.randint(1, 3))]
+        lanes = [low[1], low[2]] + lanes[2:]
+    elif style == "trans":
+        regs = [pick() for _ in range(rng.randint(1, 3))]
+        lanes = lanes[:2] + [low[0], low[1], low[2]]
+    parts = {"register": regs, "lane": lanes, "warp": [pick() for _ in range(rng.randint(0, 2))],
              "block": [pick() for _ in range(rng.randint(0, 1))]}  # fmt: skip
     return LinearLayout.from_bases(
         {k: [list(c.unpack_dim0_lowest(x)) for x in v] for k, v in parts.items()}, dict(c.out_dims)
     )
 
 
-INSTRS = ("auto", "auto", "vector", "vector64", "ld32", "ld64", "ld128", "st16", "st64", "st128", "ld8")
+INSTRS = ("auto", "auto", "vector", "vector64", "ld32", "ld64", "ld128", "st16", "st64", "st128", "ld8",
+          "ldsm.x4", "ldsm.x2", "ldsm.x1", "ldsm.x4.trans", "ldsm.x2.trans")  # fmt: skip
+MATRIX = {
+    "mma": ("ldsm.x4", "ldsm.x2", "ldsm.x1"),
+    "trans": ("ldsm.x4.trans", "ldsm.x2.trans", "ldsm.x1.trans"),
+}
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_bases_build_what_enumeration_builds(seed):
+def _compare(seed: int) -> tuple[int, int]:
+    """(accesses both built and found equal, how many of them ldmatrix/stmatrix) for one seed."""
     rng = random.Random(seed)
-    agreed = 0
-    for _ in range(30):
+    agreed = matrix = 0
+    for _ in range(40):
         shape = rng.choice(SHAPES)
         mem = _memory(rng, shape, rng.random() < 0.7)
-        dist = _dist(rng, shape, mem)
+        style = rng.choice(["plain", "plain", "plain", "mma", "trans"])
+        dist = _dist(rng, shape, mem, style)
         bits, kind = rng.choice([8, 16, 32, 64]), rng.choice(["load", "store"])
         instr = rng.choice(INSTRS)
+        if style != "plain" and rng.random() < 0.7:
+            bits, instr = 16, rng.choice(MATRIX[style])
         if instr[:2] in ("ld", "st"):
             instr = ("ld" if kind == "load" else "st") + instr[2:]
         try:
@@ -86,6 +103,7 @@ def test_bases_build_what_enumeration_builds(seed):
             continue
         got = linear_access(dist, mem, bits, kind, instr)
         assert got is not None
+        matrix += got.instr.is_matrix
         assert (got.instr, got.vector, got.instructions) == (want.instr, want.vector, len(want.addresses))
         assert np.array_equal(got.rows(0, got.instructions), want.addresses)
         for i in {0, got.instructions - 1, rng.randrange(got.instructions)}:
@@ -93,14 +111,23 @@ def test_bases_build_what_enumeration_builds(seed):
             for field in ("addresses", "warp", "register", "block", "coords", "elements"):
                 assert np.array_equal(getattr(one, field)[0], getattr(want, field)[i]), (field, i)
         agreed += 1
-    assert agreed >= 5  # the comparison ran on accesses both built
+    return agreed, matrix
 
 
-def test_matrix_instructions_and_padded_memory_are_left_to_enumeration():
+@pytest.mark.parametrize("seed", range(40))
+def test_bases_build_what_enumeration_builds(seed):
+    assert _compare(seed)[0] >= 4  # the comparison ran on accesses both built
+
+
+def test_matrix_instructions_were_compared():
+    assert sum(_compare(seed)[1] for seed in range(40)) >= 20
+
+
+def test_padded_memory_is_left_to_enumeration():
     rows = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>"
     dist = parse_layout(rows, [8, 32]).layout
     mem = parse_layout("32*m + n", [8, 32]).layout
-    assert linear_access(dist, mem, 16, "load", "ldsm.x4") is None
+    assert linear_access(dist, mem, 16, "load", "ldsm.x4") is None  # 8 registers in a row: not fragments
     padded = parse_layout("#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [8, 32]}>", [8, 32]).layout
     assert linear_access(dist, padded, 16, "load") is None
     a = linear_access(dist, mem, 16, "load")

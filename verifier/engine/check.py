@@ -80,7 +80,16 @@ def _counterexample(
 def _supplied(spec: Spec, byte_addresses: tuple[int, int]) -> tuple[dict | None, ...]:
     """The tensor element at each byte address (``None`` where none starts there): what an
     ldmatrix/stmatrix lane's row address points at."""
-    offsets = element_offsets(spec.memory) * spec.elem_bits // 8
+    eb = spec.elem_bits // 8
+    if isinstance(spec.memory, LinearLayout):  # the memory layout maps the offset to its element
+        size = 1 << len(spec.memory.in_bases("offset"))
+        return tuple(
+            dict(zip(spec.dims, spec.memory.apply(offset=b // eb).values()))
+            if b % eb == 0 and b // eb < size
+            else None
+            for b in byte_addresses
+        )
+    offsets = element_offsets(spec.memory) * eb
     out = []
     for b in byte_addresses:
         hit = np.argwhere(offsets == b)
