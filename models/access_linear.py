@@ -75,6 +75,9 @@ class LinearAccess:
         """Instruction ``start`` .. ``stop - 1``'s constants (what each XORs into :meth:`row`)."""
         if self.instructions <= SPAN_ROWS:
             return _span(self.columns)[start:stop]
+        k = (stop - start).bit_length() - 1
+        if stop - start == 1 << k and start % (1 << k) == 0:  # an aligned run: a span XOR one constant
+            return _low_span(self.columns[:k]) ^ f2.apply(self.columns[k:], start >> k)
         idx = np.arange(start, stop, dtype=np.int64)
         out = np.zeros(len(idx), dtype=np.int64)
         for bit, c in enumerate(self.columns):
@@ -116,6 +119,13 @@ def _span(cols) -> np.ndarray:
     out = np.zeros(1 << len(cols), dtype=np.int64)
     for k, c in enumerate(cols):
         np.bitwise_xor(out[: 1 << k], c, out=out[1 << k : 2 << k])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _low_span(cols: tuple[int, ...]) -> np.ndarray:
+    out = _span(cols)
+    out.setflags(write=False)
     return out
 
 

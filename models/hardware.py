@@ -187,6 +187,10 @@ def evaluate(
     act = np.broadcast_to(act, offsets.shape)
     if check:  # off only for addresses built aligned (an access's, from its bases)
         _check_addresses(ins, offsets, act)
+    if not groups and n and not ins.is_matrix and ins.width <= BANK_BYTES and act.all():
+        words = offsets >> 2  # one phase of 32 lanes, one word each (BANK_BYTES = 4)
+        if int(words.max()) < 1 << 31:
+            return one_phase_counts(words.astype(np.int32))
     if ins.is_matrix:
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offsets, act)
@@ -227,6 +231,24 @@ def evaluate(
     bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
     out = [flat[bounds[i] : bounds[i + 1]] for i in range(n)]
     return counts, ideals, out
+
+
+def one_phase_counts(words: np.ndarray) -> tuple:
+    """:func:`evaluate` of rows of 32 active lanes that are one phase (``ld``/``st`` of at most 4
+    bytes), given as each lane's 4-byte word (int32, ``(N, 32)``, sorted in place): each row's
+    distinct words counted per bank (one bincount), the fullest bank's count; the ideal is 1.
+
+    >>> one_phase_counts(np.array([[0] * 16 + [32] * 16], dtype=np.int32))[0].tolist()
+    [2]
+    """
+    n = words.shape[0]
+    words.sort(axis=1)
+    new = np.empty(words.shape, dtype=bool)
+    new[:, 0] = True
+    np.not_equal(words[:, 1:], words[:, :-1], out=new[:, 1:])
+    slot = (np.arange(n, dtype=np.int64)[:, None] << 5) | (words & (BANKS - 1))  # int64: bincount's own type
+    worst = np.bincount(slot[new], minlength=n * BANKS).reshape(n, BANKS).max(axis=1)
+    return worst, np.ones(n, dtype=np.int64), []
 
 
 def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray) -> tuple:

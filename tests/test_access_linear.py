@@ -143,3 +143,18 @@ def test_inverse_columns_invert_the_offsets():
             assert f2.apply(inv, mem.pack_dim0_lowest(b)) == 1 << k
     flat = LinearLayout.from_bases({"offset": [[1, 0], [1, 0]]}, {"dim0": 2, "dim1": 2})
     assert inverse_columns(flat) is None
+
+
+def test_runs_of_many_instructions_build_alike():
+    """Past 4096 instructions, runs are built as a span XOR a constant (aligned) or bit by bit
+    (any other range): both equal the enumerated addresses of a 2^18-element access."""
+    rng = random.Random(11)
+    shape = [512, 512]
+    mem = _memory(rng, shape, False)
+    rows = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    dist = parse_layout(rows, shape).layout
+    want = build_access(dist, mem, 32, "load").addresses
+    got = linear_access(dist, mem, 32, "load")
+    assert got.instructions == len(want) == 8192
+    for start, stop in ((0, 8192), (4096, 6144), (1024, 2048), (3, 4100), (8000, 8192)):
+        assert np.array_equal(got.rows(start, stop), want[start:stop]), (start, stop)
