@@ -202,6 +202,7 @@ class _Reader:
 
 
 _BRACKET = re.compile(r"[<\[({]")
+_COMMA = re.compile(r"\s*,\s*")
 
 
 def split_top(text: str) -> list[str]:
@@ -212,7 +213,7 @@ def split_top(text: str) -> list[str]:
     ['[%r1+4]', '{%r2, %r3}', '16']
     """
     if not _BRACKET.search(text):  # no brackets: every comma splits
-        return [x.strip() for x in text.split(",")]
+        return _COMMA.split(text.strip())
     parts, depth, cur = [], 0, []
     for c in text:
         if c in "<[({":

@@ -32,6 +32,7 @@ _DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier"
 
 
 REGS = re.compile(r"%[\w$]+")
+_PLAIN = re.compile(r"%[A-Za-z0-9_]+")  # one plain register name
 _FLOAT = re.compile(r"\.(?:b?f\d+(?:x\d)?|e[45]m[23]\w*|tf32)(?:\.|$)")  # a float type: not an address
 
 
@@ -73,11 +74,11 @@ class PtxMachine:
         return cache[ins.index]
 
     def _find_dests(self, ins: Instruction) -> list[str]:
-        base = ins.opcode.split(".")[0]
+        base = ins.opcode.split(".", 1)[0]
         if base in _DEST_LESS or not ins.operands:
             return []
         first = ins.operands[0]
-        if first[:1] == "%" and first[1:].replace("_", "").isalnum():  # one plain register
+        if _PLAIN.fullmatch(first):  # one plain register
             return [_reg(first, ins.scope, self.local)] if self.local else [first]
         if base in ("ld", "ldmatrix", "shfl", "tcgen05", "wgmma", "atom"):
             names = re.findall(r"%[\w$]+", first.split("|")[0])
@@ -139,8 +140,13 @@ class PtxMachine:
         known yet (a rotated loop uses values defined further down the text)."""
         need = self._slice()
         self._params(need)
-        todo = [ins for ins in self.k.body if ins.opcode.split(".", 1)[0] in _COMPUTED
-                and not _FLOAT.search(ins.opcode) and any(d in need for d in self._dests(ins))]  # fmt: skip
+        if "computable" not in self.k.memo:  # the body's integer computations (alike for every machine)
+            self.k.memo["computable"] = [
+                ins
+                for ins in self.k.body
+                if ins.opcode.split(".", 1)[0] in _COMPUTED and not _FLOAT.search(ins.opcode)
+            ]
+        todo = [ins for ins in self.k.memo["computable"] if any(d in need for d in self._dests(ins))]
         for _ in range(passes):
             known = len(self.vals)
             todo = [ins for ins in todo if not self.step(ins)]

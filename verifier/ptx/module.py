@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from bankproof.models.errors import InputError
 from bankproof.models.notation.mlir import split_top
@@ -47,12 +48,12 @@ _LABEL = re.compile(r"^([$\w]+):")
 _PRED = re.compile(r"^@(!?)(%?[\w$]+)\s+")
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
     """One PTX instruction of a kernel: ``operands`` split at top-level commas; ``guard`` is
     ``(negated, predicate)``; ``scope`` the brace block (an inline-asm block's registers and labels
     are its own); ``loc`` the user's line (the innermost of an inlined chain in the kernel's own
-    file), ``inner`` the innermost (a header's, where it was inlined from)."""
+    file), ``inner`` the innermost (a header's, where it was inlined from). A named tuple: a kernel
+    has thousands, built four times faster than a frozen dataclass."""
 
     index: int
     ptx_line: int
@@ -381,5 +382,5 @@ def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     parts = text.split(None, 1)
     if len(parts[0]) > 96 or _LONG_DIGITS.search(parts[0]):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
-    operands = tuple(p for p in split_top(parts[1]) if p) if len(parts) > 1 else ()  # at top-level commas
+    operands = tuple(filter(None, split_top(parts[1]))) if len(parts) > 1 else ()  # at top-level commas
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain, locs.named)

@@ -72,11 +72,28 @@ def _record(cls: type, value: object, where: str, path: str) -> object:
     return cls(**kwargs)
 
 
-def _value(hint: Any, value: object, where: str, path: str) -> Any:
+@functools.cache
+def _form(hint: Any) -> tuple[str, tuple]:
+    """(record / union / tuple / map / scalar, the type's arguments) of a hint, worked out once."""
     if dataclasses.is_dataclass(hint):
-        return _record(hint, value, where, path)
+        return "record", ()
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
+        return "union", args
+    if origin is tuple:
+        return "tuple", args
+    if origin in (Mapping, dict):
+        return "map", args
+    return "scalar", ()
+
+
+def _value(hint: Any, value: object, where: str, path: str) -> Any:
+    form, args = _form(hint)
+    if form == "record":
+        return _record(hint, value, where, path)
+    if form == "scalar":
+        return _scalar(hint, value, where, path)
+    if form == "union":
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
@@ -91,7 +108,7 @@ def _value(hint: Any, value: object, where: str, path: str) -> Any:
             if len(inner) == 1
             else InputError(where, path, f"must be {_name(hint)}", _short(value))
         )
-    if origin is tuple:
+    if form == "tuple":
         if not isinstance(value, (list, tuple)) or len(value) > MAX_ITEMS:
             raise InputError(where, path, "must be a list", _short(value))
         if len(args) == 2 and args[1] is Ellipsis:
@@ -99,12 +116,10 @@ def _value(hint: Any, value: object, where: str, path: str) -> Any:
         if len(value) != len(args):
             raise InputError(where, path, f"must have {len(args)} items", _short(value))
         return tuple(_value(a, v, where, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-    if origin in (Mapping, dict):
-        if not isinstance(value, dict) or len(value) > MAX_ITEMS:
-            raise InputError(where, path, "must be an object", _short(value))
-        return FrozenMap({_value(args[0], k, where, path): _value(args[1], v, where, _join(path, k))
-                                 for k, v in value.items()})  # fmt: skip
-    return _scalar(hint, value, where, path)
+    if not isinstance(value, dict) or len(value) > MAX_ITEMS:  # a map
+        raise InputError(where, path, "must be an object", _short(value))
+    return FrozenMap({_value(args[0], k, where, path): _value(args[1], v, where, _join(path, k))
+                             for k, v in value.items()})  # fmt: skip
 
 
 def _scalar(hint: Any, value: object, where: str, path: str) -> Any:

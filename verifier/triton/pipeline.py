@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
+from bankproof.models.gcpause import without_gc
 from bankproof.verifier.triton import descriptors, ledger
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_module
@@ -36,6 +37,7 @@ class TritonAnalysis:
     ledger_error: str | None = None
 
 
+@without_gc
 def analyse(
     source: TritonSource, args: dict[str, int] | None = None, arch: str | None = None
 ) -> TritonAnalysis:

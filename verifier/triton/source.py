@@ -19,6 +19,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bankproof.models.gcpause import without_gc
 from bankproof.verifier.ptx.module import KernelCode, PtxModule
 from bankproof.verifier.ptx.parse import Kernel, parse_program
 from bankproof.verifier.triton.descriptors import MMA_OPS
@@ -28,7 +29,7 @@ from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
 READ_OPS = SHARED_OPS + tuple(op for op in MMA_OPS if op not in SHARED_OPS)
 
 
-BODY_MEMOS = frozenset({"dests", "writers", "classes", "base_slice"})  # caches of the body alone
+BODY_MEMOS = frozenset({"dests", "writers", "classes", "base_slice", "computable"})  # of the body alone
 
 
 class _SharedMemo(dict):
@@ -91,6 +92,7 @@ class TritonSource:
         return dataclasses.replace(self.kernel, memo=_SharedMemo(self.kernel.memo))
 
 
+@without_gc
 def read_source(ttgir: str, path: str = "<ttgir>", ptx: str | None = None) -> TritonSource:
     """Read a compile once (see the module docstring)."""
     module = read_ttgir(ttgir, READ_OPS)
