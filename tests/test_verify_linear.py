@@ -140,3 +140,57 @@ def test_a_2_to_the_30_layout_answers_from_its_bases(side_bits):
         _row_major(side_bits, True), load=ROWS, shape=(side, side), dtype="f16", engines=engines
     )
     assert (swz.verdict, swz.accesses[0].wavefronts) == ("proved", 4 * n)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_large_layouts_answer_or_refuse_quickly(seed):
+    """Random layouts of 2^25 to 2^30 elements as bases or Triton text, every engine choice: each
+    call answers (enumeration past 2^24 points says unknown, the others decide) or refuses with an
+    InputError naming a field, within a few seconds and without tables."""
+    import time
+
+    rng = random.Random(seed)
+    bits = rng.randint(25, 30)
+    rows_bits = rng.randint(8, bits - 8)
+    shape = (1 << rows_bits, 1 << (bits - rows_bits))
+    mem = _memory(rng, list(shape), rng.random() < 0.8)
+    load = ROWS if rng.random() < 0.5 else ROWS.replace("[1, 8]", "[1, 1]")
+    memory = (
+        mem
+        if rng.random() < 0.7
+        else "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
+    )
+    engines = rng.choice(["all", ["algebra", "z3"], "algebra", "enum"])
+    t = time.perf_counter()
+    try:
+        r = bankproof.verify(memory, load=load, store=load, shape=shape, dtype=rng.choice(["f16", "f32", "i8"]),
+                             engines=engines)  # fmt: skip
+    except InputError as e:
+        assert e.field and e.where
+    else:
+        for a in r.accesses:
+            if "enumeration" in a.engines:
+                assert a.engines["enumeration"].verdict == "unknown"
+            assert r.verdict in ("proved", "refuted", "unknown")
+    assert time.perf_counter() - t < 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            {"memory": "m + 32768*n", "shape": (32768, 32768)},
+            "shape: value has 2^30 elements, over the limit of 2^24",
+        ),
+        (
+            {
+                "memory": "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+                "shape": (65536, 32768),
+            },
+            "shape: value has 2^31 elements, over the limit of 2^30",
+        ),  # fmt: skip
+    ],
+)
+def test_sizes_past_each_limit_are_refused(kwargs, message):
+    with pytest.raises(InputError, match=message.replace("^", r"\^")):
+        bankproof.verify(load=ROWS, dtype="f16", **kwargs)
