@@ -333,6 +333,13 @@ class _Statements:
 
     def statement(self, text: str) -> None:
         scope = self.scopes[-1]
+        if self.table is None and text[0] != ".":  # an instruction (most statements)
+            self.body.append(_op(text, self.first + len(self.body), self.pending_line, scope, self.locs))
+            if len(self.body) > MAX_INSTRUCTIONS:
+                raise InputError(
+                    "kernel", "ptx", f"has more than {MAX_INSTRUCTIONS} instructions in one kernel"
+                )
+            return
         if self.table is not None or text.startswith(".branchtargets"):
             name = self.table or self.last_label
             body = text[len(".branchtargets") :] if text.startswith(".branchtargets") else text
@@ -380,7 +387,7 @@ def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
 def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     guard, text = split_guard(text)
     parts = text.split(None, 1)
-    if len(parts[0]) > 96 or _LONG_DIGITS.search(parts[0]):
+    if len(parts[0]) > 96 or (len(parts[0]) > 4 and _LONG_DIGITS.search(parts[0])):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
     operands = tuple(filter(None, split_top(parts[1]))) if len(parts) > 1 else ()  # at top-level commas
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain, locs.named)
