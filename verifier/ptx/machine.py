@@ -181,7 +181,10 @@ class PtxMachine:
 
     def _find_slice(self) -> set[str]:
         """The closure of the body's own needs (kept as ``base_slice``: it depends on the body
-        alone, so every consumer of one parse shares it), then of what a caller asks for."""
+        alone, so every consumer of one parse shares it), then of what a caller asks for; only the
+        latter where the caller says it needs nothing else (``only_extra``: the descriptor check)."""
+        if self.k.memo.get("only_extra"):
+            return self._closure(set(self.k.memo.get("extra_need", ())), frozenset())
         base = self.k.memo.get("base_slice")
         if base is None:
             seeds: set[str] = set()

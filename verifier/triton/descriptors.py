@@ -100,6 +100,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[Descrip
         if got:
             sites += [(ins, "AB"[pos - 1], ins.operands[pos].strip()) for pos in got[1]]
     k.memo["extra_need"] = {reg for _, _, reg in sites}
+    k.memo["only_extra"] = True  # the descriptors' registers and what they are computed from, no more
     m = PtxMachine(k)
     m.run()
     dots = _candidates(_operand_tiles(ttgir, source.mma_module() if source is not None else None))

@@ -112,7 +112,8 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
             entry.update(family.to_dict() if family else {})
         out_buffers.append(decode(BufferReport, entry, "scan"))
     cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if "optimum" in t.commands else []
-    conversions = tuple(_conversion(mod, op, path) for op in cvts)
+    plans: dict = {}  # conversions between the same layouts (a forward and a backward pass) share one plan
+    conversions = tuple(_conversion(mod, op, path, plans) for op in cvts)
     return ScanReport(file=path, target=mod.target, num_warps=mod.num_warps, buffers=tuple(out_buffers),
                       conversions=conversions)  # fmt: skip
 
@@ -145,7 +146,7 @@ def _unmodeled(mod: Module, accesses: list, path: str, why: str) -> ScanReport:
                       conversions=cvts)  # fmt: skip
 
 
-def _conversion(mod: Module, op: Op, path: str) -> ConversionRow:
+def _conversion(mod: Module, op: Op, path: str, plans: dict) -> ConversionRow:
     where = location(op, path)
     tensors = [t for t in op.types if t.kind == "tensor"]
     if len(tensors) != 2 or tensors[0].elem_bits is None:
@@ -153,21 +154,36 @@ def _conversion(mod: Module, op: Op, path: str) -> ConversionRow:
     src, dst = tensors
     row = ConversionRow(op=op.name, location=where, source_layout=src.encoding, target_layout=dst.encoding,
                         shape=tuple(src.shape), dtype=src.elem)  # fmt: skip
+    key = (
+        mod.expand(src.encoding),
+        mod.expand(dst.encoding),
+        tuple(src.shape),
+        tuple(dst.shape),
+        src.elem_bits,
+    )
+    if key not in plans:
+        plans[key] = _plan(mod, op, *key)
+    got = plans[key]
+    return replace(row, error=got) if isinstance(got, str) else replace(row, shared_plan=got)
+
+
+def _plan(mod: Module, op: Op, src_enc: str, dst_enc: str, src_shape: tuple, dst_shape: tuple,
+          bits: int) -> SharedPlan | str:  # fmt: skip
+    """The cheapest shared-memory round trip of a conversion, or why there is none."""
     try:
-        a = parse_cached(mod.expand(src.encoding), tuple(src.shape))
-        b = parse_cached(mod.expand(dst.encoding), tuple(dst.shape))
-        op_kind = [(op.name, "store", a, src.elem_bits), (op.name, "load", b, src.elem_bits)]
-        best = cheapest_plan(op_kind, a, b, src.elem_bits, sm_of(mod.target))
+        a = parse_cached(src_enc, src_shape)
+        b = parse_cached(dst_enc, dst_shape)
+        op_kind = [(op.name, "store", a, bits), (op.name, "load", b, bits)]
+        best = cheapest_plan(op_kind, a, b, bits, sm_of(mod.target))
     except (InputError, ValueError) as e:
-        return replace(row, error=str(e))
+        return str(e)
     if best is None:
-        return replace(row, error="no searched layout carries both sides")
+        return "no searched layout carries both sides"
     total, memory, instrs = best
-    st = count_access(a, memory, src.elem_bits, "store", [instrs[0]])
-    ld = count_access(b, memory, src.elem_bits, "load", [instrs[1]])
-    plan = SharedPlan(layout=triton_memory_text(memory), store=st, load=ld,
+    st = count_access(a, memory, bits, "store", [instrs[0]])
+    ld = count_access(b, memory, bits, "load", [instrs[1]])
+    return SharedPlan(layout=triton_memory_text(memory), store=st, load=ld,
                       wavefronts=(st.wavefronts or 0) + (ld.wavefronts or 0))  # fmt: skip
-    return replace(row, shared_plan=plan)
 
 
 def scan_unchecked(report: ScanReport) -> list[str]:
