@@ -101,11 +101,13 @@ class LinearAccess:
         base = f2.apply(regs[v_bits:], chunk) ^ f2.apply(warps, warp) ^ f2.apply(blocks, block)
         lane_coords = _span(lanes) ^ base  # (32,) packed coordinates of each lane's first element
         elems = lane_coords[:, None] ^ _span(regs[:v_bits])[None, :]  # (32, vector)
+        addresses = (self.row() ^ f2.apply(self.columns, i))[None]
+        addresses[:, self.instr.address_lanes :] = 0
         return WarpInstructions(
             self.kind,
             self.instr,
             self.vector,
-            self.rows(i, i + 1),
+            addresses,
             np.array([warp]),
             np.array([chunk * self.vector]),
             _unpack(self.out_dims, lane_coords)[None],
@@ -131,11 +133,12 @@ def _low_span(cols: tuple[int, ...]) -> np.ndarray:
 
 def _unpack(out_dims: tuple[tuple[str, int], ...], packed: np.ndarray) -> np.ndarray:
     """Packed coordinates (first out dim lowest) -> ``(..., rank)`` coordinates."""
-    parts, shift = [], 0
-    for _, size in out_dims:
-        parts.append((packed >> shift) & (size - 1))
+    out = np.empty(packed.shape + (len(out_dims),), dtype=np.int64)
+    shift = 0
+    for d, (_, size) in enumerate(out_dims):
+        np.bitwise_and(packed >> shift, size - 1, out=out[..., d])
         shift += size.bit_length() - 1
-    return np.stack(parts, axis=-1)
+    return out
 
 
 def linear_access(

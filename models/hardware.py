@@ -79,8 +79,11 @@ def _check_addresses(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> Non
 def paired(offsets: np.ndarray, active: np.ndarray) -> np.ndarray:
     """Whether each warp's active addresses are invariant under lane ^ 1, or under lane ^ 2
     (lanes whose partner is inactive are free). Shape ``(..., 32) -> (...)``."""
-    out = np.zeros(offsets.shape[:-1], dtype=bool)
     lanes = np.arange(LANES)
+    if active.all():  # every partner active (an access's instructions): equal addresses decide
+        by1, by2 = offsets == offsets[..., lanes ^ 1], offsets == offsets[..., lanes ^ 2]
+        return by1.all(axis=-1) | by2.all(axis=-1)
+    out = np.zeros(offsets.shape[:-1], dtype=bool)
     for x in (1, 2):
         partner = lanes ^ x
         both = active & active[..., partner]

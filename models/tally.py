@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -83,7 +84,7 @@ def streamed(arch: str, a: LinearAccess, batch: int = BATCH_ROWS) -> Tally:
     n = a.instructions
     total = ideal = worst = 0
     first_over, over, first, known, reason, status = None, (0, 0), (0, 0), True, None, target.status(arch)
-    active = np.ones((min(n, batch), LANES), dtype=bool)
+    active = _ones(min(n, batch))
     row = a.row()
     words = _words_path(a, row)
     for start in range(0, n, batch):
@@ -99,13 +100,21 @@ def streamed(arch: str, a: LinearAccess, batch: int = BATCH_ROWS) -> Tally:
         if start == 0:
             first, status = (int(c.counts[0]), int(c.ideals[0])), c.status
         if first_over is None:
-            bad = np.flatnonzero(c.counts > c.ideals)
-            if len(bad):
-                j = int(bad[0])
+            bad = c.counts > c.ideals
+            if bad.any():
+                j = int(bad.argmax())
                 first_over, over = start + j, (int(c.counts[j]), int(c.ideals[j]))
         if not c.known:
             known, reason = False, c.reason
     return Tally(n, total, ideal, first_over, over, first, worst, known, status, reason)
+
+
+@functools.lru_cache(maxsize=4)
+def _ones(n: int) -> np.ndarray:
+    """All 32 lanes of ``n`` instructions active (kept: every access asks for the same few)."""
+    out = np.ones((n, LANES), dtype=bool)
+    out.setflags(write=False)
+    return out
 
 
 def _words_path(a: LinearAccess, row: np.ndarray) -> np.ndarray | None:

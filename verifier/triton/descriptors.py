@@ -104,7 +104,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[Descrip
     m = PtxMachine(k)
     m.run()
     dots = _candidates(_operand_tiles(ttgir, source.mma_module() if source is not None else None))
-    out = []
+    out, compared = [], {}  # (operand, value) -> its check: each distinct descriptor compared once
     for ins, operand, reg in sites:
         v, first = m.value(reg, ins.scope), False
         if v is None:  # computed in a loop: its first iteration (carried values at their initial ones)
@@ -114,7 +114,11 @@ def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[Descrip
         values = [None] if v is None else sorted({int(x) % (1 << 64) for x in v[::step]})
         if v is not None and any(len(set(v[g : g + 128].tolist())) != 1 for g in range(0, v.size, 128)):
             values = [None]  # differs inside a warpgroup: not a descriptor the evaluator understood
-        checks = [_compare(ins.line, operand, value, dots, arch) for value in values]
+        checks = []
+        for value in values:
+            if (operand, value) not in compared:
+                compared[(operand, value)] = _compare(ins.line, operand, value, dots, arch)
+            checks.append(replace(compared[(operand, value)], line=ins.line))
         c = next((x for x in checks if x.ok is not True), checks[0])
         out.append(replace(c, first_iteration=first) if first else c)
     return out
