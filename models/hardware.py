@@ -259,14 +259,16 @@ def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray) -> tup
     ones counted per (phase, bank) with one bincount (no sort across rows)."""
     n = words.shape[0]
     phases = int(phase.max()) + 1
-    key = (phase.astype(np.int64) << 40) | words
+    key = (phase << 40) | words  # int64 (phases and words are)
     if not act.all():
         key = np.where(np.broadcast_to(act[..., None], words.shape), key, -1)
     key = key.reshape(n, -1)
     key.sort(axis=1)
     new = key >= 0
     new[:, 1:] &= key[:, 1:] != key[:, :-1]
-    slot = (np.arange(n)[:, None] * phases + (key >> 40)) * BANKS + (key & ((1 << 40) - 1)) % BANKS
+    # slot (row, phase, bank): the row's first slot, the phase's 32 banks, the word's bank
+    first = np.arange(0, n * phases * BANKS, phases * BANKS)[:, None]
+    slot = (first + ((key >> 40) << 5)) | (key & (BANKS - 1))  # BANKS = 32 = 1 << 5
     per_bank = np.bincount(slot[new], minlength=n * phases * BANKS).reshape(n, phases, BANKS)
     worst = per_bank.max(axis=2)
     return worst.sum(axis=1), (worst > 0).sum(axis=1), []

@@ -121,7 +121,8 @@ def _words_path(a: LinearAccess, row: np.ndarray) -> np.ndarray | None:
     """Instruction 0's lane words (int32) where every instruction is one phase of 32 one-word
     lanes that the model always measures (``ld``/``st`` of at most 4 bytes), else None."""
     ins = a.instr
-    top = max([int(row.max()), *a.columns]).bit_length() if len(row) else 0
-    if ins.is_matrix or ins.width > hardware.BANK_BYTES or top > 32:
+    if ins.is_matrix or ins.width > hardware.BANK_BYTES:
+        return None
+    if max([int(row.max()), *a.columns]).bit_length() > 32:
         return None
     return (row >> 2).astype(np.int32)
