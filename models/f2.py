@@ -215,3 +215,30 @@ def preimages(cols: Sequence[int], n: int) -> list[int]:
 def is_injective(cols: Sequence[int]) -> bool:
     """Whether the columns are linearly independent (no nonzero x maps to 0)."""
     return rank(cols) == len(cols)
+
+
+def inverse(cols: Sequence[int], n: int) -> list[int] | None:
+    """The inverse's columns of a square matrix (``n`` columns of ``n`` bits): for each unit e_i
+    the x with apply(cols, x) == e_i; None when the matrix is singular. One Gauss-Jordan pass
+    over rows packed as ``image << n | combination`` (what :func:`preimages` gives, faster for
+    the square case).
+
+    >>> inverse([0b01, 0b11], 2), inverse([0b01, 0b01], 2)
+    ([1, 3], None)
+    """
+    if len(cols) != n:
+        return None
+    rows = [(c << n) | (1 << i) for i, c in enumerate(cols)]
+    for b in range(n):
+        bit = 1 << (n + b)
+        p = next((r for r in range(b, n) if rows[r] & bit), None)
+        if p is None:
+            return None
+        pivot = rows[p]
+        rows[p] = rows[b]
+        rows[b] = pivot
+        for k in range(n):
+            if rows[k] & bit and k != b:
+                rows[k] ^= pivot
+    low = (1 << n) - 1
+    return [r & low for r in rows]  # row b's image is e_b: its combination is e_b's preimage

@@ -193,8 +193,5 @@ def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
 @functools.lru_cache(maxsize=64)
 def _inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     cols = [memory.pack_dim0_lowest(b) for b in memory.in_bases("offset")]
-    n = memory.out_bits
-    if len(cols) != n:
-        return None
-    inverse = f2.preimages(cols, n)  # a unit outside the image has none (0): not one-to-one
-    return tuple(inverse) if all(inverse) else None
+    inverse = f2.inverse(cols, memory.out_bits)  # None: not one-to-one
+    return None if inverse is None else tuple(inverse)

@@ -79,3 +79,24 @@ def test_exact_values():
     assert f2.nullspace([1, 1, 2]) == [0b011]
     assert f2.solve([1, 1, 2], 3) == 0b101
     assert f2.solve([1, 2], 4) is None
+
+
+def test_inverse_equals_preimages_on_random_square_matrices():
+    import random
+
+    from bankproof.models import f2
+
+    rng = random.Random(5)
+    singular = 0
+    for _ in range(3000):
+        n = rng.randint(1, 16)
+        cols = [rng.randrange(0, 1 << n) for _ in range(n)]
+        inv = f2.inverse(cols, n)
+        if f2.rank(cols) == n:
+            assert inv == f2.preimages(cols, n)
+            assert [f2.apply(cols, x) for x in inv] == [1 << i for i in range(n)]
+        else:
+            assert inv is None
+            singular += 1
+    assert singular > 100
+    assert f2.inverse([1, 2], 3) is None  # not square
