@@ -66,9 +66,14 @@ class LinearAccess:
 
     def row(self) -> np.ndarray:
         """Instruction 0's 32 lane byte addresses (ldmatrix/stmatrix: row addresses; lanes past
-        the ``.xN`` matrices' rows give none, 0)."""
+        the ``.xN`` matrices' rows give none, 0); read-only, built once."""
+        return self._row
+
+    @functools.cached_property
+    def _row(self) -> np.ndarray:
         out = _span(self.lanes)
         out[self.instr.address_lanes :] = 0
+        out.setflags(write=False)
         return out
 
     def constants(self, start: int, stop: int) -> np.ndarray:
@@ -99,21 +104,14 @@ class LinearAccess:
         regs, lanes, warps, blocks = self.coords
         v_bits = self.vector.bit_length() - 1
         base = f2.apply(regs[v_bits:], chunk) ^ f2.apply(warps, warp) ^ f2.apply(blocks, block)
-        lane_coords = _span(lanes) ^ base  # (32,) packed coordinates of each lane's first element
-        elems = lane_coords[:, None] ^ _span(regs[:v_bits])[None, :]  # (32, vector)
+        # (32, vector) packed coordinates of every element each lane moves; the first is the lane's own
+        elems = (_span(lanes) ^ base)[:, None] ^ _span(regs[:v_bits])[None, :]
+        coords = _unpack(self.out_dims, elems)[None]
         addresses = (self.row() ^ f2.apply(self.columns, i))[None]
         addresses[:, self.instr.address_lanes :] = 0
-        return WarpInstructions(
-            self.kind,
-            self.instr,
-            self.vector,
-            addresses,
-            np.array([warp]),
-            np.array([chunk * self.vector]),
-            _unpack(self.out_dims, lane_coords)[None],
-            np.array([block]),
-            _unpack(self.out_dims, elems)[None],
-        )
+        ins, first = self.instr, coords[:, :, 0]
+        where = (np.array([warp]), np.array([chunk * self.vector]), first, np.array([block]))
+        return WarpInstructions(self.kind, ins, self.vector, addresses, *where, coords)
 
 
 def _span(cols) -> np.ndarray:

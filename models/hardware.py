@@ -187,7 +187,8 @@ def evaluate(
         offsets = offsets[None]
     n = offsets.shape[0]
     act = np.ones(offsets.shape, dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    act = np.broadcast_to(act, offsets.shape)
+    if act.shape != offsets.shape:
+        act = np.broadcast_to(act, offsets.shape)
     if check:  # off only for addresses built aligned (an access's, from its bases)
         _check_addresses(ins, offsets, act)
     if not groups and n and not ins.is_matrix and ins.width <= BANK_BYTES and act.all():
@@ -197,9 +198,10 @@ def evaluate(
     if ins.is_matrix:
         act = act & (np.arange(LANES) < ins.address_lanes)
     phase = phase_ids(ins, offsets, act)
-    words = (offsets[..., None] // BANK_BYTES) + np.arange(ins.lane_words)  # (N, 32, k)
-    if not groups and n and int(words.max()) < 1 << 40:
-        return _counts_by_row(words, np.broadcast_to(phase[..., None], words.shape), act)
+    words = (offsets[..., None] >> 2) + np.arange(ins.lane_words)  # (N, 32, k); BANK_BYTES = 4
+    if not groups and n and int(offsets.max()) < 1 << 41:  # words below 2^40
+        phases = ins.matrices if ins.is_matrix else max(1, ins.width * LANES // (BANKS * BANK_BYTES))
+        return _counts_by_row(words, phase[..., None], act, phases)
     sel = np.broadcast_to(act[..., None], words.shape)
     c = np.broadcast_to(np.arange(n)[:, None, None], words.shape)[sel]
     lane = np.broadcast_to(np.arange(LANES)[None, :, None], words.shape)[sel]
@@ -254,12 +256,12 @@ def one_phase_counts(words: np.ndarray) -> tuple:
     return worst, np.ones(n, dtype=np.int64), []
 
 
-def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray) -> tuple:
+def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray, phases: int) -> tuple:
     """``evaluate`` without the groups: each row's (phase, word) pairs sorted in place, distinct
-    ones counted per (phase, bank) with one bincount (no sort across rows)."""
+    ones counted per (phase, bank) with one bincount (no sort across rows); ``phases`` bounds the
+    phase ids (a phase no lane is in costs nothing)."""
     n = words.shape[0]
-    phases = int(phase.max()) + 1
-    key = (phase << 40) | words  # int64 (phases and words are)
+    key = (phase << 40) | words  # int64 (phases and words are); phase broadcasts over a lane's words
     if not act.all():
         key = np.where(np.broadcast_to(act[..., None], words.shape), key, -1)
     key = key.reshape(n, -1)
