@@ -42,31 +42,45 @@ class Locations:
         self.chain: tuple[Loc, ...] = ()
         self.own: str | None = None
         self.named: Loc | None = None  # what the line itself names: its ``inlined_at``, else its own
+        self._seen: dict[str, tuple] = {}  # line -> (named, inner, chain, the user's line)
+        self._locs: dict[tuple[str, int, int], Loc] = {}
 
     def read(self, line: str) -> None:
+        hit = self._seen.get(line)  # a line read before, the callers unchanged since: its answer
+        if hit is None:
+            hit = self._read(line)
+            if hit is None:
+                return
+        self.named, self.inner, self.chain, mine = hit
+        if mine is not None:
+            self.outer = mine
+        elif self.outer is None:
+            self.outer = self.chain[-1]
+
+    def _read(self, line: str) -> tuple | None:
         m = _LOC.match(line)
         if not m:
-            return
+            return None
         key = (m.group(1), int(m.group(2)), int(m.group(3)))
         inl = _INLINED.search(m.group(4))
         if inl:
             up = (inl.group(1), int(inl.group(2)), int(inl.group(3)))
-            if up != key:
+            if up != key and self.parent.get(key) != up:
                 self.parent[key] = up
-        self.named = self._loc(up if inl else key)
+                self._seen.clear()  # a new caller: chains read before may change
         chain, seen = [key], {key}
         while chain[-1] in self.parent and self.parent[chain[-1]] not in seen:
             chain.append(self.parent[chain[-1]])
             seen.add(chain[-1])
         if self.own is None:
             self.own = key[0]  # the kernel's own file: where its first location is
-        self.inner = self._loc(key)
-        self.chain = tuple(self._loc(k) for k in chain)
         mine = next((k for k in chain if k[0] == self.own), None)  # the innermost line of the user's file
-        if mine is not None:
-            self.outer = self._loc(mine)
-        elif self.outer is None:
-            self.outer = self._loc(chain[-1])
+        hit = (self._loc(up if inl else key), self._loc(key), tuple(self._loc(k) for k in chain),
+               None if mine is None else self._loc(mine))  # fmt: skip
+        self._seen[line] = hit
+        return hit
 
     def _loc(self, key: tuple[str, int, int]) -> Loc:
-        return Loc(self.files.get(key[0], key[0]), key[1], key[2])
+        if key not in self._locs:
+            self._locs[key] = Loc(self.files.get(key[0], key[0]), key[1], key[2])
+        return self._locs[key]
