@@ -193,7 +193,7 @@ def test_pytest_helper(ptx):
 
 def test_result_shows_itself():
     r = bankproof.kernel(CONFLICT, block=32, args={"0": 128}, language="ptx")
-    assert r.to_text().startswith("<text>: kernel k on sm90") and "<pre>" in r._repr_html_()
+    assert r.to_text().startswith("<text>: kernel k on sm90") and "<pre" in r._repr_html_()
     assert json.loads(r.to_json())["instructions"][0]["conflict"]["lanes"] == [0, 1]
 
 

@@ -57,8 +57,9 @@ def to_text(result: object) -> str:
 
 
 def to_html(result: object) -> str:
-    """A notebook cell's view: the text in a ``<pre>``, escaped; bank maps add their SVG."""
-    body = f"<pre>{escape(uncoloured(to_text(result)))}</pre>"
+    """A notebook cell's view: the text in a monospace ``<pre>`` (columns stay aligned whatever the
+    notebook's font), escaped; bank maps add their SVG."""
+    body = f'<pre style="font-family: monospace">{escape(uncoloured(to_text(result)))}</pre>'
     svg = to_svg(result)
     return body if svg is None else svg + body
 

@@ -81,7 +81,8 @@ def plain(value: Any) -> Any:
 
 class Result:
     """JSON for a frozen result dataclass (mixin), and its other faces: ``to_text()`` (what the
-    command prints), ``_repr_html_`` (notebooks) and ``_repr_svg_`` (bank maps). The renderers
+    command prints, also ``str(result)``), ``_repr_html_`` (notebooks, one payload with any bank
+    map inside) and ``_repr_svg_`` (bank maps). The renderers
     sit above the results in the import graph, so they fill :attr:`DISPLAY` themselves
     (``bankproof.verifier.render.display``, imported by ``bankproof`` on first use)."""
 
@@ -96,11 +97,20 @@ class Result:
         """What the ``bankproof`` command prints for this result."""
         return self._display("text")
 
+    def __str__(self) -> str:
+        """The report (``print(result)`` shows what the command prints; ``repr`` the record)."""
+        return self.to_text() if Result.DISPLAY else repr(self)
+
     def _repr_html_(self) -> str:
         return self._display("html")
 
     def _repr_svg_(self) -> str | None:
         return self._display("svg")
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        """One payload for a notebook: the HTML view (a bank map's SVG inside it, once) and the
+        report as plain text."""
+        return {"text/html": self._repr_html_(), "text/plain": self.to_text()}
 
     def to_dict(self) -> dict:
         out = {}
