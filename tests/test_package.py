@@ -107,6 +107,7 @@ def test_wheel_has_one_top_level_name(tmp_path):
         for path in (ROOT / folder).rglob("*.py"):
             assert f"bankproof/{folder}/{path.relative_to(ROOT / folder).as_posix()}" in names, path
     assert "bankproof/verifier/schema/verify-report.schema.json" in names
+    assert "bankproof/py.typed" in names  # PEP 561: type checkers read the hints
     assert "bankproof/verifier/triton/sample.ttgir" in names
     assert any(n.startswith("bankproof/gpu_checks/results/") and n.endswith(".json") for n in names)
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()

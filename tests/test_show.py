@@ -112,3 +112,35 @@ def test_default_instruction_is_the_first_costliest(tmp_path, capsys):
         "memory layout: offset bits -> tensor bits (16-bit elements); padding is not linear and not shown"
         in out
     )
+
+
+class _Tty:
+    """A terminal stand-in: what the command writes, and ``isatty`` True."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_color_turns_auto_colour_off_on_a_terminal(monkeypatch):
+    import io
+
+    from bankproof.verifier.cli.main import main as run
+
+    args = ["show", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--access", "read"]
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = _Tty()
+    assert run(args, out=tty, err=io.StringIO()) == 0
+    assert "\033[41;97m" in tty.text  # auto on a terminal: coloured
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = _Tty()
+    assert run(args, out=tty, err=io.StringIO()) == 0
+    assert "\033[" not in tty.text
+    tty = _Tty()
+    assert run([*args, "--color", "always"], out=tty, err=io.StringIO()) == 0
+    assert "\033[41;97m" in tty.text  # asked for: coloured whatever NO_COLOR says

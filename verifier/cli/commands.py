@@ -129,7 +129,8 @@ def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.svg is not None:
         check_writable("show", "--svg", args.svg, (args.spec,))
     result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
-    color = args.color == "always" or (args.color == "auto" and out.isatty())
+    terminal = out.isatty() and not os.environ.get("NO_COLOR")  # https://no-color.org
+    color = args.color == "always" or (args.color == "auto" and terminal)
     out.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
     if args.svg is not None:
         write_output("show", "--svg", args.svg, scope_render.to_svg(result))

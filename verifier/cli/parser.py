@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--color",
         choices=["auto", "always", "never"],
         default="auto",
-        help="color the grid and the matrices (default: when writing to a terminal)",
+        help="color the grid and the matrices (default: when writing to a terminal and NO_COLOR is unset)",
     )
     sho.add_argument("--json", action="store_true", help="the wavefront groups (machine-readable)")
     sho.set_defaults(run="show")
