@@ -81,6 +81,22 @@ def test_k_major_descriptor_reads_the_nvmma_tile(span, bits):
         assert (got == off[:, step * k : (step + 1) * k]).all(), step
 
 
+def test_cli_json_carries_its_schema(capsys):
+    import json
+
+    from bankproof.verifier.cli.main import main
+
+    assert main(["descriptor", "0x4000004000010040", "--arch", "sm90", "--rows", "16", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["schema"], got["arch"], got["value"], got["swizzle"]) == (
+        1,
+        "sm90",
+        "0x4000004000010040",
+        "128B",
+    )
+    assert list(got)[0] == "schema"
+
+
 def test_cli_decodes_and_refuses(capsys):
     from bankproof.verifier.cli.main import main
 

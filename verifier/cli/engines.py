@@ -85,8 +85,8 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         notes.append(
             "tcgen05: read with the rules measured for sm90 wgmma (published for sm100, not measured)"
         )
-    result = {**d.fields(), "value": f"0x{value:016x}", "major": args.major, "dtype": args.dtype,
-              "canonical_16B_units": canon, "tile": tile, "notes": notes}  # fmt: skip
+    result = {"schema": 1, **d.fields(), "value": f"0x{value:016x}", "arch": args.arch, "major": args.major,
+              "dtype": args.dtype, "canonical_16B_units": canon, "tile": tile, "notes": notes}  # fmt: skip
     if args.json:
         out.write(json.dumps(result, indent=1) + "\n")
         return 0
