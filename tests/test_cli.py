@@ -194,3 +194,22 @@ def test_ctrl_c_stops_a_command_at_once_with_exit_130():
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130 and time.perf_counter() - t < 2
     assert err.decode() == "bankproof: interrupted\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "points_at"),
+    [(["frobnicate"], "'bankproof --help'"), (["layout"], "'bankproof layout --help'"),
+     (["agree"], "'bankproof agree --help'"), (["triton", "scan"], "'bankproof triton scan --help'")],
+)  # fmt: skip
+def test_usage_errors_point_at_the_commands_own_help(capsys, argv, points_at):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert points_at in capsys.readouterr().err
+
+
+def test_agree_help_lists_every_exit_code(capsys):
+    with pytest.raises(SystemExit):
+        main(["agree", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Exit 0 agree, 1 mismatch, 2 bad input, 3 unknown, 4 the engines disagree" in text

@@ -19,7 +19,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"bankproof: {message}\n(see 'bankproof --help')\n")
+        sys.stderr.write(f"bankproof: {message}\n(see '{self.prog} --help')\n")  # the command's own help
         raise SystemExit(EXIT_INPUT)
 
 
@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with a layout and an XOR) is where the writer put it (a TMA box in a swizzle mode, or "
         "st/stmatrix/cp.async with a layout and an XOR), at the tile's base address; otherwise print the "
         "first mismatching element, both byte addresses and the smallest base alignment that makes them "
-        "agree. Exit 0 agree, 1 mismatch, 3 unknown, 4 the engines disagree.",
+        "agree. Exit 0 agree, 1 mismatch, 2 bad input, 3 unknown, 4 the engines disagree.",
     )
     agr.add_argument("spec", help="a spec file (TOML): dtype, arch, base, [writer], [reader]")
     agr.add_argument("--base", type=int, default=None, help="the tile's shared address (overrides the spec)")
