@@ -213,3 +213,32 @@ def test_agree_help_lists_every_exit_code(capsys):
         main(["agree", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "Exit 0 agree, 1 mismatch, 2 bad input, 3 unknown, 4 the engines disagree" in text
+
+
+def test_the_kernels_file_format_in_the_help_is_the_readers():
+    """``triton corpus --help`` documents the kernels file: every field the reader checks, its
+    defaults as the compile takes them, the archs it knows, and an example the reader accepts."""
+    import ast
+    import re
+
+    from bankproof.models import target
+    from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
+    from bankproof.verifier.triton.corpus import CONFIG_FIELDS, check_config
+
+    for field in CONFIG_FIELDS:
+        assert re.search(rf"^  {field}\s", KERNELS_FILE_HELP, re.M), field
+    assert ", ".join(target.ARCHS) in KERNELS_FILE_HELP
+    assert re.search(r"num_warps .* default 4$", KERNELS_FILE_HELP, re.M)
+    assert re.search(r"num_stages .* default 3$", KERNELS_FILE_HELP, re.M)
+    example = KERNELS_FILE_HELP.split("CONFIGS = ", 1)[1].split("]}]", 1)[0] + "]}]"
+    for i, config in enumerate(ast.literal_eval(" ".join(example.split()))):
+        check_config(config, i)
+
+
+def test_the_readme_shows_the_kernels_file_format_as_the_help_does():
+    from pathlib import Path
+
+    from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "```text\n" + KERNELS_FILE_HELP + "\n```" in readme

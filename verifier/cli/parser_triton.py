@@ -1,0 +1,128 @@
+"""``bankproof triton``'s subcommands (``scan``, ``profile``, ``corpus``) on the command line's parser."""
+
+from __future__ import annotations
+
+import argparse
+
+from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
+
+
+def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
+    """Add ``triton`` and its subcommands to ``sub`` (the top-level subparsers)."""
+    tri = sub.add_parser(
+        "triton",
+        help="check the shared-memory layouts a Triton kernel chose (TTGIR)",
+        description="Regression-check Triton's shared-memory layouts.",
+    )
+    tsub = tri.add_subparsers(dest="triton_command", metavar="SUBCOMMAND", parser_class=parser_class)
+    tsub.required = True
+    scan = tsub.add_parser(
+        "scan",
+        help="scan TTGIR files: every shared buffer and access, its wavefronts and optimum",
+        description="Read TTGIR text (no Triton needed): every shared buffer, each access's exact "
+        "wavefronts, the optimum for its writers and readers, a better layout when there is one, and "
+        "the best shared-memory plan of each convert_layout. Exit 1 when a buffer is above its optimum.",
+    )
+    scan.add_argument("files", nargs="+", metavar="FILE.ttgir")
+    scan.add_argument(
+        "--ptx",
+        action="append",
+        metavar="FILE.ptx",
+        help="the same compile's PTX (one per TTGIR file, in order): add the whole-kernel ledger, every "
+        "PTX shared-memory instruction owned and counted; exit 4 where the PTX and the count disagree",
+    )
+    scan.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="a kernel argument's value for loop trip counts (e.g. K=4096; program_id_x, num_programs_x), "
+        "or trips_L<line>=N: the trip count of a loop whose bound is loaded from memory (a formula's name)",
+    )
+    scan.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",
+    )
+    fmt = scan.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="machine-readable report")
+    fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    scan.set_defaults(run="scan")
+    prof = tsub.add_parser(
+        "profile",
+        help="explain a measured Nsight Compute profile of a kernel line by line with the ledger",
+        description="Join Nsight Compute's source page of one launch (ncu -i REP --page source --csv "
+        "--print-source cuda,sass, profiled with --section SourceCounters) with the whole-kernel ledger of "
+        "the same compile: per source line, shared instructions executed, measured and predicted "
+        "wavefronts (the ledger's per execution times the executions measured), the ideal, and what "
+        "makes any excess. Exit 4 when a modelled line's prediction differs from the measurement.",
+    )
+    prof.add_argument("ttgir", metavar="FILE.ttgir")
+    prof.add_argument("--ptx", required=True, metavar="FILE.ptx", help="the same compile's PTX")
+    prof.add_argument("--ncu", required=True, metavar="EXPORT.csv", help="the launch's source-page CSV")
+    prof.add_argument("--arg", action="append", default=[], metavar="NAME=INT",
+                      help="a kernel argument's value, as the launch had it (program_id_x, ...), or "
+                           "trips_L<line>=N for a loop whose bound it loaded from memory")  # fmt: skip
+    prof.add_argument("--ctas", type=int, default=1, help="CTAs the launch ran (default 1)")
+    prof.add_argument("--json", action="store_true", help="machine-readable report")
+    prof.set_defaults(run="profile")
+    cor = tsub.add_parser(
+        "corpus",
+        help="compile the built-in kernel corpus with Triton (CPU), scan it, compare with a baseline",
+        description="Compile >= 40 kernel configurations per arch to TTGIR with Triton on the CPU (parallel "
+        "workers), scan every shared-memory access, and compare each with the baseline. Exit 1 when an "
+        "access costs more than its baseline (or is not optimal, with --require-optimal). --kernels FILE.py "
+        "takes your own @triton.jit kernels and a CONFIGS list (format below). "
+        "Exit 4 when the instructions the scan counts an access with differ from those in Triton's PTX.",
+        epilog=KERNELS_FILE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cor.add_argument(
+        "--arch", default=None, help="comma-separated archs (default: the targets' corpus archs)"
+    )
+    cor.add_argument("--baseline", metavar="FILE", help="baseline JSON to compare with (or write)")
+    cor.add_argument("--update-baseline", action="store_true", help="write this run's numbers to --baseline")
+    cor.add_argument(
+        "--require-optimal", action="store_true", help="exit 1 when any buffer is above its optimum"
+    )
+    cor.add_argument(
+        "--kernels", metavar="FILE.py",
+        help="a Python file with kernels and CONFIGS; it is imported, so it runs with your privileges: "
+        "give it only files you would run yourself",
+    )  # fmt: skip
+    cor.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="exit 0 even when a configuration did not compile, an access was not analysed or an optimum "
+        "is unknown (default: exit 3)",
+    )
+    cor.add_argument("--workers", type=int, default=0, help="compile processes (default: CPU count)")
+    cor.add_argument(
+        "--engine", choices=["local", "ray"], default="local",
+        help="where compiles run: worker processes here (default) or Ray tasks (needs bankproof[ray])",
+    )  # fmt: skip
+    cor.add_argument("--address", help="the Ray cluster to join (HOST:6379; default: a local Ray)")
+    cor.add_argument(
+        "--results", metavar="DIR",
+        help="keep one result per compile here: reruns compute only what changed; interrupted ones resume",
+    )  # fmt: skip
+    cor.add_argument(
+        "--expand", type=int, default=0, metavar="N",
+        help="expand the configurations into up to N variants (block sizes, warps, stages, dtypes)",
+    )  # fmt: skip
+    cor.add_argument("--seed", type=int, default=0, help="the expansion's seed (default 0)")
+    cor.add_argument(
+        "--compile-timeout",
+        type=float,
+        default=300.0,
+        help="seconds per compile; one past it is reported as not compiled (default 300)",
+    )
+    cfmt = cor.add_mutually_exclusive_group()
+    cfmt.add_argument("--json", action="store_true", help="machine-readable report")
+    cfmt.add_argument(
+        "--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools (with the ledger findings)"
+    )
+    cor.add_argument(
+        "--verbose", action="store_true", help="also list the ledger's instructions that are not counted"
+    )
+    cor.set_defaults(run="corpus")
