@@ -242,3 +242,24 @@ def test_the_readme_shows_the_kernels_file_format_as_the_help_does():
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert "```text\n" + KERNELS_FILE_HELP + "\n```" in readme
+
+
+def test_a_bad_wavefronts_line_does_not_cost_the_good_ones(tmp_path, capsys):
+    import json
+
+    good = json.dumps({"instr": "ld32", "byte_offsets": [0] * 32})
+    lines = [good, '{"instr": "ld32", "byte_offsets": [1]}', "not json", good, "", json.dumps(
+        {"instr": "ld64", "byte_offsets": [4] * 32})]  # misaligned for ld64  # fmt: skip
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["wavefronts", "--input", str(path)]) == 2
+    out, err = capsys.readouterr()
+    got = [json.loads(x) for x in out.splitlines()]
+    assert [g.get("line") for g in got] == [None, 2, 3, None, 6]
+    assert got[0]["wavefronts"] == got[3]["wavefronts"] == 1
+    assert "byte_offsets must be a list of 32 integers" in got[1]["error"]
+    assert got[2]["error"].startswith("line 3: json") and "8-byte aligned" in got[4]["error"]
+    assert err.count("bankproof: line ") == 3 and "Traceback" not in err
+    path.write_text(good + "\n" + good + "\n")
+    assert main(["wavefronts", "--input", str(path)]) == 0
+    assert [json.loads(x)["wavefronts"] for x in capsys.readouterr().out.splitlines()] == [1, 1]

@@ -84,6 +84,33 @@ def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult
     return run_cases(zip((n for n, _ in numbered), load_all(numbered)), arch)
 
 
+Answer = tuple[int, "WavefrontsResult | InputError"]  # (line number, its result or what is wrong)
+
+
+def run_lines_each(lines: Iterable[str], arch: str = "sm90") -> list[Answer]:
+    """Every non-blank line answered on its own: ``(line number, its result or the InputError
+    naming what is wrong with it)``, in input order; a batch with bad lines still answers the good
+    ones (all at once when none is bad, else line by line). An unknown ``arch`` is refused whole.
+
+    >>> [(n, type(r).__name__) for n, r in run_lines_each(['{"instr": "ld32", "byte_offsets": [0]}'])]
+    [(1, 'InputError')]
+    """
+    target.check_arch(arch, "wavefronts", "arch")
+    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    try:
+        results = run_cases(zip((n for n, _ in numbered), load_all(numbered)), arch)
+        return [(n, r) for (n, _), r in zip(numbered, results, strict=True)]
+    except InputError:
+        pass
+    out: list[Answer] = []
+    for n, line in numbered:
+        try:
+            out.append((n, run_cases([(n, _load(line, n))], arch)[0]))
+        except InputError as e:
+            out.append((n, e))
+    return out
+
+
 def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> list[WavefrontsResult]:
     """Model parsed cases ``(line number, case object)``; results in input order. A case may name
     its own ``arch`` (its target says its warp size and rules)."""

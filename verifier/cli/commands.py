@@ -15,6 +15,7 @@ API, write the rendering to ``out``, and return the exit code (messages for the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import TextIO
 
@@ -24,7 +25,7 @@ from bankproof.models.files import LINES_BYTES, read_stream, read_text
 from bankproof.verifier import api
 from bankproof.verifier.api.gpu import gpu_check
 from bankproof.verifier.api.layout import describe_layout
-from bankproof.verifier.api.wavefronts import run_lines
+from bankproof.verifier.api.wavefronts import run_lines_each
 from bankproof.verifier.engine import scope
 from bankproof.verifier.engine.spec import load_spec
 from bankproof.verifier.render import explain as explain_render
@@ -121,8 +122,15 @@ def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines = text.splitlines()
     else:
         lines = read_text(args.input, LINES_BYTES, "wavefronts", "--input").splitlines()
-    out.write("".join(r.to_json() for r in run_lines(lines, args.arch)))
-    return 0
+    bad = 0
+    for n, r in run_lines_each(lines, args.arch):  # the good lines answered whatever the bad ones say
+        if isinstance(r, InputError):
+            bad += 1
+            out.write(json.dumps({"line": n, "error": str(r)}) + "\n")
+            err.write(f"bankproof: {r}\n")
+        else:
+            out.write(r.to_json())
+    return 2 if bad else 0  # bad input (each bad line named above)
 
 
 def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -62,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
         "wavefronts",
         help="wavefronts of warp instructions from per-lane byte addresses (JSONL)",
         description='For each input line {"instr", "byte_offsets": [32 ints], "active": [32 bools]} '
-        'print {"wavefronts", "ideal", "groups", "status"} (the hardware model, measured on sm90).',
+        'print {"wavefronts", "ideal", "groups", "status"} (the hardware model, measured on sm90); '
+        'a bad line prints {"line", "error"} in its place (and the error on stderr), the others are '
+        "answered, and the exit code is 2.",
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
     wav.add_argument(
