@@ -11,7 +11,7 @@ SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
-	$(BIN)/pip install -qq -e ".[test,triton,ray,cuda]"
+	$(BIN)/pip install -qq -e ".[test,triton,ray,cuda,mcp]"
 	touch $(STAMP)
 
 demo: $(STAMP)

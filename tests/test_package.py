@@ -138,6 +138,7 @@ FLOORS = [
     ("api", ("bankproof.verifier.api",)),  # one module per command: values in, results out
     ("render", ("bankproof.verifier.render",)),  # pure functions of results: text, HTML, SVG, SARIF
     ("web", ("bankproof.verifier.web",)),  # the workbench: answers and the server
+    ("agents", ("bankproof.verifier.agents",)),  # the MCP server: the commands as tools for agents
     ("cli", ("bankproof.verifier.cli",)),  # arguments, streams, exit codes
     ("package", ("bankproof",)),  # the public face: bankproof, bankproof.testing
 ]

@@ -113,3 +113,31 @@ def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: st
 
 
 __all__ = ["agree"]
+
+
+AGREE_FIELDS = ("dtype", "arch", "base", "writer", "reader")
+
+
+def agree_spec(
+    data: object, base: int | None = None, timeout: float = 10.0, name: str = "<spec>"
+) -> AgreeResult:
+    """:func:`agree` of an agree spec given as its parsed table (``dtype``, ``writer``, ``reader``,
+    and optionally ``arch`` and ``base``; ``base`` here overrides the spec's), as ``bankproof agree``
+    reads its file."""
+    if not isinstance(data, dict):
+        raise InputError(
+            "spec", "spec", "must be a table of dtype, arch, base, writer, reader", type(data).__name__
+        )
+    for key in data:
+        if key not in AGREE_FIELDS:
+            raise InputError("spec", str(key), f"is not a field of an agree spec ({', '.join(AGREE_FIELDS)})")
+    for key in ("dtype", "writer", "reader"):
+        if key not in data:
+            raise InputError("spec", key, "is missing")
+    if not isinstance(data["dtype"], str):
+        raise InputError("spec", "dtype", "must be a string", data["dtype"])
+    base = base if base is not None else data.get("base", 0)
+    arch = data.get("arch", "sm90")
+    return agree(
+        data["writer"], data["reader"], dtype=data["dtype"], base=base, arch=arch, timeout=timeout, spec=name
+    )

@@ -104,13 +104,12 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-AGREE_FIELDS = ("dtype", "arch", "base", "writer", "reader")
 MAX_SPEC = 64 * 1024
 
 
 def agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from bankproof.models.files import read_text
-    from bankproof.verifier.api.agree import agree as run
+    from bankproof.verifier.api.agree import agree_spec
     from bankproof.verifier.engine.spec import tomllib
     from bankproof.verifier.render.display import to_text
 
@@ -119,16 +118,6 @@ def agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         data = tomllib.loads(text)
     except (ValueError, RecursionError) as e:
         raise InputError("spec", "file", f"is not valid TOML ({str(e)[:80]})") from None
-    for key in data:
-        if key not in AGREE_FIELDS:
-            raise InputError("spec", str(key), f"is not a field of an agree spec ({', '.join(AGREE_FIELDS)})")
-    for key in ("dtype", "writer", "reader"):
-        if key not in data:
-            raise InputError("spec", key, "is missing")
-    if not isinstance(data["dtype"], str):
-        raise InputError("spec", "dtype", "must be a string", data["dtype"])
-    base = args.base if args.base is not None else data.get("base", 0)
-    r = run(data["writer"], data["reader"], dtype=data["dtype"], base=base, arch=data.get("arch", "sm90"),
-            timeout=args.timeout, spec=str(args.spec))  # fmt: skip
+    r = agree_spec(data, base=args.base, timeout=args.timeout, name=str(args.spec))
     out.write(r.to_json() if args.json else to_text(r) + "\n")
     return r.exit_code

@@ -35,6 +35,7 @@ RUNNERS = {
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
     "profile": ("bankproof.verifier.cli.triton", "profile"),
+    "mcp": ("bankproof.verifier.cli.mcp", "mcp"),
 }  # fmt: skip
 
 

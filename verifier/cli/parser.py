@@ -179,6 +179,16 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
     srv.set_defaults(run="serve")
 
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve verify, synth, convert, agree, wavefronts, kernel and triton scan as MCP tools (stdio)",
+        description="A Model Context Protocol server over stdin/stdout for agents: each tool takes content "
+        "(a spec as a JSON object or TOML text, PTX/CUDA/TTGIR text, wavefront cases), never a path, and "
+        "answers the JSON its command prints with --json; bad arguments are tool errors naming the field. "
+        "Needs bankproof[mcp].",
+    )
+    mcp.set_defaults(run="mcp")
+
     des = sub.add_parser(
         "descriptor",
         help="decode (or encode) a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, tile read",

@@ -1,0 +1,153 @@
+"""``bankproof mcp``: the commands as Model Context Protocol tools over stdio, for agents (kernel
+generators, agentic compilers) that want layout facts from a tool call. Each tool takes content,
+never a path (the server reads no file and writes none), answers the JSON its command prints with
+``--json`` (counterexamples included), and answers bad arguments as a tool error naming the field.
+
+Tools: ``verify``, ``synth``, ``convert`` and ``agree`` take a spec (the TOML table as a JSON object,
+or TOML text); ``wavefronts`` takes cases (``{"instr", "byte_offsets", "active"}``); ``kernel``
+takes PTX or CUDA C++ text; ``triton_scan`` takes TTGIR text (and optionally the compile's PTX).
+Needs the ``mcp`` extra (the official Python SDK).
+
+>>> sorted(TOOLS)
+['agree', 'convert', 'kernel', 'synth', 'triton_scan', 'verify', 'wavefronts']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from bankproof.models.errors import InputError
+from bankproof.verifier import api
+from bankproof.verifier.api.agree import agree_spec
+from bankproof.verifier.api.kernel import kernel as kernel_api
+from bankproof.verifier.api.wavefronts import run_lines_each
+from bankproof.verifier.engine.spec import tomllib
+
+MAX_TEXT = 1 << 20  # characters of one text argument (a spec, a kernel, a TTGIR module)
+INSTRUCTIONS = (
+    "bankproof proves facts about GPU shared-memory layouts: how many wavefronts each access costs, "
+    "the two lanes that conflict, the best layout with a proof, whether two engines agree on bytes. "
+    "Every answer is the JSON the bankproof command prints with --json."
+)
+
+
+def _spec(spec: dict | str) -> dict:
+    """A spec given as a JSON object, or as TOML text."""
+    if isinstance(spec, str):
+        if len(spec) > MAX_TEXT:
+            raise InputError("spec", "spec", f"is longer than {MAX_TEXT} characters", len(spec))
+        try:
+            return tomllib.loads(spec)
+        except (ValueError, RecursionError) as e:
+            raise InputError("spec", "spec", f"is not valid TOML ({str(e)[:80]})") from None
+    if not isinstance(spec, dict):
+        raise InputError("spec", "spec", "must be a table (a JSON object) or TOML text", type(spec).__name__)
+    return spec
+
+
+def _text(value: str, where: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(where, field, "must be non-empty text", type(value).__name__)
+    if len(value) > MAX_TEXT:
+        raise InputError(where, field, f"is longer than {MAX_TEXT} characters", len(value))
+    return value if value.endswith("\n") else value + "\n"  # text, never read as a path
+
+
+def verify(spec: dict | str, engines: str = "all", timeout: float = 10.0) -> dict[str, Any]:
+    """Wavefronts of every access of a spec, each engine's verdict, a counterexample on conflict."""
+    return api.verify(spec=_spec(spec), engines=engines, timeout=timeout).to_dict()
+
+
+def synth(spec: dict | str, engines: str = "all", timeout: float = 10.0) -> dict[str, Any]:
+    """The layout with the fewest wavefronts for a spec's writer and reader, with its proof."""
+    return api.synth(spec=_spec(spec), engines=engines, timeout=timeout).to_dict()
+
+
+def convert(spec: dict | str, timeout: float = 10.0) -> dict[str, Any]:
+    """A layout conversion's shuffle plan and shared-memory round trip, checked element by element."""
+    return api.convert(spec=_spec(spec), timeout=timeout).to_dict()
+
+
+def agree(spec: dict | str, base: int | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    """Whether a writer (TMA box, st/stmatrix/cp.async) and a reader (wgmma/tcgen05 descriptor,
+    ld/ldmatrix) agree on every byte of a tile; the first mismatch otherwise."""
+    return agree_spec(_spec(spec), base=base, timeout=timeout, name="<mcp>").to_dict()
+
+
+def wavefronts(cases: list[dict], arch: str = "sm90") -> dict[str, Any]:
+    """Wavefronts of warp instructions from per-lane byte offsets: one result per case, in order
+    (a bad case answers ``{"line", "error"}`` in its place)."""
+    if not isinstance(cases, list) or not cases:
+        raise InputError("wavefronts", "cases", "must be a non-empty list of cases", type(cases).__name__)
+    lines = [json.dumps(c) for c in cases]
+    out = []
+    for n, r in run_lines_each(lines, arch):
+        out.append({"line": n, "error": str(r)} if isinstance(r, InputError) else r.to_dict())
+    return {"results": out}
+
+
+def kernel(
+    source: str,
+    language: str,
+    kernel: str | None = None,
+    block: int | str = 128,
+    grid: int | str = 1,
+    args: dict[str, int] | None = None,
+    arch: str = "sm90",
+) -> dict[str, Any]:
+    """The shared-memory account of one CTA of a kernel given as PTX or CUDA C++ text
+    (``language`` ``ptx`` or ``cuda``): every instruction's wavefronts per execution."""
+    if language not in ("ptx", "cuda"):
+        raise InputError("kernel", "language", "must be ptx or cuda", language)
+    return kernel_api(_text(source, "kernel", "source"), block=block, kernel=kernel, grid=grid, args=args,
+                            language=language, arch=arch).to_dict()  # fmt: skip
+
+
+def triton_scan(ttgir: str, ptx: str | None = None, args: dict[str, int] | None = None) -> dict[str, Any]:
+    """Every shared buffer of a Triton TTGIR module: each access's exact wavefronts, the optimum,
+    a better layout where there is one; with the compile's PTX, the whole-kernel ledger."""
+    text = _text(ttgir, "triton_scan", "ttgir")
+    code = None if ptx is None else _text(ptx, "triton_scan", "ptx")
+    return api.scan_ttgir(text, "<mcp>", code, args).to_dict()
+
+
+TOOLS = {f.__name__: f for f in (verify, synth, convert, agree, wavefronts, kernel, triton_scan)}
+
+
+def server():
+    """The MCP server with every tool (the SDK's ``MCPServer``)."""
+    from bankproof.models.version import VERSION
+    from mcp.server.mcpserver import MCPServer
+
+    app = MCPServer("bankproof", instructions=INSTRUCTIONS, version=VERSION)
+    for name, fn in TOOLS.items():
+        app.tool(name=name, description=fn.__doc__)(_answered(fn))
+    return app
+
+
+def _answered(fn):
+    """``fn`` with its refusals as tool errors the client reads (``verify: spec: dtype is missing
+    ...``: the field named), and anything else as one line, never a traceback."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except InputError as e:  # named once: "verify: spec: dtype is missing ..."
+            text = str(e)
+            raise ToolError(
+                text if text.startswith(f"{fn.__name__}:") else f"{fn.__name__}: {text}"
+            ) from None
+        except Exception as e:  # noqa: BLE001 - never a traceback to an agent
+            why = f"internal error: {type(e).__name__}: {e} (please report this input)"
+            raise ToolError(f"{fn.__name__}: {why}") from None
+
+    return run
+
+
+def serve() -> None:
+    """Serve the tools over stdio until the client closes the stream."""
+    server().run("stdio")
