@@ -38,7 +38,7 @@ def test_corpus_matches_the_committed_baseline(entries, records, capsys):
         compiled = [e for e in entries if e["arch"] == arch and "report" in e]
         assert len(compiled) >= 40, arch
     baseline = corpus.load_baseline(str(BASELINE))
-    assert corpus.compare(records, baseline) == []
+    assert corpus.compare(records, baseline) == ([], [])
     assert corpus.flat_accesses(records) == baseline
     with capsys.disabled():
         n = len(corpus.flat_accesses(records))
@@ -92,9 +92,22 @@ def test_a_lowered_baseline_entry_is_named(records):
     baseline = corpus.load_baseline(str(BASELINE))
     key = sorted(baseline)[7]
     baseline[key] -= 1
-    assert corpus.compare(records, baseline) == [
-        f"{key}: {baseline[key] + 1} wavefronts, baseline {baseline[key]}"
-    ]
+    assert corpus.compare(records, baseline) == (
+        [f"{key}: {baseline[key] + 1} wavefronts, baseline {baseline[key]}"],
+        [],
+    )
+
+
+def test_an_access_the_run_no_longer_makes_is_removed_not_worse(records):
+    """A baseline access whose compile ran but no longer makes it (fewer pipeline stages: fewer
+    buffers) is reported as removed, and does not fail the gate as a regression."""
+    baseline = corpus.load_baseline(str(BASELINE))
+    compiled = sorted(baseline)[3].split(" ", 1)[0]
+    gone = f"{compiled} %no_such_buffer #0 ttg.local_load"
+    worse, removed = corpus.compare(records, {**baseline, gone: 12})
+    assert (worse, removed) == ([], [f"{gone}: removed (baseline 12 wavefronts)"])
+    other = "never_compiled@sm90 %a #0 ttg.local_load"  # its compile did not run: neither
+    assert corpus.compare(records, {**baseline, other: 12}) == ([], [])
 
 
 USER_KERNELS = """
@@ -138,6 +151,16 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
     base.write_text(json.dumps(data))
     assert main(args) == 1
     assert f"worse than baseline: {key}" in capsys.readouterr().err
+    data["accesses"][key] += 1  # back as it was, and one access the compile no longer makes
+    gone = key.split(" ", 1)[0] + " %gone #0 ttg.local_load"
+    data["accesses"][gone] = 8
+    base.write_text(json.dumps(data))
+    assert main(args) == 0  # removed is not worse
+    err = capsys.readouterr().err
+    assert f"removed since the baseline: {gone}: removed (baseline 8 wavefronts)" in err
+    assert "0 worse than baseline, 1 removed since it" in err
+    assert main(args[:-2]) == 0  # no baseline: no comparison claimed
+    assert "no baseline compared" in capsys.readouterr().err
 
 
 def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):

@@ -31,7 +31,7 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
         configs = [e for e in entries if e.arch == arch]
         assert len(configs) >= 40 and all(e.compiled for e in configs), [e.error for e in configs]
     baseline = corpus.load_baseline(str(BASELINE))
-    assert corpus.compare(entries, baseline) == []
+    assert corpus.compare(entries, baseline) == ([], [])
     assert corpus.flat_accesses(entries) == baseline
     why: Counter = Counter()
     for e in (x.to_dict() for x in entries):

@@ -109,6 +109,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"results store: an entry was not trusted and was computed again: {r}\n")
     for w in result.worse:
         err.write(f"worse than baseline: {w}\n")
+    for r in result.removed:  # not a regression: the compile no longer makes that access
+        err.write(f"removed since the baseline: {r}\n")
     if args.require_optimal:
         for g in result.gaps:
             err.write(f"not optimal: {g}\n")

@@ -208,7 +208,7 @@ def corpus_summary(result: CorpusResult, code: int) -> str:
     >>> from bankproof.verifier.triton.corpus_records import CorpusEntry
     >>> r = CorpusResult(1, (CorpusEntry(config="k", arch="sm90", error="x"),), (), (), ("u",))
     >>> print(corpus_summary(r, 3))  # doctest: +NORMALIZE_WHITESPACE
-    triton corpus: 1 configurations, 0 compiled (1 not), 0 accesses counted, 0 worse than baseline,
+    triton corpus: 1 configurations, 0 compiled (1 not), 0 accesses counted, no baseline compared,
     1 not checked: exit 3
     """
     entries = result.entries
@@ -219,9 +219,14 @@ def corpus_summary(result: CorpusResult, code: int) -> str:
     again = (
         f", {len(result.recomputed)} stored entries not trusted (computed again)" if result.recomputed else ""
     )
+    compared = "no baseline compared"
+    if result.compared:
+        compared = f"{len(result.worse)} worse than baseline" + (
+            f", {len(result.removed)} removed since it" if result.removed else ""
+        )
     return (
         f"triton corpus: {len(entries)} configurations, {compiled}, {counted} accesses counted, "
-        f"{len(result.worse)} worse than baseline, {len(result.unchecked)} not checked{again}: exit {code}"
+        f"{compared}, {len(result.unchecked)} not checked{again}: exit {code}"
     )
 
 

@@ -74,15 +74,17 @@ def flat_accesses(entries: list[CorpusEntry]) -> Mapping[str, int]:
     return FrozenMap(out)
 
 
-def compare(entries: list[CorpusEntry], baseline: Mapping[str, int]) -> list[str]:
-    """Accesses that cost more than the baseline, or that the baseline has and this run lost."""
+def compare(entries: list[CorpusEntry], baseline: Mapping[str, int]) -> tuple[list[str], list[str]]:
+    """(accesses that cost more than the baseline, accesses of a compile that ran that the baseline
+    has and this run does not: removed, not worse; a pipeline with fewer stages loses buffers)."""
     now = flat_accesses(entries)
     worse = [
         f"{k}: {now[k]} wavefronts, baseline {v}" for k, v in baseline.items() if k in now and now[k] > v
     ]
     ran = {e.name for e in entries}
-    gone = [f"{k}: missing from this run" for k in baseline if k not in now and k.split(" ", 1)[0] in ran]
-    return worse + gone
+    gone = [f"{k}: removed (baseline {v} wavefronts)" for k, v in baseline.items()
+            if k not in now and k.split(" ", 1)[0] in ran]  # fmt: skip
+    return worse, gone
 
 
 def load_baseline(path: str) -> dict[str, int]:
@@ -177,7 +179,7 @@ def check_corpus(
     refused: list[str] = []
     entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress, engine, address,
                          results_dir, refused)  # fmt: skip
-    worse = compare(entries, base) if base is not None else []
+    worse, removed = compare(entries, base) if base is not None else ([], [])
     gaps = [
         f"{access_key(e.name, b.buffer, i, a.op)}: buffer {b.wavefronts}, optimum {b.optimal_wavefronts}"
         for e in entries
@@ -185,8 +187,9 @@ def check_corpus(
         for i, a in enumerate(b.accesses)
         if b.gap
     ]
-    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)),
-                        tuple(refused) if results_dir else None)  # fmt: skip
+    stored = tuple(refused) if results_dir else None
+    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)), stored,
+                        base is not None, tuple(removed))  # fmt: skip
 
 
 def unchecked(entries: list[CorpusEntry]) -> list[str]:

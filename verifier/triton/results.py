@@ -63,6 +63,8 @@ class CorpusResult(Result):
     gaps: tuple[str, ...]
     unchecked: tuple[str, ...] = ()
     recomputed: tuple[str, ...] | None = optional()  # stored entries not trusted (with --results)
+    compared: bool = False  # a baseline was given and compared with
+    removed: tuple[str, ...] = ()  # accesses the baseline has and this run's compiles no longer make
 
     @property
     def lowering(self) -> list[str]:
