@@ -190,3 +190,21 @@ def test_copy_elements_reads_the_run_and_the_hint():
     assert copy_elements("{contiguity = 4 : i32}", "#ttg.blocked<{order = [1, 0]}>", run1, 32) == (4, 4)
     run4 = LinearLayout.from_bases({"register": [[0, 1], [0, 2]], "lane": []}, {"dim0": 1, "dim1": 4})
     assert copy_elements("", "#ttg.blocked<{order = [1, 0]}>", run4, 32) == (1, 4)  # alignment decides
+
+
+def test_a_module_with_nothing_to_count_says_so(tmp_path, capsys):
+    from bankproof.verifier.cli.main import main
+
+    path = tmp_path / "add.ttgir"
+    path.write_text(
+        '#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>\n'
+        'module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
+        '"ttg.threads-per-warp" = 32 : i32} {\n'
+        "  tt.func public @add(%arg0: !tt.ptr<f32>) {\n"
+        "    %0 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #blocked>\n"
+        "    tt.return\n  }\n}\n"
+    )  # fmt: skip
+    assert main(["triton", "scan", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{path}: target cuda:90, 4 warps",
+                   "  no shared-memory buffers, accesses or layout conversions: nothing to count"]  # fmt: skip

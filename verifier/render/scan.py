@@ -74,6 +74,8 @@ def to_text(result: ScanResult) -> str:
             else:
                 lines.append(f"  convert_layout at {_where(c.location)}: {c.error}")
         lines += ledger_lines(rep.ledger, "  ")
+        if not rep.buffers and not rep.conversions and (rep.ledger is None or not rep.ledger.entries):
+            lines.append("  no shared-memory buffers, accesses or layout conversions: nothing to count")
     return "\n".join(lines) + "\n"
 
 
