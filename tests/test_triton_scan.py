@@ -72,13 +72,32 @@ def test_sarif_points_at_the_python_source(capsys):
     assert sarif["version"] == "2.1.0"
     (run,) = sarif["runs"]
     assert run["tool"]["driver"]["name"] == "bankproof"
-    results = run["results"]
-    assert [r["ruleId"] for r in results] == ["BP001", "BP001"]
-    locs = [r["locations"][0]["physicalLocation"] for r in results]
-    assert [(x["artifactLocation"]["uri"], x["region"]["startLine"]) for x in locs] == [
-        ("transpose.py", 7),
-        ("transpose.py", 8),
-    ]
+    (result,) = run["results"]  # one finding: the buffer, at its store, its load related
+    assert result["ruleId"] == "BP001" and "costs 272 wavefronts, optimum 32" in result["message"]["text"]
+    where = result["locations"][0]["physicalLocation"]
+    assert (where["artifactLocation"]["uri"], where["region"]["startLine"]) == ("transpose.py", 7)
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"]["region"]["startLine"] == 8 and "load of" in related["message"]["text"]
+    driver = run["tool"]["driver"]
+    assert driver["version"] and driver["informationUri"].startswith("https://")
+    assert all(r["helpUri"].startswith("https://") and r["help"]["text"] for r in driver["rules"])
+
+
+def test_sarif_paths_under_the_root_are_relative_to_it(tmp_path, capsys):
+    """With --sarif-root, a location's absolute path under the checkout becomes a relative URI
+    against %SRCROOT% (code scanning maps it to the repository); one elsewhere stays absolute."""
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    text = SAMPLE.read_text().replace('"transpose.py"', f'"{repo}/kernels/transpose.py"')
+    path = repo / "t.ttgir"
+    path.write_text(text)
+    main(["triton", "scan", str(path), "--sarif", "--sarif-root", str(repo)])
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    art = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert art == {"uri": "kernels/transpose.py", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+    main(["triton", "scan", str(path), "--sarif", "--sarif-root", str(tmp_path / "other")])
+    assert "--sarif-root must be a folder" in capsys.readouterr().err
 
 
 def test_views_follow_loop_carried_values():
@@ -120,7 +139,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(tmp_path, capsys):
     assert "sarif-schema-2.1.0" in schema["id"]
     bad = tmp_path / "partly.ttgir"  # one access bankproof cannot analyse: a BP002 result
     bad.write_text(SAMPLE.read_text().replace("16x32xf32, #col>", "16x32xf32, #ttg.blocked<{bogus}>>"))
-    main(["triton", "scan", str(SAMPLE), str(PIPELINED), str(bad), "--sarif"])
+    main(["triton", "scan", str(SAMPLE), str(PIPELINED), str(bad), "--sarif", "--sarif-root", str(tmp_path)])
     sarif = json.loads(capsys.readouterr().out)
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"BP001", "BP002"}
     jsonschema.Draft4Validator(schema).validate(sarif)

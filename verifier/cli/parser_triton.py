@@ -6,6 +6,9 @@ import argparse
 
 from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
+SARIF_ROOT_HELP = ("with --sarif: the repository's checkout; source paths under it become relative URIs "
+                   "against %%SRCROOT%%, so code scanning maps them to the repository")  # fmt: skip
+
 
 def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``triton`` and its subcommands to ``sub`` (the top-level subparsers)."""
@@ -47,6 +50,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     fmt = scan.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    scan.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
     scan.set_defaults(run="scan")
     prof = tsub.add_parser(
         "profile",
@@ -122,6 +126,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     cfmt.add_argument(
         "--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools (with the ledger findings)"
     )
+    cor.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
     cor.add_argument(
         "--verbose", action="store_true", help="also list the ledger's instructions that are not counted"
     )

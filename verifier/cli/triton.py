@@ -16,6 +16,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier import api
 from bankproof.verifier.cli.commands import write_output
+from bankproof.verifier.render import sarif as sarif_render
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.results import EXIT
 
@@ -47,7 +48,7 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         [_read_ttgir(p) for p in args.files], list(args.files), ptx, _kernel_args(args.arg) or None
     )
     if args.sarif:
-        out.write(json.dumps(scan_render.to_sarif(result), indent=1) + "\n")
+        out.write(json.dumps(sarif_render.to_sarif(result, _root(args)), indent=1) + "\n")
     else:
         out.write(result.to_json() if args.json else scan_render.to_text(result))
     for d in result.lowering:
@@ -97,7 +98,7 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         address=args.address, results_dir=args.results, expand=args.expand, seed=args.seed,
     )  # fmt: skip
     if args.sarif:
-        out.write(json.dumps(scan_render.corpus_sarif(result), indent=1) + "\n")
+        out.write(json.dumps(sarif_render.corpus_sarif(result, _root(args)), indent=1) + "\n")
     else:
         out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
     if args.update_baseline:
@@ -170,3 +171,16 @@ def profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(prof.to_text(result, kernel))
     return EXIT["disagree"] if any(r.modelled and not r.agrees for r in result) else 0
+
+
+def _root(args: argparse.Namespace) -> str | None:
+    """``--sarif-root``: the checkout SARIF locations are made relative to (absolute, resolved)."""
+    from pathlib import Path
+
+    if args.sarif_root is None:
+        return None
+    root = Path(args.sarif_root)
+    if not root.is_dir():
+        why = "must be a folder (the repository's checkout)"
+        raise InputError("triton", "--sarif-root", why, args.sarif_root)
+    return root.resolve().as_posix()

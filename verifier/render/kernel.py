@@ -10,11 +10,10 @@ conflicting or undecided line, at the user's line) and an HTML page.
 
 from __future__ import annotations
 
-from bankproof.models.version import VERSION
 from bankproof.verifier.kernel.records import InstructionReport, KernelResult
+from bankproof.verifier.render import sarif
 from bankproof.verifier.render.safe import escape
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
     "BPK001": "a shared-memory instruction costs more wavefronts than its ideal (bank conflicts)",
     "BPK002": "a shared-memory instruction's cost could not be decided",
@@ -141,14 +140,9 @@ def to_sarif(r: KernelResult) -> dict:
             rule, text = "BPK002", f"{i.opcode}: {i.reason or 'not decided'}"
         results.append({"ruleId": rule, "level": "warning", "message": {"text": text},
                         "locations": [_sarif_location(i)]})  # fmt: skip
-    driver = {
-        "name": "bankproof",
-        "version": VERSION,
-        "informationUri": "https://github.com/bankproof/bankproof",
-        "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in RULES.items()],
-    }
+    driver = sarif.driver({k: (v, v) for k, v in RULES.items()}, sarif.KERNEL_HELP)
     return {
-        "$schema": SARIF_SCHEMA,
+        "$schema": sarif.SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{"tool": {"driver": driver}, "results": results}],
     }

@@ -4,19 +4,10 @@ at the Python source line from ``loc(...)`` when present).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from bankproof.verifier.triton.accesses import provenance
 from bankproof.verifier.triton.ledger_records import ClassTotal, LedgerReport
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
 from bankproof.verifier.triton.scan_records import AccessRow, Location
-
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-RULES = {
-    "BP001": "shared-memory access costs more wavefronts than the optimal layout allows",
-    "BP002": "shared-memory access could not be analysed, or its buffer's optimum is unknown",
-    "BP003": "a PTX shared-memory instruction no TTGIR op owns, or counted differently from the PTX",
-}
 
 
 def _copy16(row: AccessRow) -> bool:
@@ -77,97 +68,6 @@ def to_text(result: ScanResult) -> str:
         if not rep.buffers and not rep.conversions and (rep.ledger is None or not rep.ledger.entries):
             lines.append("  no shared-memory buffers, accesses or layout conversions: nothing to count")
     return "\n".join(lines) + "\n"
-
-
-def _sarif_location(loc: Location) -> dict:
-    if loc.source is not None:
-        uri, region = loc.source, {"startLine": max(1, loc.line or 0), "startColumn": max(1, loc.column or 0)}
-    else:
-        uri, region = loc.ttgir, {"startLine": loc.ttgir_line}
-    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
-
-
-def to_sarif(result: ScanResult) -> dict:
-    """SARIF 2.1.0: one result per access of a buffer above its optimum (BP001) or not analysed."""
-    results = []
-    for rep in result.reports:
-        for b in rep.buffers:
-            for a in b.accesses:
-                if a.error is not None:
-                    rule, level, text = "BP002", "warning", f"not analysed: {a.error}"
-                elif b.gap is None and a is b.accesses[0]:
-                    rule, level = "BP002", "warning"
-                    text = f"buffer {b.buffer} ({b.shared}): optimum unknown ({b.reason or ''})"
-                elif b.gap:
-                    rule, level = "BP001", "warning"
-                    text = (
-                        f"{a.kind} of buffer {b.buffer} ({b.shared}): {a.wavefronts} wavefronts "
-                        f"(ideal {a.ideal}); the buffer costs {b.wavefronts}, optimum {b.optimal_wavefronts}"
-                        + (f"; better layout {b.better_layout}" if b.better_layout else "")
-                    )
-                else:
-                    continue
-                results.append(
-                    {
-                        "ruleId": rule,
-                        "level": level,
-                        "message": {"text": text},
-                        "locations": [_sarif_location(a.location)],
-                    }
-                )
-        for c in rep.conversions:
-            if c.error is not None:
-                results.append({"ruleId": "BP002", "level": "warning",
-                                "message": {"text": f"convert_layout not analysed: {c.error}"},
-                                "locations": [_sarif_location(c.location)]})  # fmt: skip
-        results += _ledger_sarif(rep.ledger)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "bankproof",
-                        "rules": [{"id": k, "shortDescription": {"text": v}} for k, v in RULES.items()],
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
-
-
-def _source(where: str) -> dict:
-    """``file:line:col`` (a ledger location) as a SARIF location."""
-    parts = where.rsplit(":", 2)
-    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-        region = {"startLine": max(1, int(parts[1])), "startColumn": max(1, int(parts[2]))}
-        return {"physicalLocation": {"artifactLocation": {"uri": parts[0]}, "region": region}}
-    return {"physicalLocation": {"artifactLocation": {"uri": where}}}
-
-
-def _ledger_sarif(led: LedgerReport | None) -> list[dict]:
-    """BP002 per ledger entry whose wavefronts are unknown, BP003 per PTX instruction no op owns
-    or counted differently by the scan and the PTX."""
-    if not led:
-        return []
-    out = []
-    for e in led.entries:
-        if e.family in ("lsu", "ldgsts") and e.wavefronts is None:
-            text = f"{e.op} {e.instr}: wavefronts unknown ({e.reason or ''})"
-            out.append({"ruleId": "BP002", "level": "warning", "message": {"text": text},
-                        "locations": [_source(e.location)]})  # fmt: skip
-    for d in led.disagreements + led.unattributed:
-        out.append({"ruleId": "BP003", "level": "error", "message": {"text": d},
-                    "locations": [_source(d.split(": ", 1)[0])]})  # fmt: skip
-    return out
-
-
-def corpus_sarif(result: CorpusResult) -> dict:
-    """SARIF 2.1.0 of a corpus run: the scan's findings and the ledger's, for every compiled kernel."""
-    reports = tuple(replace(e.report, ledger=e.ledger) for e in result.entries if e.report is not None)
-    return to_sarif(ScanResult(1, reports))
 
 
 def corpus_text(result: CorpusResult, archs: list[str], verbose: bool = False) -> str:
