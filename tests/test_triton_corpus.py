@@ -411,3 +411,12 @@ def test_conversion_plans_never_above_tritons(entries, capsys):
             f"\nconvert_layout plans: {compared} compared with Triton's PTX, {same} equal, {better} cheaper, "
             f"0 above; {skipped} left out (threads exited or unattributed)"
         )
+
+
+def test_the_gate_fails_on_what_a_layout_alone_closes(records):
+    """The built-in corpus has buffers above the optimum over layouts and instructions (narrow fp8
+    reads, ...) but none that another shared layout alone would make cheaper: the gate's default
+    rule (what Triton's layout choice controls) passes it; --require-optimal would not."""
+    buffers = [b for e in records if e.report for b in e.report.buffers]
+    assert not any(b.layout_gap for b in buffers)
+    assert sum(1 for b in buffers if b.gap and b.layout_gap == 0) >= 5

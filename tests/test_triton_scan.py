@@ -227,3 +227,25 @@ def test_a_module_with_nothing_to_count_says_so(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out == [f"{path}: target cuda:90, 4 warps",
                    "  no shared-memory buffers, accesses or layout conversions: nothing to count"]  # fmt: skip
+
+
+def test_scan_and_corpus_gate_by_one_rule(monkeypatch, capsys):
+    """A gap another shared layout alone closes fails the gate; one that needs other instructions
+    (what Triton's layout choice cannot close) fails only with --require-optimal: scan and corpus
+    alike (the corpus side: tests/test_triton_corpus.py)."""
+    from dataclasses import replace
+
+    from bankproof.verifier import api
+
+    real = api.scan_ttgir(SAMPLE.read_text(), str(SAMPLE))
+    (buf,) = real.reports[0].buffers
+    assert buf.gap == 240 and buf.layout_gap == 240  # the sample: a layout alone closes it
+    instr_only = replace(buf, optimal_same_instructions=buf.wavefronts)  # only other instructions help
+    assert instr_only.layout_gap == 0 and instr_only.gap == 240
+    fake = replace(real, reports=(replace(real.reports[0], buffers=(instr_only,)),))
+    monkeypatch.setattr(api, "scan_ttgir", lambda *a, **k: fake)
+    assert main(["triton", "scan", str(SAMPLE)]) == 0
+    assert main(["triton", "scan", str(SAMPLE), "--require-optimal"]) == 1
+    assert "above its optimum" in capsys.readouterr().err
+    monkeypatch.setattr(api, "scan_ttgir", lambda *a, **k: real)
+    assert main(["triton", "scan", str(SAMPLE)]) == 1

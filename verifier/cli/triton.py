@@ -55,7 +55,15 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"instructions differ from Triton's PTX: {d}\n")
     if result.lowering:
         return EXIT["disagree"]
-    return _gate(result.worse, result.unchecked, args.allow_unknown, err)
+    for rep in result.reports:  # the gate's rule, the corpus's too: a layout that alone does better fails
+        for b in rep.buffers:
+            if b.layout_gap or (args.require_optimal and b.gap):
+                best = b.wavefronts - b.layout_gap if b.layout_gap else b.optimal_wavefronts
+                err.write(
+                    f"above its optimum: {rep.file} {b.buffer}: {b.wavefronts} wavefronts, {best} possible\n"
+                )
+    worse = result.layout_worse or (args.require_optimal and result.worse)
+    return _gate(worse, result.unchecked, args.allow_unknown, err)
 
 
 def _gate(worse: bool, unchecked: list[str] | tuple[str, ...], allow: bool, err: TextIO) -> int:
@@ -112,6 +120,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"worse than baseline: {w}\n")
     for r in result.removed:  # not a regression: the compile no longer makes that access
         err.write(f"removed since the baseline: {r}\n")
+    for g in result.layout_gaps:
+        err.write(f"another layout does better: {g}\n")
     if args.require_optimal:
         for g in result.gaps:
             err.write(f"not optimal: {g}\n")
@@ -120,7 +130,7 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.lowering:
         code = EXIT["disagree"]
     else:
-        worse = bool(result.worse or (args.require_optimal and result.gaps))
+        worse = bool(result.worse or result.layout_gaps or (args.require_optimal and result.gaps))
         code = _gate(worse, result.unchecked, args.allow_unknown, err)
     err.write(scan_render.corpus_summary(result, code) + "\n")
     return code

@@ -187,9 +187,15 @@ def check_corpus(
         for i, a in enumerate(b.accesses)
         if b.gap
     ]
+    layout_gaps = [
+        f"{e.name} {b.buffer}: {b.wavefronts} wavefronts, {b.wavefronts - b.layout_gap} with another layout"
+        for e in entries
+        for b in (e.report.buffers if e.report else ())
+        if b.layout_gap
+    ]
     stored = tuple(refused) if results_dir else None
     return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)), stored,
-                        base is not None, tuple(removed))  # fmt: skip
+                        base is not None, tuple(removed), tuple(layout_gaps))  # fmt: skip
 
 
 def unchecked(entries: list[CorpusEntry]) -> list[str]:

@@ -27,8 +27,14 @@ class ScanResult(Result):
 
     @property
     def worse(self) -> bool:
-        """Whether some buffer costs more than its optimum."""
+        """Whether some buffer costs more than its optimum (over layouts and instructions)."""
         return any(b.gap for rep in self.reports for b in rep.buffers)
+
+    @property
+    def layout_worse(self) -> bool:
+        """Whether another shared layout alone (the same instructions) would make some buffer
+        cheaper: what the gate fails on by default (``--require-optimal``: any gap)."""
+        return any(b.layout_gap for rep in self.reports for b in rep.buffers)
 
     @property
     def unchecked(self) -> list[str]:
@@ -65,6 +71,7 @@ class CorpusResult(Result):
     recomputed: tuple[str, ...] | None = optional()  # stored entries not trusted (with --results)
     compared: bool = False  # a baseline was given and compared with
     removed: tuple[str, ...] = ()  # accesses the baseline has and this run's compiles no longer make
+    layout_gaps: tuple[str, ...] = ()  # buffers another shared layout alone would make cheaper
 
     @property
     def lowering(self) -> list[str]:

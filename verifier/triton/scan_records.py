@@ -128,6 +128,14 @@ class BufferReport(Result):
     better_instructions: tuple[str, ...] | None = optional()
     better_writer: BetterWriter | None = optional()
 
+    @property
+    def layout_gap(self) -> int | None:
+        """What another shared layout alone (the same instructions) would save: the part of the
+        gap the compiler's layout choice controls (``None`` where the optimum is unknown)."""
+        same = self.optimal_same_instructions
+        best = same if same is not None else self.optimal_wavefronts
+        return None if best is None else self.wavefronts - best
+
 
 @dataclass(frozen=True, kw_only=True)
 class SharedPlan(Result):
