@@ -591,3 +591,21 @@ def test_headers_sent_twice_and_a_trickling_client_are_refused(server):
         with contextlib.suppress(OSError):
             got = s.recv(65536)
     assert not got.startswith(b"HTTP/1.0 200") and time.perf_counter() - t < serve.READ_TIMEOUT_S + 8
+
+
+def test_a_ttgir_opens_on_its_own_target(tmp_path):
+    """A cuda:80 module opens on sm80 (where the model is assumed, as triton scan says), not sm90."""
+    text = (ROOT / "verifier" / "triton" / "sample.ttgir").read_text()
+    assert 'ttg.target = "cuda:90"' in text
+    path = tmp_path / "k80.ttgir"
+    path.write_text(text.replace('ttg.target = "cuda:90"', 'ttg.target = "cuda:80"'))
+    (buf,) = serve.start_state(str(path))["ttgir"]
+    assert buf["problem"]["arch"] == "sm80"
+    answer = workbench.evaluate(buf["problem"])
+    assert [a["hardware_model"] for a in answer["accesses"]] == ["assumed", "assumed"]
+    assert answer["accesses"][0]["short"] == "st32"  # stmatrix is sm90's: Triton's sm80 store is st
+    (sm90,) = serve.start_state(str(ROOT / "verifier" / "triton" / "sample.ttgir"))["ttgir"]
+    assert sm90["problem"]["arch"] == "sm90"
+    answer = workbench.evaluate(sm90["problem"])
+    assert [a["hardware_model"] for a in answer["accesses"]] == ["measured", "measured"]
+    assert answer["accesses"][0]["short"] == "stsm.x4"

@@ -37,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import SPEC_BYTES, TEXT_BYTES, json_value, read_text
 from bankproof.verifier.web import workbench
@@ -108,6 +109,7 @@ def _ttgir_buffers(path: str) -> list[dict]:
         return parse_triton(attr, aliases).text()
 
     rep = scan_text(text, path)
+    arch = target.from_triton(rep.target).arch  # the module's own target, as triton scan counts it
     out = []
     for b in rep.buffers:
         accesses = [
@@ -116,7 +118,7 @@ def _ttgir_buffers(path: str) -> list[dict]:
             for a in b.accesses
         ]  # fmt: skip
         problem = {"memory": full(b.shared), "shape": "x".join(map(str, b.shape)), "dtype": b.dtype,
-                   "arch": "sm90", "dims": "", "accesses": accesses}  # fmt: skip
+                   "arch": arch, "dims": "", "accesses": accesses}  # fmt: skip
         counts = {"buffer": b.buffer, "wavefronts": b.wavefronts, "optimal_wavefronts": b.optimal_wavefronts,
                   "better_layout": b.better_layout}  # fmt: skip
         out.append({**counts, "problem": problem})
