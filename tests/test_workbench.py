@@ -609,3 +609,23 @@ def test_a_ttgir_opens_on_its_own_target(tmp_path):
     answer = workbench.evaluate(sm90["problem"])
     assert [a["hardware_model"] for a in answer["accesses"]] == ["measured", "measured"]
     assert answer["accesses"][0]["short"] == "stsm.x4"
+
+
+@pytest.mark.parametrize("dtype", ["i8", "f16", "f32", "f64"])
+def test_export_gives_the_cute_byte_form_that_reads_back(dtype):
+    """A swizzled layout exports in CuTe's element form and in its byte-addressed print
+    (``Sw<B,M+log2(bytes),S> o smem_ptr[Nb](unset) o ...``, GMMA's spelling), each read back to the
+    same layout."""
+    from bankproof.models.notation import parse_layout
+
+    memory = "Sw<3,3,3> o (8,64):(64,1)" if dtype != "f64" else "Sw<2,1,3> o (8,32):(32,1)"
+    shape = [8, 64] if dtype != "f64" else [8, 32]
+    problem = {**workbench.SEED, "memory": memory, "shape": "x".join(map(str, shape)), "dtype": dtype,
+               "accesses": [{"name": "r", "kind": "load", "layout": "#ttg.blocked<{sizePerThread = [1, 1], "
+                             "threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"}]}  # fmt: skip
+    notations = workbench.export(problem)["notations"]
+    want = parse_layout(memory, shape, dtype=dtype).layout
+    bits = {"i8": 8, "f16": 16, "f32": 32, "f64": 64}[dtype]
+    assert f"o smem_ptr[{bits}b](unset) o" in notations["cute_bytes"]
+    assert parse_layout(notations["cute_bytes"], shape, dtype=dtype).layout == want
+    assert parse_layout(notations["cute"], shape, dtype=dtype).layout == want

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models import dtypes
@@ -24,7 +24,7 @@ from bankproof.models.memory import PaddedLayout, layout_from_offsets
 from bankproof.models.notation import triton as triton_notation
 from bankproof.models.notation import triton_mfma  # noqa: F401 - registers the mfma, wmma and rotating attribute kinds
 from bankproof.models.notation.bases import bases_text, parse_bases
-from bankproof.models.notation.cute import parse_cute, to_cute
+from bankproof.models.notation.cute import in_bytes, parse_cute, to_cute
 from bankproof.models.notation.formula import default_names, formula_text, parse_formula
 from bankproof.models.notation.gluon import gluon_attribute, gluon_shape, is_gluon
 
@@ -233,11 +233,14 @@ def _parse(text, shape, dtype, units, base_align, names, notation, stage) -> Par
 _parse_cached = functools.lru_cache(maxsize=256)(_parse)
 
 
-def memory_notations(layout: LinearLayout, names: Sequence[str], alignment: int = 16) -> dict[str, str]:
+def memory_notations(
+    layout: LinearLayout, names: Sequence[str], alignment: int = 16, elem_bits: int | None = None
+) -> dict[str, str]:
     """Every notation that can express a linear memory layout, by name: explicit bases,
     Triton's ``shared_linear`` (``triton``, with the buffer's byte ``alignment``), and (one CTA)
     ``swizzled_shared`` (only when 16-byte alignment is all the buffer needs: it cannot say
-    more), the formula and the CuTe form when they can."""
+    more), the formula and the CuTe form when they can; with ``elem_bits``, the CuTe form in bytes
+    too (``cute_bytes``: what GMMA's atoms and a byte-addressed swizzle spell)."""
     out = {"bases": bases_text(layout), "triton": triton_notation.shared_linear_text(layout, alignment)}
     offsets = _offset_only(layout)
     swz = _swizzled_shared(layout) if alignment <= 16 else None
@@ -248,6 +251,10 @@ def memory_notations(layout: LinearLayout, names: Sequence[str], alignment: int 
         cute = to_cute(offsets)
         if cute is not None:
             out["cute"] = cute.text()
+            if elem_bits is not None and elem_bits >= 8 and cute.swizzle is not None:
+                sw = in_bytes(cute, elem_bits // 8).swizzle  # CuTe's print of a byte-addressed swizzle
+                plain = replace(cute, swizzle=None).text()
+                out["cute_bytes"] = f"Sw<{sw.b},{sw.m},{sw.s}> o smem_ptr[{elem_bits}b](unset) o {plain}"
     return out
 
 

@@ -19,7 +19,7 @@ pipeline stages (``(_128,_64,_3):(_64,_1,_8192)``) is checked stage by stage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models.errors import InputError, is_pow2, log2
@@ -286,6 +286,19 @@ def parse_cute(
 
 
 # ----- printing --------------------------------------------------------------------------------
+def in_bytes(cute: CuteLayout, elem_bytes: int) -> CuteLayout:
+    """An element-unit layout over ``elem_bytes``-byte elements with its swizzle on byte addresses
+    (CuTe's ``smem_ptr[16b]`` convention, GMMA's atoms: the strides stay in elements, the swizzle's
+    base ``M`` goes up by log2 of the element size, since the XOR moves with the address's bits).
+
+    >>> in_bytes(parse_cute("Sw<3,3,3> o (8,64):(64,1)"), 2).swizzle
+    Swizzle(b=3, m=4, s=3)
+    """
+    k = elem_bytes.bit_length() - 1
+    sw = cute.swizzle if cute.swizzle is None else Swizzle(cute.swizzle.b, cute.swizzle.m + k, cute.swizzle.s)
+    return replace(cute, swizzle=sw, units="byte", elem_bytes=elem_bytes)
+
+
 def to_cute(layout: LinearLayout, max_b: int = 6) -> CuteLayout | None:
     """Express a memory layout ``offset -> dims`` as ``Sw<B,M,S> o (shape):(stride)`` in
     element units, with the fewest swizzle bits that act within the buffer (on an 8x8 tile,

@@ -366,7 +366,8 @@ def export(req: Mapping) -> dict:
     spec = state(req).spec
     if isinstance(spec.memory, PaddedLayout):
         return {"ok": True, "notations": padded_notations(spec.memory)}
-    return {"ok": True, "notations": memory_notations(spec.memory, spec.dims, shared_alignment(None))}
+    notations = memory_notations(spec.memory, spec.dims, shared_alignment(None), spec.elem_bits)
+    return {"ok": True, "notations": notations}
 
 
 def _timeout(req: Mapping) -> float:
