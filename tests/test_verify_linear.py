@@ -99,17 +99,15 @@ def test_instruction_zero_stands_for_all(monkeypatch):
 
 
 def _row_major(side_bits: int, swizzled: bool) -> LinearLayout:
-    """A ``2^side_bits`` square f16 tensor stored row-major (offset bit k < side_bits: column bit k),
-    optionally with each 16-byte chunk XOR-swizzled by the row (``col ^ (row % 8) << 5``)."""
-    n = side_bits
-    cols = [1 << (n + k) for k in range(n)] + [1 << j for j in range(n)]
-    if swizzled:
-        for j in range(3):
-            cols[n + j] |= 1 << (n + 5 + j)
-    c = LinearLayout((), (("dim0", 1 << n), ("dim1", 1 << n)))
-    return LinearLayout.from_bases(
-        {"offset": [list(c.unpack_dim0_lowest(x)) for x in cols]}, dict(c.out_dims)
-    )
+    """``bench/large_layouts.py``'s row-major f16 layout (or its swizzled form), the one it times."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "large_layouts.py"
+    spec = importlib.util.spec_from_file_location("large_layouts", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.row_major(side_bits, swizzled)
 
 
 ROWS = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"

@@ -379,18 +379,12 @@ def _timeout(req: Mapping) -> float:
 
 def prove(req: Mapping) -> dict:
     """Every engine (Z3 included, under the request's time limit) on the current layout."""
-    import json
-
-    spec = state(req).spec
-    return {"ok": True, "result": json.loads(api.verify(spec=spec, timeout=_timeout(req)).to_json())}
+    return {"ok": True, "result": api.verify(spec=state(req).spec, timeout=_timeout(req)).to_dict()}
 
 
 def synth(req: Mapping) -> dict:
     """The synthesized layout for the problem's first store and first load, with its optimality."""
-    import json
-
-    r = api.synth(spec=state(req).spec, timeout=_timeout(req))
-    return {"ok": True, "result": json.loads(r.to_json())}
+    return {"ok": True, "result": api.synth(spec=state(req).spec, timeout=_timeout(req)).to_dict()}
 
 
 def explain(req: Mapping) -> dict:
