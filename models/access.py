@@ -11,13 +11,13 @@ instruction it issues, with each lane's byte address (the enumeration engine's i
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models import f2
 from bankproof.models.errors import InputError
 from bankproof.models.hardware import LANES, Instr, instruction
+from bankproof.models.kept import kept
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout, inverse_columns
 
@@ -132,18 +132,11 @@ def _grid(nblock: int, nwarp: int, n_chunks: int) -> tuple[np.ndarray, np.ndarra
     return blk, wrp, chunk
 
 
+@kept(16)
 def element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     """Element offset of every tensor coordinate, as an array of the tensor's shape (one CTA:
     block bits of the memory layout are ignored, each CTA has its own shared memory). Read-only:
     the last few layouts' arrays are kept (a search costs many accesses on one layout)."""
-    try:
-        return _element_offsets_cached(memory)
-    except TypeError:  # not hashable
-        return _element_offsets(memory)
-
-
-@functools.lru_cache(maxsize=16)
-def _element_offsets_cached(memory: LinearLayout | PaddedLayout) -> np.ndarray:
     out = _element_offsets(memory)
     out.setflags(write=False)
     return out
@@ -154,7 +147,7 @@ def clear_caches() -> None:
     from bankproof.models.layout import element_table
 
     element_table.cache_clear()
-    _element_offsets_cached.cache_clear()
+    element_offsets.cache_clear()
 
 
 def _element_offsets(memory: LinearLayout | PaddedLayout) -> np.ndarray:
@@ -183,7 +176,7 @@ def access_layout(dist: LinearLayout, memory: LinearLayout | PaddedLayout) -> Li
     dist = dist.transpose_outs(lin.out_dim_names)
     regs = [b for b in dist.in_bases("register") if any(b)]
     if not isinstance(memory, PaddedLayout):
-        regs = vector_first(regs, _offsets_of(memory, regs))
+        regs = vector_first(regs, offsets_of(memory, regs))
     parts = (
         ("register", tuple(regs)),
         ("lane", dist.in_bases("lane")),
@@ -193,9 +186,14 @@ def access_layout(dist: LinearLayout, memory: LinearLayout | PaddedLayout) -> Li
     return LinearLayout(parts, dist.out_dims)
 
 
-def _offsets_of(memory: LinearLayout, coords: list[tuple[int, ...]]) -> list[int]:
+def offsets_of(memory: LinearLayout, coords: list[tuple[int, ...]]) -> list[int]:
     """The element offset of each coordinate, from the memory layout's inverse (no table; a layout
-    that is not one-to-one is refused by :func:`element_offsets`, with why)."""
+    that is not one-to-one is refused by :func:`element_offsets`, with why).
+
+    >>> m = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
+    >>> offsets_of(m, [(0, 1), (1, 1)])
+    [1, 3]
+    """
     inv = inverse_columns(memory)
     if inv is None:
         offsets = element_offsets(memory)

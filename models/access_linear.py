@@ -22,6 +22,7 @@ import numpy as np
 from bankproof.models import f2
 from bankproof.models.access import WarpInstructions, vector_cap, vector_first
 from bankproof.models.hardware import LANES, Instr, instruction
+from bankproof.models.kept import kept
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout, inverse_columns
 
@@ -200,17 +201,10 @@ def linear_access(
     )
 
 
+@kept(64)
 def _packed(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
     """Packed coordinates (``names``' order, first lowest) of the distributed layout's register
     (repeats of data dropped), lane, warp and block bits; kept for the last few layouts."""
-    try:
-        return _packed_cached(dist, names)
-    except TypeError:  # a layout that cannot be hashed: not kept
-        return _packed_cached.__wrapped__(dist, names)
-
-
-@functools.lru_cache(maxsize=64)
-def _packed_cached(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
     t = dist.transpose_outs(names)
     regs = tuple(t.pack_dim0_lowest(b) for b in t.in_bases("register") if any(b))
     return (regs, *(tuple(t.pack_dim0_lowest(b) for b in t.in_bases(d)) for d in ("lane", "warp", "block")))

@@ -13,12 +13,12 @@ after every ``interval`` elements, ``pad`` unused elements are inserted (Triton'
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models import f2
 from bankproof.models.errors import InputError, log2
+from bankproof.models.kept import kept
 from bankproof.models.layout import LinearLayout
 
 
@@ -176,6 +176,7 @@ def _duplicate(off: np.ndarray) -> str:
     return f"coordinates {a} and {b} share offset {int(dup)}"
 
 
+@kept(64)
 def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     """The element offset of each packed coordinate bit (first out dim lowest) under a linear
     memory layout's inverse, or None when its offsets do not map one-to-one onto the tensor.
@@ -184,14 +185,6 @@ def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     >>> inverse_columns(m)
     (2, 1)
     """
-    try:
-        return _inverse_columns(memory)
-    except TypeError:  # a layout that cannot be hashed: not kept
-        return _inverse_columns.__wrapped__(memory)
-
-
-@functools.lru_cache(maxsize=64)
-def _inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     cols = [memory.pack_dim0_lowest(b) for b in memory.in_bases("offset")]
     inverse = f2.inverse(cols, memory.out_bits)  # None: not one-to-one
     return None if inverse is None else tuple(inverse)

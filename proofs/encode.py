@@ -17,12 +17,11 @@ import functools
 from dataclasses import dataclass
 
 import z3
-from bankproof.models import f2
-from bankproof.models.access import access_layout, element_offsets
+from bankproof.models.access import access_layout, offsets_of
 from bankproof.models.errors import log2
 from bankproof.models.hardware import BANK_BYTES, BANKS, LANES, Instr
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import PaddedLayout, inverse_columns
+from bankproof.models.memory import PaddedLayout
 
 ADDR = 32  # bits of a byte address
 LANE = 5
@@ -171,23 +170,17 @@ def symbolic_access(
         lin = memory.linear
         inv = LinearLayout((("offset", lin.in_bases("offset")),), lin.out_dims).invert()
 
-        def offset_of(b: tuple[int, ...]) -> int:
-            return int(inv.apply(**dict(zip(lin.out_dim_names, b)))["offset"])
+        def cols(dim: str) -> list[int]:
+            return [int(inv.apply(**dict(zip(lin.out_dim_names, b)))["offset"]) for b in lay.in_bases(dim)]
 
         padding = tuple(memory.intervals)
         total_bits = len(lin.in_bases("offset"))
     else:
-        inverse = inverse_columns(memory)
-        if inverse is None:  # not one-to-one: refused, with why
-            element_offsets(memory)
 
-        def offset_of(b: tuple[int, ...]) -> int:
-            return f2.apply(inverse, memory.pack_dim0_lowest(b))  # from the bases: no table
+        def cols(dim: str) -> list[int]:
+            return offsets_of(memory, list(lay.in_bases(dim)))  # from the bases: no table
 
         total_bits = memory.out_bits
-
-    def cols(dim: str) -> list[int]:
-        return [offset_of(b) for b in lay.in_bases(dim)]
 
     reg = cols("register")
     lane_cols = cols("lane")
