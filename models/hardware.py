@@ -154,7 +154,7 @@ def phase_ids(ins: Instr, offsets: np.ndarray, active: np.ndarray) -> np.ndarray
     lanes = np.arange(LANES)
     if ins.is_matrix:
         return np.broadcast_to(lanes // 8, offsets.shape).copy()
-    n = max(1, ins.width * LANES // (BANKS * BANK_BYTES))
+    n = ins.data_words  # width * 32 lanes / 128 bytes a wavefront
     if ins.op == "ld" and n > 1:
         wide = np.where(paired(offsets, active), n // 2, n)
         return lanes // (LANES // wide[..., None])
@@ -200,8 +200,7 @@ def evaluate(
     phase = phase_ids(ins, offsets, act)
     words = (offsets[..., None] >> 2) + np.arange(ins.lane_words)  # (N, 32, k); BANK_BYTES = 4
     if not groups and n and int(offsets.max()) < 1 << 41:  # words below 2^40
-        phases = ins.matrices if ins.is_matrix else max(1, ins.width * LANES // (BANKS * BANK_BYTES))
-        return _counts_by_row(words, phase[..., None], act, phases)
+        return _counts_by_row(words, phase[..., None], act, ins.data_words)  # at most a phase a data word
     sel = np.broadcast_to(act[..., None], words.shape)
     c = np.broadcast_to(np.arange(n)[:, None, None], words.shape)[sel]
     lane = np.broadcast_to(np.arange(LANES)[None, :, None], words.shape)[sel]

@@ -16,6 +16,7 @@ wavefronts, ``refuted`` with a counterexample otherwise, ``unknown`` when the mo
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from bankproof.models import lds, tally, target
@@ -296,7 +297,7 @@ def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Acces
             la = linear_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
         if la is not None:
             target.check_instr(t, la.instr)
-            every = "enumeration" in engines and la.in_bits <= MAX_ACCESS_BITS
+            every = "enumeration" in engines and _enumerable(la)
             return la, (tally.streamed if every else tally.uniform)(spec.arch, la)
         a = target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
     except InputError as e:  # name the access the problem is in
@@ -321,11 +322,12 @@ def _instruction_of(a: Access, m: dict) -> int:
 
 
 def _count_of(spec: Spec, a: Access, c: tally.Tally, i: int) -> tuple[int, int]:
-    """Instruction ``i``'s count and ideal (every instruction of a linear access costs alike)."""
+    """Instruction ``i``'s count and ideal (every instruction of a linear access costs alike; an
+    enumerated one counted alone)."""
     if isinstance(a, LinearAccess):
         return c.first
-    one = target.count(spec.arch, a)
-    return int(one.counts[i]), int(one.ideals[i])
+    one = target.count(spec.arch, replace(a, addresses=a.addresses[i : i + 1]))
+    return int(one.counts[0]), int(one.ideals[0])
 
 
 PROOFS = ("proved", "refuted")

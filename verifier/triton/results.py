@@ -31,12 +31,6 @@ class ScanResult(Result):
         return any(b.gap for rep in self.reports for b in rep.buffers)
 
     @property
-    def layout_worse(self) -> bool:
-        """Whether another shared layout alone (the same instructions) would make some buffer
-        cheaper: what the gate fails on by default (``--require-optimal``: any gap)."""
-        return any(b.layout_gap for rep in self.reports for b in rep.buffers)
-
-    @property
     def unchecked(self) -> list[str]:
         """What the scan could not check: accesses not analysed, optima unknown (by file)."""
         return [f"{rep.file}: {u}" for rep in self.reports for u in scan_unchecked(rep)] + [
