@@ -96,27 +96,54 @@ class LinearAccess:
         out[:, self.instr.address_lanes :] = 0
         return out
 
+    def position(self, i: int) -> tuple[int, int, int]:
+        """Instruction ``i``'s (warp, first register, block)."""
+        nc, nw = len(self.chunks), len(self.warps)
+        return (i >> nc) & ((1 << nw) - 1), (i & ((1 << nc) - 1)) * self.vector, i >> (nc + nw)
+
+    def addresses(self, i: int) -> np.ndarray:
+        """Instruction ``i``'s 32 lane byte addresses (:meth:`rows` of one)."""
+        out = self.row() ^ f2.apply(self.columns, i)
+        out[self.instr.address_lanes :] = 0
+        return out
+
+    def _base(self, i: int) -> int:
+        """The packed coordinate instruction ``i``'s register chunk, warp and block add."""
+        warp, reg, block = self.position(i)
+        regs, _, warps, blocks = self.coords
+        v_bits = self.vector.bit_length() - 1
+        return f2.apply(regs[v_bits:], reg >> v_bits) ^ f2.apply(warps, warp) ^ f2.apply(blocks, block)
+
+    def lane_coords(self, i: int, lane: int) -> tuple[int, ...]:
+        """The coordinates of the first element ``lane`` moves in instruction ``i``."""
+        packed = self._base(i) ^ f2.apply(self.coords[1], lane)
+        out, shift = [], 0
+        for _, size in self.out_dims:
+            out.append((packed >> shift) & (size - 1))
+            shift += size.bit_length() - 1
+        return tuple(out)
+
     def instruction(self, i: int) -> WarpInstructions:
         """Instruction ``i`` alone, in full: its addresses, warp, first register, block, the
         coordinates of every lane and the elements each moves (a one-row
         :class:`~bankproof.models.access.WarpInstructions`)."""
-        nc, nw = len(self.chunks), len(self.warps)
-        chunk, warp, block = i & ((1 << nc) - 1), (i >> nc) & ((1 << nw) - 1), i >> (nc + nw)
-        regs, lanes, warps, blocks = self.coords
+        warp, reg, block = self.position(i)
         v_bits = self.vector.bit_length() - 1
-        base = f2.apply(regs[v_bits:], chunk) ^ f2.apply(warps, warp) ^ f2.apply(blocks, block)
         # (32, vector) packed coordinates of every element each lane moves; the first is the lane's own
-        elems = (_span(lanes) ^ base)[:, None] ^ _span(regs[:v_bits])[None, :]
+        elems = (_span(self.coords[1]) ^ self._base(i))[:, None] ^ _span(self.coords[0][:v_bits])[None, :]
         coords = _unpack(self.out_dims, elems)[None]
-        addresses = (self.row() ^ f2.apply(self.columns, i))[None]
-        addresses[:, self.instr.address_lanes :] = 0
         ins, first = self.instr, coords[:, :, 0]
-        where = (np.array([warp]), np.array([chunk * self.vector]), first, np.array([block]))
-        return WarpInstructions(self.kind, ins, self.vector, addresses, *where, coords)
+        where = (np.array([warp]), np.array([reg]), first, np.array([block]))
+        return WarpInstructions(self.kind, ins, self.vector, self.addresses(i)[None], *where, coords)
 
 
 def _span(cols) -> np.ndarray:
     """Every XOR combination of ``cols``, index bit ``k`` taking ``cols[k]``."""
+    if len(cols) <= 6:  # a few dozen entries: Python lists beat numpy's per-call cost
+        small = [0]
+        for c in cols:
+            small += [x ^ c for x in small]
+        return np.array(small, dtype=np.int64)
     out = np.zeros(1 << len(cols), dtype=np.int64)
     for k, c in enumerate(cols):
         np.bitwise_xor(out[: 1 << k], c, out=out[1 << k : 2 << k])
@@ -206,8 +233,8 @@ def _packed(dist: LinearLayout, names: tuple[str, ...]) -> tuple[tuple[int, ...]
     """Packed coordinates (``names``' order, first lowest) of the distributed layout's register
     (repeats of data dropped), lane, warp and block bits; kept for the last few layouts."""
     t = dist.transpose_outs(names)
-    regs = tuple(t.pack_dim0_lowest(b) for b in t.in_bases("register") if any(b))
-    return (regs, *(tuple(t.pack_dim0_lowest(b) for b in t.in_bases(d)) for d in ("lane", "warp", "block")))
+    regs = tuple(c for c in t.packed("register") if c)
+    return (regs, *(tuple(t.packed(d)) for d in ("lane", "warp", "block")))
 
 
 def _matrix_rows(ins: Instr, eb: int, regs: list[int], lanes: list[int], others: list[int]):

@@ -135,6 +135,8 @@ def apply(cols: Sequence[int], x: int) -> int:
     >>> apply([0b01, 0b11], 0b10)
     3
     """
+    if not x & (x - 1):  # 0 or one bit: a column (the common case of unit vectors)
+        return cols[int(x).bit_length() - 1] if x else 0
     out = 0
     i = 0
     while x:
@@ -231,14 +233,14 @@ def inverse(cols: Sequence[int], n: int) -> list[int] | None:
     rows = [(c << n) | (1 << i) for i, c in enumerate(cols)]
     for b in range(n):
         bit = 1 << (n + b)
-        p = next((r for r in range(b, n) if rows[r] & bit), None)
-        if p is None:
+        for p in range(b, n):
+            if rows[p] & bit:
+                break
+        else:
             return None
         pivot = rows[p]
         rows[p] = rows[b]
+        rows = [r ^ pivot if r & bit else r for r in rows]  # clears the pivot's own row too
         rows[b] = pivot
-        for k in range(n):
-            if rows[k] & bit and k != b:
-                rows[k] ^= pivot
     low = (1 << n) - 1
     return [r & low for r in rows]  # row b's image is e_b: its combination is e_b's preimage

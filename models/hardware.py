@@ -304,18 +304,19 @@ def conflict_pair(ins: Instr, offs: np.ndarray) -> dict:
     >>> conflict_pair(instruction("ld32"), np.array([0, 128] + [4] * 30))
     {'lanes': [0, 1], 'bank': 0, 'phase': 0}
     """
-    act = np.ones(LANES, dtype=bool)
-    if ins.is_matrix:
-        act &= np.arange(LANES) < ins.address_lanes
-    phase = phase_ids(ins, offs[None], act[None])[0]
-    for p in sorted(set(phase[act].tolist())):
-        seen: dict[int, tuple[int, int]] = {}  # bank -> (word, lane) of the first lane there
-        for lane in np.flatnonzero(act & (phase == p)).tolist():
-            for word in ins.words(int(offs[lane])):
-                b = word % BANKS
-                if b in seen and seen[b][0] != word:
-                    return {"lanes": [seen[b][1], lane], "bank": b, "phase": int(p)}
-                seen.setdefault(b, (word, lane))
+    lanes = ins.address_lanes if ins.is_matrix else LANES
+    if ins.is_matrix or ins.data_words > 1:
+        phase = phase_ids(ins, offs[None], (np.arange(LANES) < lanes)[None])[0].tolist()
+    else:  # one phase of 32 lanes
+        phase = [0] * LANES
+    seen: dict[tuple[int, int], tuple[int, int]] = {}  # (phase, bank) -> (word, lane) first there
+    for lane, off in enumerate(offs[:lanes].tolist()):  # phases never decrease with the lane
+        p = phase[lane]
+        for word in ins.words(off):
+            b = word % BANKS
+            first = seen.setdefault((p, b), (word, lane))
+            if first[0] != word:
+                return {"lanes": [first[1], lane], "bank": b, "phase": p}
     raise AssertionError("no conflict in an instruction that has one")
 
 

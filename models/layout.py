@@ -44,6 +44,16 @@ class LinearLayout(LayoutAlgebra):
     bases: tuple[tuple[str, tuple[Basis, ...]], ...]
     out_dims: tuple[tuple[str, int], ...]
 
+    def __hash__(self) -> int:  # kept: layouts key the caches of every stage
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.bases, self.out_dims))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:  # a string's hash differs between processes: not carried
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     # ----- construction -------------------------------------------------------------------
     @staticmethod
     def from_bases(
@@ -165,6 +175,18 @@ class LinearLayout(LayoutAlgebra):
         7
         """
         return sum(int(c) << s for c, s in zip(coords, self._shifts))
+
+    def packed(self, in_dim: str) -> list[int]:
+        """:meth:`pack_dim0_lowest` of each of ``in_dim``'s bases (one pass per out dim).
+
+        >>> LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"a": 2, "b": 2}).packed("offset")
+        [2, 1]
+        """
+        bs = self.in_bases(in_dim)
+        cols = [0] * len(bs)
+        for d, s in enumerate(self._shifts):
+            cols = [c | int(b[d]) << s for c, b in zip(cols, bs)]
+        return cols
 
     def unpack_dim0_lowest(self, v: int) -> tuple[int, ...]:
         """Inverse of :meth:`pack_dim0_lowest`."""

@@ -185,6 +185,5 @@ def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     >>> inverse_columns(m)
     (2, 1)
     """
-    cols = [memory.pack_dim0_lowest(b) for b in memory.in_bases("offset")]
-    inverse = f2.inverse(cols, memory.out_bits)  # None: not one-to-one
+    inverse = f2.inverse(memory.packed("offset"), memory.out_bits)  # None: not one-to-one
     return None if inverse is None else tuple(inverse)

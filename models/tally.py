@@ -83,33 +83,33 @@ def streamed(arch: str, a: LinearAccess, batch: int = BATCH_ROWS) -> Tally:
     batch)."""
     n = a.instructions
     total = ideal = worst = 0
-    first_over, over, first, known, reason, status = None, (0, 0), (0, 0), True, None, target.status(arch)
-    active = _ones(min(n, batch))
+    first_over, over, first, known, reason = None, (0, 0), (0, 0), True, None
+    status = target.status(arch, a.instr)
     row = a.row()
     words = _words_path(a, row)
     for start in range(0, n, batch):
+        stop = min(n, start + batch)
         if words is not None:  # one phase, a word a lane, never unmeasured: counted as words
-            w = (a.constants(start, min(n, start + batch)) >> 2).astype(np.int32)[:, None] ^ words[None, :]
+            w = (a.constants(start, stop) >> 2).astype(np.int32)[:, None] ^ words[None, :]
             counts, ideals, _ = hardware.one_phase_counts(w)
-            c = target.Count(counts, ideals, np.zeros(len(counts), dtype=bool), target.status(arch, a.instr))
         else:
-            rows = a.rows(start, min(n, start + batch))
-            c = target.count_rows(arch, a.instr, rows, active[: len(rows)], check=False)
-        total, ideal = total + int(c.counts.sum()), ideal + int(c.ideals.sum())
-        worst = max(worst, int(c.counts.max()))
+            rows = a.rows(start, stop)
+            c = target.count_rows(arch, a.instr, rows, _ones(len(rows)), check=False)
+            counts, ideals, status = c.counts, c.ideals, c.status
+            if not c.known:
+                known, reason = False, c.reason
         if start == 0:
-            first, status = (int(c.counts[0]), int(c.ideals[0])), c.status
-        if first_over is None:
-            bad = c.counts > c.ideals
-            if bad.any():
-                j = int(bad.argmax())
-                first_over, over = start + j, (int(c.counts[j]), int(c.ideals[j]))
-        if not c.known:
-            known, reason = False, c.reason
+            first = (int(counts[0]), int(ideals[0]))
+        bad = np.flatnonzero(counts > ideals)
+        if first_over is None and len(bad):
+            j = int(bad[0])
+            first_over, over = start + j, (int(counts[j]), int(ideals[j]))
+        total, ideal = total + int(counts.sum()), ideal + int(ideals.sum())
+        worst = max(worst, int(counts.max()))
     return Tally(n, total, ideal, first_over, over, first, worst, known, status, reason)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _ones(n: int) -> np.ndarray:
     """All 32 lanes of ``n`` instructions active (kept: every access asks for the same few)."""
     out = np.ones((n, LANES), dtype=bool)

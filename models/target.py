@@ -315,40 +315,40 @@ def unmeasured(t: Target, ins: hardware.Instr, offsets: np.ndarray, active: np.n
     return hardware.paired(np.asarray(offsets), np.asarray(active, dtype=bool))
 
 
-def conflict(arch: str, a: WarpInstructions, i: int) -> dict:
-    """Two lanes of instruction ``i`` that one bank serves different words in the same wavefront
-    (phase) or lane group (the lowest such pair): ``{"lanes", "bank", "phase"}``."""
-    t = get(arch)
-    if t.model == "lane groups":
-        pair = lds.conflict_pair(a.instr, a.addresses[i])
+def conflict(arch: str, ins: hardware.Instr, offsets: np.ndarray) -> dict:
+    """Two lanes of one warp instruction (its 32 lane byte ``offsets``) that one bank serves
+    different words in the same wavefront (phase) or lane group (the lowest such pair):
+    ``{"lanes", "bank", "phase"}``."""
+    if get(arch).model == "lane groups":
+        pair = lds.conflict_pair(ins, offsets)
         return {"lanes": pair["lanes"], "bank": pair["bank"], "phase": pair["group"]}
-    return hardware.conflict_pair(a.instr, a.addresses[i])
+    return hardware.conflict_pair(ins, offsets)
 
 
-def pair(arch: str, a: WarpInstructions, i: int, lanes: list[int]) -> dict:
-    """``lanes`` (two lanes of instruction ``i`` another engine found colliding) with the bank
-    they share (None if none) and the phase (lane group) of the first."""
+def pair(arch: str, ins: hardware.Instr, offsets: np.ndarray, lanes: list[int]) -> dict:
+    """``lanes`` (two lanes of one warp instruction another engine found colliding) with the
+    bank they share (None if none) and the phase (lane group) of the first."""
     t = get(arch)
-    offs = a.addresses[i]
-    ins = a.instr
     width = ins.width if t.model == "lane groups" else None
     banks = []
     for lane in lanes:
-        first = int(offs[lane]) // hardware.BANK_BYTES
-        words = range(first, first + width // hardware.BANK_BYTES) if width else ins.words(int(offs[lane]))
+        first = int(offsets[lane]) // hardware.BANK_BYTES
+        words = range(first, first + width // hardware.BANK_BYTES) if width else ins.words(int(offsets[lane]))
         banks.append({w % t.banks for w in words})
     common = banks[0] & banks[1]
     if t.model == "lane groups":
         phase = int(ins.groups[lanes[0]])
     else:
         act = np.ones(t.warp, dtype=bool)
-        phase = int(hardware.phase_ids(ins, offs[None], act[None])[0][lanes[0]])
+        phase = int(hardware.phase_ids(ins, offsets[None], act[None])[0][lanes[0]])
     return {"lanes": list(lanes), "bank": min(common) if common else None, "phase": phase}
 
 
-def reproducer(arch: str, a: WarpInstructions, i: int) -> str:
-    """The ``bankproof wavefronts`` input line that replays instruction ``i``."""
-    case = {"instr": a.instr.short, "byte_offsets": a.addresses[i].tolist()}
-    if get(arch).model == "lane groups":
-        case = {"arch": arch, **case}
-    return json.dumps(case, separators=(",", ":"))
+def reproducer(arch: str, ins: hardware.Instr, offsets: np.ndarray) -> str:
+    """The ``bankproof wavefronts`` input line that replays one warp instruction.
+
+    >>> reproducer("sm90", hardware.instruction("ld32"), np.arange(32) * 4)[:40]
+    '{"instr":"ld32","byte_offsets":[0,4,8,12'
+    """
+    head = f'{{"arch":{json.dumps(arch)},' if get(arch).model == "lane groups" else "{"
+    return f'{head}"instr":{json.dumps(ins.short)},"byte_offsets":[{",".join(map(str, offsets.tolist()))}]}}'

@@ -214,3 +214,26 @@ def test_a_wide_bank_table_is_printed_in_blocks_of_16_columns(capsys):
     assert table[0] == "columns c0-c15:" and "columns c16-c31:" in table
     assert max(map(len, table)) <= 110 and len(table) == 2 * (1 + 1 + 16)
     assert table[2].split() == ["r0"] + [f"B{b:02d}" for b in range(16)]  # row 0 of 32*m + (n ^ 2m)
+
+
+def test_a_layouts_kept_hash_is_not_carried_to_another_process():
+    """The hash is kept on the layout (the caches key on it) but a string's hash differs between
+    processes, so a pickled layout (Ray ships them) recomputes it where it lands."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    a = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"m": 2, "n": 2})
+    hash(a)
+    assert "_hash" in a.__dict__ and "_hash" not in a.__getstate__()
+    blob = pickle.dumps(a).hex()
+    code = (
+        "import pickle, sys; from bankproof.models.layout import LinearLayout\n"
+        f"b = pickle.loads(bytes.fromhex('{blob}'))\n"
+        "c = LinearLayout.from_bases({'offset': [[0, 1], [1, 0]]}, {'m': 2, 'n': 2})\n"
+        "sys.exit(0 if hash(b) == hash(c) and {b: 1}[c] == 1 else 1)"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}  # this process's seed is random
+    done = subprocess.run([sys.executable, "-c", code], env=env, check=False)
+    assert done.returncode == 0

@@ -55,26 +55,41 @@ def _counterexample(
 ) -> Counterexample:
     """Instruction ``index``'s two colliding lanes (the lowest pair when ``lanes`` is None), with
     their coordinates, addresses, bank and phase (lane group), and the line that replays it."""
-    a, i = (access.instruction(index), 0) if isinstance(access, LinearAccess) else (access, index)
-    pair = target.conflict(spec.arch, a, i) if lanes is None else target.pair(spec.arch, a, i, sorted(lanes))
+    ins = access.instr
+    if isinstance(access, LinearAccess):  # only the two lanes' coordinates are built
+        offs = access.addresses(index)
+        warp, register, block = access.position(index)
+
+        def coords(lane: int) -> tuple[int, ...]:
+            return access.lane_coords(index, lane)
+    else:
+        offs = access.addresses[index]
+        warp, register, block = (int(x[index]) for x in (access.warp, access.register, access.block))
+
+        def coords(lane: int) -> tuple[int, ...]:
+            return access.coords[index, lane].tolist()
+
+    pair = (
+        target.conflict(spec.arch, ins, offs)
+        if lanes is None
+        else target.pair(spec.arch, ins, offs, sorted(lanes))
+    )
     l0, l1 = pair["lanes"]
-    offs = a.addresses[i]
+    both = (int(offs[l0]), int(offs[l1]))
     return Counterexample(
         lanes=(l0, l1),
-        block=int(a.block[i]),
-        warp=int(a.warp[i]),
+        block=block,
+        warp=warp,
         instruction=index,
-        register=int(a.register[i]),
-        coords=tuple(dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in (l0, l1)),
-        byte_addresses=(int(offs[l0]), int(offs[l1])),
+        register=register,
+        coords=tuple(dict(zip(spec.dims, coords(lane))) for lane in (l0, l1)),
+        byte_addresses=both,
         bank=pair["bank"],
         phase=pair["phase"],
         wavefronts=count,
         ideal=ideal,
-        reproducer=target.reproducer(spec.arch, a, i),
-        supplied=_supplied(spec, (int(offs[l0]), int(offs[l1])))
-        if a.instr.short.startswith(("ldsm", "stsm"))
-        else None,
+        reproducer=target.reproducer(spec.arch, ins, offs),
+        supplied=_supplied(spec, both) if ins.short.startswith(("ldsm", "stsm")) else None,
     )
 
 

@@ -287,7 +287,7 @@ def _access(spec: Spec, acc, memory) -> dict:
     }
     if not out["conflict_free"]:
         i = int(np.argmax(counts - ideals > 0))
-        pair = target.conflict(spec.arch, a, i)
+        pair = target.conflict(spec.arch, a.instr, a.addresses[i])
         lanes = pair["lanes"]
         out["counterexample"] = {
             "instruction": i,
