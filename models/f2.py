@@ -231,16 +231,26 @@ def inverse(cols: Sequence[int], n: int) -> list[int] | None:
     if len(cols) != n:
         return None
     rows = [(c << n) | (1 << i) for i, c in enumerate(cols)]
-    for b in range(n):
+    once = twice = 0  # bits some column has; bits two or more have
+    for c in cols:
+        twice |= once & c
+        once |= c
+    # A bit one column alone has pivots on that column with nothing to eliminate, provided it
+    # comes first (swizzles and permutations are mostly such bits); the rest is Gauss-Jordan.
+    order = [b for b in range(n) if not twice >> b & 1] + [b for b in range(n) if twice >> b & 1]
+    for k, b in enumerate(order):  # row k takes the pivot of bit b
         bit = 1 << (n + b)
-        for p in range(b, n):
+        for p in range(k, n):
             if rows[p] & bit:
                 break
         else:
             return None
         pivot = rows[p]
-        rows[p] = rows[b]
-        rows = [r ^ pivot if r & bit else r for r in rows]  # clears the pivot's own row too
-        rows[b] = pivot
-    low = (1 << n) - 1
-    return [r & low for r in rows]  # row b's image is e_b: its combination is e_b's preimage
+        rows[p] = rows[k]
+        if twice >> b & 1:
+            rows = [r ^ pivot if r & bit else r for r in rows]  # clears the pivot's own row too
+        rows[k] = pivot
+    low, out = (1 << n) - 1, [0] * n
+    for k, b in enumerate(order):  # row k's image is e_b: its combination is e_b's preimage
+        out[b] = rows[k] & low
+    return out

@@ -250,9 +250,17 @@ def one_phase_counts(words: np.ndarray) -> tuple:
     new = np.empty(words.shape, dtype=bool)
     new[:, 0] = True
     np.not_equal(words[:, 1:], words[:, :-1], out=new[:, 1:])
-    slot = (np.arange(n, dtype=np.int64)[:, None] << 5) | (words & (BANKS - 1))  # int64: bincount's own type
+    slot = _row_slots(n) | (words & (BANKS - 1))  # int64: bincount's own type
     worst = np.bincount(slot[new], minlength=n * BANKS).reshape(n, BANKS).max(axis=1)
     return worst, np.ones(n, dtype=np.int64), []
+
+
+_ROW_SLOTS = np.arange(1 << 14, dtype=np.int64)[:, None] << 5  # row r's first bank slot, 32 r
+_ROW_SLOTS.setflags(write=False)
+
+
+def _row_slots(n: int) -> np.ndarray:
+    return _ROW_SLOTS[:n] if n <= len(_ROW_SLOTS) else np.arange(n, dtype=np.int64)[:, None] << 5
 
 
 def _counts_by_row(words: np.ndarray, phase: np.ndarray, act: np.ndarray, phases: int) -> tuple:
@@ -310,9 +318,10 @@ def conflict_pair(ins: Instr, offs: np.ndarray) -> dict:
     else:  # one phase of 32 lanes
         phase = [0] * LANES
     seen: dict[tuple[int, int], tuple[int, int]] = {}  # (phase, bank) -> (word, lane) first there
+    one = ins.lane_words == 1 and not ins.is_matrix  # a lane touches the word of its address
     for lane, off in enumerate(offs[:lanes].tolist()):  # phases never decrease with the lane
         p = phase[lane]
-        for word in ins.words(off):
+        for word in (off >> 2,) if one else ins.words(off):  # BANK_BYTES = 4
             b = word % BANKS
             first = seen.setdefault((p, b), (word, lane))
             if first[0] != word:

@@ -45,11 +45,9 @@ class LinearLayout(LayoutAlgebra):
     out_dims: tuple[tuple[str, int], ...]
 
     def __hash__(self) -> int:  # kept: layouts key the caches of every stage
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash((self.bases, self.out_dims))
-            object.__setattr__(self, "_hash", h)
-        return h
+        if "_hash" not in self.__dict__:
+            object.__setattr__(self, "_hash", hash((self.bases, self.out_dims)))
+        return self.__dict__["_hash"]
 
     def __getstate__(self) -> dict:  # a string's hash differs between processes: not carried
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
@@ -158,6 +156,11 @@ class LinearLayout(LayoutAlgebra):
     def as_dict(self) -> dict[str, list[list[int]]]:
         """Bases as plain lists, for JSON: ``{in_dim: [[c0, c1, ...], ...]}``."""
         return {d: [list(b) for b in bs] for d, bs in self.bases}
+
+    @cached_property
+    def text(self) -> str:
+        """:meth:`as_dict` as text (kept: a layout given to many calls is printed once)."""
+        return str(self.as_dict())
 
     # ----- flat (int) view ------------------------------------------------------------------
     @cached_property
@@ -354,10 +357,9 @@ class LinearLayout(LayoutAlgebra):
         """
         basis: list[int] = []
         out = {}
-        for dim, bs in self.bases:
+        for dim, _ in self.bases:
             mask = 0
-            for i, b in enumerate(bs):
-                col = self.pack_dim0_lowest(b)
+            for i, col in enumerate(self.packed(dim)):
                 if f2.in_span(col, basis):
                     mask |= 1 << i
                 else:

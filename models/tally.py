@@ -91,21 +91,22 @@ def streamed(arch: str, a: LinearAccess, batch: int = BATCH_ROWS) -> Tally:
         stop = min(n, start + batch)
         if words is not None:  # one phase, a word a lane, never unmeasured: counted as words
             w = (a.constants(start, stop) >> 2).astype(np.int32)[:, None] ^ words[None, :]
-            counts, ideals, _ = hardware.one_phase_counts(w)
+            counts = hardware.one_phase_counts(w)[0]
+            most, ideals = int(counts.max()), None  # ideal: one wavefront each
         else:
             rows = a.rows(start, stop)
             c = target.count_rows(arch, a.instr, rows, _ones(len(rows)), check=False)
-            counts, ideals, status = c.counts, c.ideals, c.status
+            counts, ideals, status, most = c.counts, c.ideals, c.status, int(c.counts.max())
             if not c.known:
                 known, reason = False, c.reason
         if start == 0:
-            first = (int(counts[0]), int(ideals[0]))
-        bad = np.flatnonzero(counts > ideals)
-        if first_over is None and len(bad):
-            j = int(bad[0])
-            first_over, over = start + j, (int(counts[j]), int(ideals[j]))
-        total, ideal = total + int(counts.sum()), ideal + int(ideals.sum())
-        worst = max(worst, int(counts.max()))
+            first = (int(counts[0]), 1 if ideals is None else int(ideals[0]))
+        if first_over is None and (most > 1 if ideals is None else (counts > ideals).any()):
+            j = int((counts > (1 if ideals is None else ideals)).argmax())
+            first_over, over = start + j, (int(counts[j]), 1 if ideals is None else int(ideals[j]))
+        total += int(counts.sum())
+        ideal += stop - start if ideals is None else int(ideals.sum())
+        worst = max(worst, most)
     return Tally(n, total, ideal, first_over, over, first, worst, known, status, reason)
 
 

@@ -365,7 +365,18 @@ def test_json_reads_without_hooks_exactly_as_with_them():
     from bankproof.models import files
 
     rng = random.Random(5)
-    atoms = ["1", "-7", "9" * 20, "9" * 21, "-" + "9" * 22, "1.5", "NaN", "Infinity", '"NaN"', '"' + "1" * 30 + '"']
+    atoms = [
+        "1",
+        "-7",
+        "9" * 20,
+        "9" * 21,
+        "-" + "9" * 22,
+        "1.5",
+        "NaN",
+        "Infinity",
+        '"NaN"',
+        '"' + "1" * 30 + '"',
+    ]
     for _ in range(400):
         doc = "[" + ", ".join(rng.choice(atoms) for _ in range(rng.randint(0, 6))) + "]"
         for text in (doc, doc.encode()):

@@ -100,3 +100,27 @@ def test_inverse_equals_preimages_on_random_square_matrices():
             singular += 1
     assert singular > 100
     assert f2.inverse([1, 2], 3) is None  # not square
+
+
+def test_inverse_of_sparse_matrices_where_bits_have_one_column():
+    """Bits one column alone has pivot without elimination (swizzles, permutations): checked on
+    permutations with a few XORs added, and singular ones (a column with two such bits)."""
+    import random
+
+    from bankproof.models import f2
+
+    rng = random.Random(7)
+    singular = 0
+    for _ in range(3000):
+        n = rng.randint(1, 16)
+        cols = [1 << b for b in rng.sample(range(n), n)]
+        for _ in range(rng.randint(0, 4)):
+            cols[rng.randrange(n)] ^= 1 << rng.randrange(n)
+        inv = f2.inverse(cols, n)
+        if f2.rank(cols) == n:
+            assert [f2.apply(cols, x) for x in inv] == [1 << i for i in range(n)]
+        else:
+            assert inv is None
+            singular += 1
+    assert singular > 100
+    assert f2.inverse([0b011, 0b100, 0b100], 3) is None  # bits 0 and 1 only in column 0

@@ -26,7 +26,9 @@ RECORD_3 = (
 RECORD_4 = (
     RESULTS / "h200-2026-11-28-kernel-truth-4.json.gz"
 )  # GPU Gems 3 scans, CUDA Samples convolution, nbody, CUDA by Example, Harris #5, a stencil, a runtime pitch
-RECORD_5 = RESULTS / "h200-2026-11-28-kernel-truth-5.json.gz"  # Rodinia lud, pathfinder, hotspot; two CUDA Samples
+RECORD_5 = (
+    RESULTS / "h200-2026-11-28-kernel-truth-5.json.gz"
+)  # Rodinia lud, pathfinder, hotspot; two CUDA Samples
 RECORDED = [
     c
     for r in (RECORD, RECORD_2, RECORD_3, RECORD_4, RECORD_5)

@@ -134,7 +134,11 @@ def test_a_large_tiles_cross_check_is_time_boxed_and_never_a_verdict():
     cols = "#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 8], order = [0, 1]}>"
     r = bankproof.synth(store=rows, load=cols, shape=(256, 256), dtype="f16")
     opt = r.synth.optimality
-    assert (r.verdict, opt.proof.status, [a.wavefronts for a in r.accesses]) == ("proved", "proved", [1024, 1024])
+    assert (r.verdict, opt.proof.status, [a.wavefronts for a in r.accesses]) == (
+        "proved",
+        "proved",
+        [1024, 1024],
+    )
     assert opt.smt_synthesis.status in ("found", "unknown")
     if opt.smt_synthesis.status == "unknown":
         assert opt.smt_synthesis.agrees is None and "timeout" in opt.smt_synthesis.reason

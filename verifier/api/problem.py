@@ -89,7 +89,9 @@ def read_memory(
         lin = memory.linear if isinstance(memory, PaddedLayout) else memory
         if [s for _, s in lin.out_dims] != shape or lin.in_dim_names[:1] != ["offset"]:
             raise InputError(where, "layout", f"must map 'offset' onto the shape {shape}", dict(lin.out_dims))
-        text = str(lin.as_dict()["offset"]) if isinstance(memory, LinearLayout) else "(padded)"
+        text = (
+            str([list(b) for b in lin.in_bases("offset")]) if isinstance(memory, LinearLayout) else "(padded)"
+        )
         return memory, "bases", text, ()
     memory = foreign_text(memory) or memory  # a Gluon or CuTe DSL layout object
     if isinstance(memory, Mapping):
@@ -115,7 +117,7 @@ def _distributed(layout: LayoutLike, shape: list[int], dtype: str, dims: list[st
     if isinstance(layout, LinearLayout):
         if [s for _, s in layout.out_dims] != shape:
             raise InputError(where, "layout", f"must cover the shape {shape}", dict(layout.out_dims))
-        return layout, str(layout.as_dict())
+        return layout, layout.text
     if isinstance(layout, Mapping):
         return parse_bases(dict(layout), shape), str(dict(layout))
     layout = foreign_text(layout) or layout  # a Gluon layout object
