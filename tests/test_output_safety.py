@@ -57,6 +57,22 @@ def test_ttgir_source_locations_are_escaped_in_the_scan_report():
     assert scan_text(text).buffers  # the sample itself still scans
 
 
+def test_a_ttgir_name_location_is_escaped_where_it_names_a_buffer(tmp_path):
+    """The source's name for a buffer (a name location) is printed in text, SARIF and HTML."""
+    text = (Path(html_render.__file__).parents[1] / "triton" / "sample.ttgir").read_text()
+    evil = text.replace('loc("x"(#loc1))', 'loc("x\x1b]0;x\x07<b>&\u202e"(#loc1))')
+    rep = bankproof.scan_ttgir(evil, path="k.ttgir")
+    (buf,) = rep.reports[0].buffers
+    assert buf.name == "x\x1b]0;x\x07<b>&\u202e" and buf.label == buf.name
+    assert not RAW.search(rep.to_text()) and not RAW.search(rep._repr_html_())
+    assert "<b>" not in rep._repr_html_()
+    ttgir = tmp_path / "k.ttgir"
+    ttgir.write_text(evil)
+    out, err = io.StringIO(), io.StringIO()
+    main(["triton", "scan", str(ttgir), "--sarif"], out, err)
+    assert not RAW.search(out.getvalue()) and not RAW.search(err.getvalue())
+
+
 def test_the_page_keeps_its_lines(tmp_path):
     """Escaping control characters must not escape a <pre> block's own newlines and tabs (it did:
     every report became one line of \\x0a)."""

@@ -103,10 +103,10 @@ def test_an_access_the_run_no_longer_makes_is_removed_not_worse(records):
     buffers) is reported as removed, and does not fail the gate as a regression."""
     baseline = corpus.load_baseline(str(BASELINE))
     compiled = sorted(baseline)[3].split(" ", 1)[0]
-    gone = f"{compiled} %no_such_buffer #0 ttg.local_load"
+    gone = f"{compiled} no_such_buffer ttg.local_load #0"
     worse, removed = corpus.compare(records, {**baseline, gone: 12})
     assert (worse, removed) == ([], [f"{gone}: removed (baseline 12 wavefronts)"])
-    other = "never_compiled@sm90 %a #0 ttg.local_load"  # its compile did not run: neither
+    other = "never_compiled@sm90 a:A ttg.local_load #0"  # its compile did not run: neither
     assert corpus.compare(records, {**baseline, other: 12}) == ([], [])
 
 
@@ -152,7 +152,7 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
     assert main(args) == 1
     assert f"worse than baseline: {key}" in capsys.readouterr().err
     data["accesses"][key] += 1  # back as it was, and one access the compile no longer makes
-    gone = key.split(" ", 1)[0] + " %gone #0 ttg.local_load"
+    gone = key.split(" ", 1)[0] + " gone ttg.local_load #0"
     data["accesses"][gone] = 8
     base.write_text(json.dumps(data))
     assert main(args) == 0  # removed is not worse
@@ -161,6 +161,49 @@ def test_cli_user_kernels_baseline_round_trip(tmp_path, capsys):
     assert "0 worse than baseline, 1 removed since it" in err
     assert main(args[:-2]) == 0  # no baseline: no comparison claimed
     assert "no baseline compared" in capsys.readouterr().err
+
+
+def test_baseline_keys_hold_across_unrelated_edits_and_fewer_stages(tmp_path):
+    """Keys name buffers as the source does (with their dot role) and accesses by op, loop depth
+    and occurrence: an unrelated edit that renumbers every SSA value and moves every source line
+    keeps every key and count; two pipeline stages instead of three remove prologue copies, the
+    loop's keep their keys, and the gate reports them removed, not worse."""
+    edited = USER_KERNELS.replace(
+        "    acc = tl.zeros((B, B), dtype=tl.float32)\n",
+        "    # an unrelated edit: more code before the loop\n"
+        "    tl.store(c_ptr + B * B + r, r.to(tl.float16))\n"
+        "    acc = tl.zeros((B, B), dtype=tl.float32)\n",
+    )
+    runs = {}
+    for name, text, stages in (("before", USER_KERNELS, 3), ("edited", edited, 3), ("two", USER_KERNELS, 2)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text.replace('"num_stages": 2', f'"num_stages": {stages}'))
+        (entry,) = corpus.run_corpus(corpus.load_kernels_file(str(path)).CONFIGS, ["sm80"], str(path))
+        runs[name] = (entry, corpus.flat_accesses([entry]))
+    ssa = [{b.buffer for b in runs[n][0].report.buffers} for n in ("before", "edited")]
+    assert ssa[0] != ssa[1]  # the edit renumbered the buffers' SSA values
+    before = runs["before"][1]
+    assert runs["edited"][1] == before
+    copies = ["ttg.async_copy_global_to_local #0", "ttg.async_copy_global_to_local #1",
+              "ttg.async_copy_global_to_local in loop #0"]  # fmt: skip
+    loads = ["ttg.local_load #0"] + [f"ttg.local_load in loop #{k}" for k in range(4)]
+    assert sorted(before) == [f"user_mm@sm80 {b} {a}" for b in ("a:A", "b:B") for a in copies + loads]
+    two = runs["two"][1]
+    assert set(two) < set(before) and all(two[k] == before[k] for k in two)
+    worse, removed = corpus.compare([runs["two"][0]], before)
+    assert worse == [] and removed == [
+        f"{k}: removed (baseline {before[k]} wavefronts)"
+        for k in (f"user_mm@sm80 {b} ttg.async_copy_global_to_local #1" for b in ("a:A", "b:B"))
+    ]
+
+
+def test_gap_lines_name_each_buffer_once(records):
+    """What ``--require-optimal`` and the layout gate print: one line per buffer, named as the
+    source names it."""
+    gaps, layout = corpus.gap_lines(records)
+    mixed = "matmul_mixed_f16xi8_64x64x64@sm80 a:A (%a_22): 576 wavefronts, optimum 384"
+    assert mixed in gaps and len(gaps) == len(set(gaps))
+    assert not any(line.startswith("matmul_mixed_f16xi8_64x64x64@sm80 a:A") for line in layout)
 
 
 def test_cli_exit_4_when_the_lowering_differs(tmp_path, capsys, monkeypatch):

@@ -37,6 +37,8 @@ def test_pipelined_matmul_from_triton_sm80():
         ("%b_21", [32, 128], 384, 384, 0),
     ]
     a, b = rep["buffers"]
+    assert [(x["name"], x["role"]) for x in (a, b)] == [("a", "A"), ("b", "B")]  # the source's names
+    assert [x["location"].get("loop_depth") for x in a["accesses"]] == [None, None, None, 1, 1, 1]
     assert [(x["op"], x["instr"], x["wavefronts"]) for x in a["accesses"]][:3] == [
         ("ttg.async_copy_global_to_local", "st128", 64),
         ("ttg.async_copy_global_to_local", "st128", 64),
@@ -50,7 +52,8 @@ def test_pipelined_matmul_from_triton_sm80():
     # Triton emits cp.async.cg for 16-byte copies: Nsight Compute counts no shared wavefronts for it
     assert [x["hardware"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
     assert a["accesses"][2]["location"] == {
-        "ttgir": "matmul.ttgir", "ttgir_line": 91, "source": "matmul.py", "line": 15, "column": 13
+        "ttgir": "matmul.ttgir", "ttgir_line": 91, "source": "matmul.py", "line": 15, "column": 13,
+        "name": "a",
     }  # fmt: skip
     (conv,) = rep["conversions"]
     assert conv["shared_plan"]["wavefronts"] == 512

@@ -60,7 +60,7 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                if b.layout_gap or (args.require_optimal and b.gap)]  # fmt: skip
     for file, b in failing:
         best = b.wavefronts - b.layout_gap if b.layout_gap else b.optimal_wavefronts
-        err.write(f"above its optimum: {file} {b.buffer}: {b.wavefronts} wavefronts, {best} possible\n")
+        err.write(f"above its optimum: {file} {b.shown}: {b.wavefronts} wavefronts, {best} possible\n")
     return _gate(bool(failing), result.unchecked, args.allow_unknown, err)
 
 

@@ -107,15 +107,15 @@ def to_sarif(result: ScanResult, root: str | None = None) -> dict:
             if not counted:
                 continue
             if b.gap is None:
-                text = f"buffer {b.buffer} ({b.shared}): optimum unknown ({b.reason or ''})"
+                text = f"buffer {b.shown} ({b.shared}): optimum unknown ({b.reason or ''})"
                 results.append(_result("BP002", "warning", text, [_location(counted[0].location, root)]))
             elif b.gap:
                 each = "; ".join(f"{a.kind} {a.wavefronts} (ideal {a.ideal})" for a in counted)
                 better = f"; better layout {b.better_layout}" if b.better_layout else ""
-                text = f"buffer {b.buffer} ({b.shared}) costs {b.wavefronts} wavefronts, optimum "
+                text = f"buffer {b.shown} ({b.shared}) costs {b.wavefronts} wavefronts, optimum "
                 text += f"{b.optimal_wavefronts}: {each}{better}"
                 related = [
-                    _location(a.location, root, f"{a.kind} of {b.buffer}: {a.wavefronts} wavefronts")
+                    _location(a.location, root, f"{a.kind} of {b.shown}: {a.wavefronts} wavefronts")
                     for a in counted[1:]
                 ]
                 results.append(

@@ -32,7 +32,7 @@ def to_text(result: ScanResult) -> str:
             gap = b.gap
             verdict = "optimal" if gap == 0 else f"gap {gap}" if gap is not None else "optimum unknown"
             lines.append(
-                f"  buffer {b.buffer} {'x'.join(map(str, b.shape))} {b.dtype} {b.shared}: "
+                f"  buffer {b.shown} {'x'.join(map(str, b.shape))} {b.dtype} {b.shared}: "
                 f"{b.wavefronts} wavefronts, optimum {opt if opt is not None else '?'} ({verdict})"
             )
             for a in b.accesses:
@@ -92,7 +92,7 @@ def corpus_text(result: CorpusResult, archs: list[str], verbose: bool = False) -
                     f"{a.kind} {a.wavefronts}/{a.ideal} {a.instr}" if a.wavefronts is not None else "n/a"
                     for a in b.accesses
                 )
-                lines.append(f"    {b.buffer} {b.shared}: {b.wavefronts} ({verdict}) [{costs}]")
+                lines.append(f"    {b.shown} {b.shared}: {b.wavefronts} ({verdict}) [{costs}]")
             lines += ledger_lines(e.ledger, verbose=verbose)
             d = e.descriptors
             if d:

@@ -11,8 +11,10 @@ on the module's target.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from bankproof.models import hardware, target
@@ -23,7 +25,7 @@ from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout
 from bankproof.models.target import Target
 from bankproof.verifier.triton.scan_records import AccessCount, Location
-from bankproof.verifier.triton.ttgir import Module, Op, Type
+from bankproof.verifier.triton.ttgir import MMA_OPS, Module, Op, Type
 
 WRITE_OPS = ("ttg.local_store", "ttg.async_copy_global_to_local")
 VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")
@@ -40,8 +42,29 @@ class BufferAccess:
 
 def buffer_accesses(mod: Module) -> list[BufferAccess]:
     """Every access, with the buffer (root allocation's SSA name) it touches, in program order."""
+    find = roots(mod)
+    out: list[BufferAccess] = []
+    for op in mod.ops:
+        tensors = [t for t in op.types if t.kind == "tensor"]
+        mems = [t for t in op.types if t.kind == "memdesc"]
+        if op.name == "ttg.local_alloc" and op.result:
+            if op.operands and tensors and mems:
+                out.append(BufferAccess(op, "store", tensors[0], mems[-1], find(op.result)))
+        elif op.name in WRITE_OPS and len(op.operands) >= 2 and tensors and mems:
+            out.append(BufferAccess(op, "store", tensors[0], mems[0], find(op.operands[1])))
+        elif op.name == "ttg.local_load" and op.operands and tensors and mems:
+            out.append(BufferAccess(op, "load", tensors[0], mems[0], find(op.operands[0])))
+    return out
+
+
+def roots(mod: Module) -> Callable[[str], str]:
+    """The root allocation (SSA name) of a value: through views and loop-carried values."""
     root: dict[str, str] = {}
-    out: list[tuple[str, BufferAccess]] = []
+    for op in mod.ops:
+        if op.name == "ttg.local_alloc" and op.result:
+            root[op.result] = op.result
+        elif op.name in VIEW_OPS and op.result and op.operands:
+            root[op.result] = op.operands[0]
 
     def find(v: str) -> str:
         seen = set()
@@ -53,20 +76,44 @@ def buffer_accesses(mod: Module) -> list[BufferAccess]:
             v = nxt
         return v
 
+    return find
+
+
+def dot_roles(mod: Module, find: Callable[[str], str]) -> Mapping[str, str]:
+    """Which dot operand each buffer is (``A``, ``B``, or ``A+B``): an MMA op reads it as
+    its first or second operand, or a ``local_load`` gives a ``dot_op`` operand from it."""
+    seen: dict[str, set[str]] = {}
     for op in mod.ops:
-        tensors = [t for t in op.types if t.kind == "tensor"]
-        mems = [t for t in op.types if t.kind == "memdesc"]
-        if op.name == "ttg.local_alloc" and op.result:
-            root[op.result] = op.result
-            if op.operands and tensors and mems:
-                out.append((op.result, BufferAccess(op, "store", tensors[0], mems[-1])))
-        elif op.name in VIEW_OPS and op.result and op.operands:
-            root[op.result] = op.operands[0]
-        elif op.name in WRITE_OPS and len(op.operands) >= 2 and tensors and mems:
-            out.append((op.operands[1], BufferAccess(op, "store", tensors[0], mems[0])))
-        elif op.name == "ttg.local_load" and op.operands and tensors and mems:
-            out.append((op.operands[0], BufferAccess(op, "load", tensors[0], mems[0])))
-    return [replace(acc, buffer=find(buf)) for buf, acc in out]
+        if op.name in MMA_OPS:
+            for v, role in zip(op.operands[:2], "AB"):
+                seen.setdefault(find(v), set()).add(role)
+        elif op.name == "ttg.local_load" and op.operands and op.types:
+            idx = _OP_IDX.search(resolved(mod, op.types[-1].encoding))
+            if idx and idx.group(1) in "01":
+                seen.setdefault(find(op.operands[0]), set()).add("AB"[int(idx.group(1))])
+    return {b: "+".join(sorted(r)) for b, r in seen.items()}
+
+
+_OP_IDX = re.compile(r"#ttg\.dot_op<\{opIdx = (\d)")
+
+
+class BufferName(NamedTuple):
+    """What the source calls a buffer (``None``: the TTGIR does not say) and the dot operand it is."""
+
+    name: str | None
+    role: str | None
+
+
+def buffer_names(mod: Module, accesses: list[BufferAccess]) -> Mapping[str, BufferName]:
+    """Each buffer's :class:`BufferName`: the name its allocation's location gives it (else the
+    first of its accesses that has one), and :func:`dot_roles`'s role."""
+    roles = dot_roles(mod, roots(mod))
+    allocs = {op.result: op.name_loc for op in mod.ops if op.name == "ttg.local_alloc" and op.result}
+    out: dict[str, BufferName] = {}
+    for a in accesses:
+        named = allocs.get(a.buffer) or (out[a.buffer].name if a.buffer in out else None) or a.op.name_loc
+        out[a.buffer] = BufferName(named, roles.get(a.buffer))
+    return out
 
 
 def sm_of(target: str | None) -> int:
@@ -336,6 +383,9 @@ def layouts_of(mod: Module, acc: BufferAccess) -> tuple[LinearLayout, LinearLayo
 
 def location(op: Op, path: str) -> Location:
     """Where ``op`` is: its TTGIR line in ``path`` and its Python source when the TTGIR says."""
+    extra = {"name": op.name_loc, "loop_depth": op.loop_depth or None}
     if op.loc:
-        return Location(ttgir=path, ttgir_line=op.line, source=op.loc[0], line=op.loc[1], column=op.loc[2])
-    return Location(ttgir=path, ttgir_line=op.line)
+        return Location(
+            ttgir=path, ttgir_line=op.line, source=op.loc[0], line=op.loc[1], column=op.loc[2], **extra
+        )
+    return Location(ttgir=path, ttgir_line=op.line, **extra)

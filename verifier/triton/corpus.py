@@ -10,8 +10,8 @@ argument gets ``tt.divisibility = 16`` as a typical launch would.
 
 >>> len(builtin_configs()) >= 40
 True
->>> access_key("mm@sm80", "%a", 0, "ttg.local_load")
-'mm@sm80 %a #0 ttg.local_load'
+>>> access_key("mm@sm80", "a:A", "ttg.local_load", 1, 0)
+'mm@sm80 a:A ttg.local_load in loop #0'
 """
 
 from __future__ import annotations
@@ -33,9 +33,14 @@ from bankproof.verifier.triton.scan import scan_unchecked
 ALL_ARCHS = list(target.ARCHS)
 
 
-def access_key(compile_name: str, buffer: str, index: int, op: str) -> str:
-    """The baseline's key of one access: ``config@arch buffer #index op``."""
-    return f"{compile_name} {buffer} #{index} {op}"
+def access_key(compile_name: str, label: str, op: str, loop_depth: int, index: int) -> str:
+    """The baseline's key of one access: ``config@arch buffer op [in loop] #index``. The buffer is
+    named as the source names it, with its dot operand role (:attr:`BufferReport.label`; the SSA
+    name only where the TTGIR has no name locations), and ``index`` counts its accesses by the
+    same op at the same loop depth: none of it moves when unrelated code changes the TTGIR's SSA
+    numbering, and fewer pipeline stages remove prologue accesses without renaming the loop's."""
+    where = "" if not loop_depth else " in loop" if loop_depth == 1 else f" in {loop_depth} loops"
+    return f"{compile_name} {label} {op}{where} #{index}"
 
 
 COMPILE_LIMIT_S = 300.0  # per (configuration, arch): a compile past it is reported, not waited for
@@ -67,10 +72,16 @@ def flat_accesses(entries: list[CorpusEntry]) -> Mapping[str, int]:
     """``{access key: wavefronts}`` for every analysed access (the baseline's content)."""
     out = {}
     for e in entries:
+        labels: dict[str, int] = {}  # a label two buffers share: the second is label#2
         for b in e.report.buffers if e.report else ():
-            for i, a in enumerate(b.accesses):
+            n = labels[b.label] = labels.get(b.label, 0) + 1
+            label = b.label if n == 1 else f"{b.label}#{n}"
+            seen: dict[tuple[str, int], int] = {}
+            for a in b.accesses:
+                depth = a.location.loop_depth or 0
+                k = seen[a.op, depth] = seen.get((a.op, depth), -1) + 1
                 if a.wavefronts is not None:
-                    out[access_key(e.name, b.buffer, i, a.op)] = a.wavefronts
+                    out[access_key(e.name, label, a.op, depth, k)] = a.wavefronts
     return FrozenMap(out)
 
 
@@ -180,22 +191,24 @@ def check_corpus(
     entries = run_corpus(configs, archs, kernels_file, workers, limit_s, progress, engine, address,
                          results_dir, refused)  # fmt: skip
     worse, removed = compare(entries, base) if base is not None else ([], [])
-    gaps = [
-        f"{access_key(e.name, b.buffer, i, a.op)}: buffer {b.wavefronts}, optimum {b.optimal_wavefronts}"
-        for e in entries
-        for b in (e.report.buffers if e.report else ())
-        for i, a in enumerate(b.accesses)
-        if b.gap
-    ]
-    layout_gaps = [
-        f"{e.name} {b.buffer}: {b.wavefronts} wavefronts, {b.wavefronts - b.layout_gap} with another layout"
-        for e in entries
-        for b in (e.report.buffers if e.report else ())
-        if b.layout_gap
-    ]
+    gaps, layout_gaps = gap_lines(entries)
     stored = tuple(refused) if results_dir else None
     return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)), stored,
                         base is not None, tuple(removed), tuple(layout_gaps))  # fmt: skip
+
+
+def gap_lines(entries: list[CorpusEntry]) -> tuple[list[str], list[str]]:
+    """(buffers above their optimum over layouts and instructions, buffers another shared layout
+    with the same instructions makes cheaper: what the gate fails on), one line each."""
+    buffers = [(e.name, b) for e in entries for b in (e.report.buffers if e.report else ())]
+    gaps = [
+        f"{n} {b.shown}: {b.wavefronts} wavefronts, optimum {b.optimal_wavefronts}"
+        for n, b in buffers
+        if b.gap
+    ]
+    layout = [f"{n} {b.shown}: {b.wavefronts} wavefronts, {b.wavefronts - b.layout_gap} with another layout"
+              for n, b in buffers if b.layout_gap]  # fmt: skip
+    return gaps, layout
 
 
 def unchecked(entries: list[CorpusEntry]) -> list[str]:

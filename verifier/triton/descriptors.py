@@ -26,10 +26,9 @@ from bankproof.models.notation.triton_shared import NVMMAShared
 from bankproof.verifier.ptx.machine import PtxMachine, compute
 from bankproof.verifier.ptx.parse import parse_kernel
 from bankproof.verifier.triton.scan_records import DescriptorSummary
-from bankproof.verifier.triton.ttgir import read_ttgir
+from bankproof.verifier.triton.ttgir import MMA_OPS, read_ttgir
 
 SM90_MODES = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
-MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _TYPES = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
 
 

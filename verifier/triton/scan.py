@@ -21,6 +21,7 @@ wavefronts Nsight Compute can count, so their store count is an assumption (``ha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from bankproof.models import target
@@ -28,7 +29,9 @@ from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
+    BufferName,
     buffer_accesses,
+    buffer_names,
     copy_elements,
     copy_order0,
     copy_read_wavefronts,
@@ -51,16 +54,17 @@ from bankproof.verifier.triton.scan_records import (
     SharedPlan,
 )
 from bankproof.verifier.triton.strides import module_strides
-from bankproof.verifier.triton.ttgir import Module, Op, read_ttgir
+from bankproof.verifier.triton.ttgir import SCAN_OPS, Module, Op, read_ttgir
 
 
 def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
     """The scan report of one module (see the module docstring)."""
     accesses = buffer_accesses(mod)
+    names = buffer_names(mod, accesses)
     try:
         t = target.from_triton(mod.target)
     except InputError as e:  # not counted with another arch's model: every access unchecked
-        return _unmodeled(mod, accesses, path, str(e))
+        return _unmodeled(mod, accesses, path, str(e), names)
     sm = sm_of(mod.target)
     out_buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
@@ -98,7 +102,7 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                 row["error"] = str(e)
                 problems.append(str(e))
             rows.append(decode(AccessRow, row, "scan"))
-        entry = _buffer(buf, accs, rows)
+        entry = _buffer(buf, accs, rows, names)
         if "optimum" not in t.commands:
             entry.update({"optimal_wavefronts": None, "gap": None, "reason": t.not_modeled("optimum")})
             out_buffers.append(decode(BufferReport, entry, "scan"))
@@ -125,20 +129,24 @@ def _row(a, path: str) -> dict:
             "dtype": a.memdesc.elem}  # fmt: skip
 
 
-def _buffer(buf: str, accs: list, rows: list[AccessRow]) -> dict:
-    return {"buffer": buf, "shape": list(accs[0].memdesc.shape), "dtype": accs[0].memdesc.elem,
-            "shared": accs[0].memdesc.encoding, "accesses": [r.to_dict() for r in rows],
+def _buffer(buf: str, accs: list, rows: list[AccessRow], names: Mapping[str, BufferName]) -> dict:
+    name, role = names[buf]
+    return {"buffer": buf, "name": name, "role": role, "shape": list(accs[0].memdesc.shape),
+            "dtype": accs[0].memdesc.elem, "shared": accs[0].memdesc.encoding,
+            "accesses": [r.to_dict() for r in rows],
             "wavefronts": sum(r.wavefronts or 0 for r in rows)}  # fmt: skip
 
 
-def _unmodeled(mod: Module, accesses: list, path: str, why: str) -> ScanReport:
+def _unmodeled(
+    mod: Module, accesses: list, path: str, why: str, names: Mapping[str, BufferName]
+) -> ScanReport:
     """The report of a module whose target has no model: every access and conversion listed as
     not analysed (``why``), so a gate exits 3 instead of passing on another arch's counts."""
     buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
         rows = [decode(AccessRow, {**_row(a, path), "error": why}, "scan") for a in accs]
-        b = {**_buffer(buf, accs, rows), "optimal_wavefronts": None, "gap": None, "reason": why}
+        b = {**_buffer(buf, accs, rows, names), "optimal_wavefronts": None, "gap": None, "reason": why}
         buffers.append(decode(BufferReport, b, "scan"))
     cvts = tuple(ConversionRow(op=op.name, location=location(op, path), error=why)
                  for op in mod.ops if op.name == "ttg.convert_layout")  # fmt: skip
@@ -199,16 +207,16 @@ def scan_unchecked(report: ScanReport) -> list[str]:
     """
     out = []
     for b in report.buffers:
-        out += [f"{b.buffer} {a.op} not analysed: {a.error}" for a in b.accesses if a.error is not None]
+        out += [f"{b.shown} {a.op} not analysed: {a.error}" for a in b.accesses if a.error is not None]
         if b.gap is None:
-            out.append(f"{b.buffer} optimum unknown: {b.reason or 'no reason given'}")
+            out.append(f"{b.shown} optimum unknown: {b.reason or 'no reason given'}")
     out += [f"convert_layout at line {c.location.ttgir_line}: {c.error}" for c in report.conversions
             if c.error is not None]  # fmt: skip
     return out
 
 
 def scan_text(text: str, path: str = "<ttgir>") -> ScanReport:
-    return scan_module(read_ttgir(text), path)
+    return scan_module(read_ttgir(text, SCAN_OPS), path)
 
 
 def _global_stride(mod: Module, a, enc: str, dist) -> int | None:

@@ -21,13 +21,16 @@ from bankproof.verifier.triton.ledger_records import LedgerReport
 
 @dataclass(frozen=True, kw_only=True)
 class Location(Result):
-    """Where an op is: its TTGIR file and line, and its Python source (``loc(...)``) when given."""
+    """Where an op is: its TTGIR file and line, its Python source (``loc(...)``) when given, the
+    source's name for its value (a name location) and the loops around it (absent: none)."""
 
     ttgir: str
     ttgir_line: int
     source: str | None = optional()
     line: int | None = optional()
     column: int | None = optional()
+    name: str | None = optional()
+    loop_depth: int | None = optional()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,9 +115,14 @@ class Optimum(Result):
 @dataclass(frozen=True, kw_only=True)
 class BufferReport(Result):
     """One shared buffer: its accesses, their wavefronts, the optimum for its writers and readers
-    together (``gap`` above it; ``None`` where unknown, ``reason`` says why) and a better layout."""
+    together (``gap`` above it; ``None`` where unknown, ``reason`` says why) and a better layout.
+    ``buffer`` is its allocation's SSA name; ``name`` what the source calls it (the TTGIR's name
+    locations; ``role`` the dot operand it is, where it is one); ``label`` names it in reports
+    and baselines."""
 
     buffer: str
+    name: str | None = optional()
+    role: str | None = optional()
     shape: tuple[int, ...]
     dtype: str
     shared: str
@@ -127,6 +135,25 @@ class BufferReport(Result):
     better_layout: str | None = optional()
     better_instructions: tuple[str, ...] | None = optional()
     better_writer: BetterWriter | None = optional()
+
+    @property
+    def label(self) -> str:
+        """What the source calls the buffer, with its dot role (``a:A``); where the TTGIR has no
+        name for it, its first access's source line (``k.py:40``), else its SSA name (``%1``)."""
+        name = self.name
+        if name is None:
+            where = next((a.location for a in self.accesses if a.location.source), None)
+            name = (
+                f"{where.source.replace(chr(92), '/').rsplit('/', 1)[-1]}:{where.line}"
+                if where
+                else self.buffer
+            )
+        return f"{name}:{self.role}" if self.role else name
+
+    @property
+    def shown(self) -> str:
+        """How reports print the buffer: its label and SSA name (``a:A (%a_31)``)."""
+        return self.buffer if self.label == self.buffer else f"{self.label} ({self.buffer})"
 
     @property
     def layout_gap(self) -> int | None:

@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from bankproof.models.gcpause import without_gc
 from bankproof.verifier.ptx.module import KernelCode, PtxModule
 from bankproof.verifier.ptx.parse import Kernel, parse_program
-from bankproof.verifier.triton.descriptors import MMA_OPS
 from bankproof.verifier.triton.sites import Site, read_sites
-from bankproof.verifier.triton.ttgir import SHARED_OPS, Module, read_ttgir
+from bankproof.verifier.triton.ttgir import MMA_OPS, SCAN_OPS, Module, read_ttgir
 
-READ_OPS = SHARED_OPS + tuple(op for op in MMA_OPS if op not in SHARED_OPS)
+READ_OPS = SCAN_OPS
 
 
 BODY_MEMOS = frozenset({"dests", "writers", "classes", "base_slice", "computable"})  # of the body alone
@@ -71,8 +70,9 @@ class TritonSource:
         return tuple(sites), consts, tuple(arg_names)
 
     def shared_module(self) -> Module:
-        """The TTGIR ops the scan reads (shared-memory ops), as a view of the one module."""
-        return self._view(SHARED_OPS)
+        """The TTGIR ops the scan reads (shared-memory ops, and the MMA ops that read buffers as
+        dot operands), as a view of the one module."""
+        return self._view(SCAN_OPS)
 
     def mma_module(self) -> Module:
         """The TTGIR's MMA ops (the descriptor check's operands), as a view of the one module."""

@@ -32,6 +32,8 @@ SHARED_OPS = (
     "ttg.memdesc_reshape",
     "ttg.convert_layout",
 )
+MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")  # operands A, B first
+SCAN_OPS = SHARED_OPS + MMA_OPS  # what the scan reads: the accesses, and which dot operand a buffer is
 MAX_TEXT = 64 * 1024 * 1024
 MAX_DEFS = 1 << 20  # op results kept for value tracing
 
@@ -39,6 +41,8 @@ ALIAS = re.compile(r"^#([\w$.-]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^\s*(?:(%[\w$.#-]+)(?::\d+)?\s*=\s*)?([a-z_]+\.[a-z0-9_.]+)\b(.*)$")
 LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d{1,9}):(\d{1,9})')
 LOC_REF = re.compile(r"#(loc\d*)\b")
+LOC_NAME = re.compile(r'loc\("((?:[^"\\:]|\\.){1,200})"\(')  # a name location: loc("name"(...))
+LOC_ALIAS = re.compile(r"loc\(#(loc\d*)\)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class Op:
     types: list[Type]
     loc: tuple[str, int, int] | None
     text: str
+    name_loc: str | None = None  # the source's name for the value (an MLIR name location), if given
+    loop_depth: int = 0  # the scf.for loops around it
 
 
 @dataclass
@@ -156,6 +162,22 @@ def _resolve_loc(ref: str, locs: dict[str, str], depth: int = 0) -> tuple[str, i
     return None
 
 
+def _resolve_name(ref: str, locs: dict[str, str], depth: int = 0) -> str | None:
+    """The name a location gives its value (``loc("acc"(#loc3))``, possibly through aliases), or
+    None: the source variable Triton names the value after.
+
+    >>> _resolve_name("loc(#loc2)", {"loc2": 'loc("a"(#loc1))', "loc1": 'loc("k.py":3:4)'})
+    'a'
+    """
+    m = LOC_NAME.match(ref)
+    if m:
+        return m.group(1)
+    alias = LOC_ALIAS.fullmatch(ref)
+    if alias and alias.group(1) in locs and depth < 32:
+        return _resolve_name(locs[alias.group(1)], locs, depth + 1)
+    return None
+
+
 def trailing_loc(text: str) -> tuple[str, str]:
     """Split an op's text into its body and its trailing ``loc(...)``."""
     i = text.rfind(" loc(")
@@ -164,15 +186,18 @@ def trailing_loc(text: str) -> tuple[str, str]:
     return text[:i], text[i + 1 :]
 
 
-def _track_regions(line: str, m, carried: list[str], regions: list[list[str]], yields: dict) -> None:
-    """Pair each ``scf.for``'s loop-carried values with what its ``scf.yield`` yields (regions are
-    followed by the braces a line opens or closes; attribute dicts close on their own line)."""
-    if m and m.group(2) == "scf.yield" and regions and regions[-1]:
+def _track_regions(
+    line: str, m, carried: list[str], regions: list[tuple[list[str], bool]], yields: dict
+) -> None:
+    """Pair each ``scf.for``'s loop-carried values with what its ``scf.yield`` yields, and keep
+    which open regions are ``scf.for`` bodies (regions are followed by the braces a line opens or
+    closes; attribute dicts close on their own line)."""
+    if m and m.group(2) == "scf.yield" and regions and regions[-1][0]:
         head = line.split("scf.yield", 1)[1].split(" : ", 1)[0]
-        yields.update(zip(regions[-1], re.findall(r"%[\w$.#-]+", head)))
+        yields.update(zip(regions[-1][0], re.findall(r"%[\w$.#-]+", head)))
     net = line.count("{") - line.count("}")
     if net > 0:
-        regions.extend([carried] + [[] for _ in range(net - 1)])
+        regions.extend([(carried, bool(m) and m.group(2) == "scf.for")] + [([], False)] * (net - 1))
     for _ in range(min(-net, len(regions))):
         regions.pop()
 
@@ -197,7 +222,7 @@ def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
     mod.num_warps = int(warps.group(1)) if warps else None
     target = re.search(r'ttg\.target\s*=\s*"([^"]+)"', text)
     mod.target = target.group(1) if target else None
-    regions: list[list[str]] = []  # per open region: the loop-carried values of an scf.for, else []
+    regions: list[tuple[list[str], bool]] = []  # per open region: an scf.for's carried values, whether one
     for no, line in enumerate(lines, 1):
         carried: list[str] = []
         if "iter_args(" in line:
@@ -225,6 +250,8 @@ def read_ttgir(text: str, ops: tuple[str, ...] = SHARED_OPS) -> Module:
                 types=find_types(type_text),
                 loc=_resolve_loc(loc_text, locs) if loc_text else None,
                 text=line.strip(),
+                name_loc=_resolve_name(loc_text, locs) if loc_text else None,
+                loop_depth=sum(is_for for _, is_for in regions),
             )
         )
     return mod
