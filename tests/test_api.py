@@ -112,13 +112,13 @@ def test_layout_json_is_the_api_result(example, capsys, monkeypatch):
                             *extra, "--json")  # fmt: skip
         assert code == 0
         kw = {"units": units, "base_align": align} if extra else {}
-        _same(out, bankproof.layout(text, shape, dtype=spec["dtype"], **kw).to_json())
+        _same(out, bankproof.layout(text, shape=shape, dtype=spec["dtype"], **kw).to_json())
 
 
 @pytest.mark.parametrize("ttgir", ["verifier/triton/sample.ttgir", "tests/data/matmul_pipelined_sm80.ttgir"])
 def test_scan_json_is_the_api_result(ttgir, capsys, monkeypatch):
     code, out, _ = _cli(capsys, monkeypatch, "triton", "scan", ttgir, "--json")
-    result = bankproof.scan_ttgir((ROOT / ttgir).read_text(), ttgir)
+    result = bankproof.scan_ttgir((ROOT / ttgir).read_text(), path=ttgir)
     assert out == result.to_json()
     assert code == int(result.worse)
 
@@ -213,7 +213,7 @@ BAD = [
     (lambda: bankproof.wavefronts("ld32", [0] * 32, arch="sm70"), "wavefronts: arch must be one of"),
     (lambda: bankproof.convert(ROWS, shape=(16, 32), dtype="f32"), "convert: source/destination must both be given"),
     (lambda: bankproof.scan_ttgir(5), "scan_ttgir: text must be TTGIR text"),
-    (lambda: bankproof.layout("#ttg.blocked<{sizePerThread = [1]}>", "32"), "blocked: threadsPerWarp is missing"),
+    (lambda: bankproof.layout("#ttg.blocked<{sizePerThread = [1]}>", shape="32"), "blocked: threadsPerWarp is missing"),
 ]  # fmt: skip
 
 
@@ -229,3 +229,66 @@ def test_public_names_have_doctest_examples():
         fn = getattr(bankproof, name)
         assert ">>> " in (fn.__doc__ or ""), name
         assert fn.__annotations__.get("return"), name
+
+
+SUBJECTS = {  # what each public function is about (positional); everything else is keyword-only
+    "agree": ("writer", "reader"),
+    "convert": ("source", "destination"),
+    "explain": (),
+    "kernel": ("source",),
+    "kernel_open": ("source", "open_arg"),
+    "layout": ("notation",),
+    "problem": ("memory",),
+    "scan_ttgir": ("text",),
+    "show": ("memory",),
+    "synth": (),
+    "verify": ("memory",),
+    "verify_many": ("memories",),
+    "wavefronts": ("instr", "byte_offsets"),
+}
+
+
+def test_every_api_function_takes_its_subject_by_position_and_the_rest_by_keyword():
+    """One signature style: the thing asked about may be given by position, every option only by
+    name (so options can be added or reordered without breaking a caller). A new public function
+    must say which are its subjects here."""
+    import inspect
+
+    functions = {
+        n: getattr(bankproof, n)
+        for n in bankproof.__all__
+        if inspect.isfunction(getattr(bankproof, n)) or inspect.isroutine(getattr(bankproof, n))
+    }
+    assert set(functions) == set(SUBJECTS)
+    for name, fn in functions.items():
+        params = inspect.signature(fn).parameters.values()
+        positional = tuple(p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        assert positional == SUBJECTS[name], name
+        assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params), name
+
+
+def test_scan_ttgir_args_need_the_ptx():
+    text = (ROOT / "verifier" / "triton" / "sample.ttgir").read_text()
+    with pytest.raises(bankproof.InputError, match="args needs ptx"):
+        bankproof.scan_ttgir(text, args={"K": 1})
+    with pytest.raises(TypeError):
+        bankproof.scan_ttgir(text, "sample.ttgir")  # the path by name only
+
+
+def test_agree_takes_a_spec_as_the_other_functions_do(tmp_path, capsys, monkeypatch):
+    """``agree(spec=...)``: an agree spec file's path or its table, as ``bankproof agree`` reads it;
+    a field given beside it is refused, naming it."""
+    monkeypatch.chdir(ROOT)
+    path = "examples/engines/tma_wgmma_offset.toml"
+    r = bankproof.agree(spec=path)
+    assert main(["agree", path, "--json"]) == r.exit_code
+    _same(capsys.readouterr().out, r.to_json())
+    from bankproof.verifier.engine.spec import tomllib
+
+    table = tomllib.loads((ROOT / path).read_text())
+    by_table = bankproof.agree(spec=table, base=128)
+    assert by_table.spec == "<api>" and by_table.base == 128
+    with pytest.raises(bankproof.InputError, match="agree: dtype must not be given with spec"):
+        bankproof.agree(spec=table, dtype="f16")
+    with pytest.raises(bankproof.InputError, match="agree: writer is missing"):
+        bankproof.agree(reader={"tma": "128B", "box": [8, 64]}, dtype="f16")

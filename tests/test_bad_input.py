@@ -203,13 +203,13 @@ def test_the_table_has_at_least_30_inputs():
 # ----- found by hand and by the fuzzers (issue 27): each once crashed, hung or answered wrongly ------
 NVMMA = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
 API_CASES = [
-    (lambda bp: bp.layout("+".join(["m"] * 1000), "16x32"), "formula: layout is not a bijection"),
-    (lambda bp: bp.layout("m * 1099511627776 * 1024 + n", "16x32"), "beyond 2^40 (64-bit arithmetic would wrap)"),
+    (lambda bp: bp.layout("+".join(["m"] * 1000), shape="16x32"), "formula: layout is not a bijection"),
+    (lambda bp: bp.layout("m * 1099511627776 * 1024 + n", shape="16x32"), "beyond 2^40 (64-bit arithmetic would wrap)"),
     (lambda bp: bp.layout("(8,8):(1,9223372036854775808)"), "cute: layout has an integer beyond 2^40"),
-    (lambda bp: bp.layout("#ttg.slice<{dim = 0, parent = " * 500 + BLOCKED + "}>" * 500, "16"), "nests deeper"),
-    (lambda bp: bp.layout("32*m + n", [2**20000, 32]), "an integer of 6021 digits"),
-    (lambda bp: bp.layout("32*m + n", 7), "shape: value must be text like 16x32"),
-    (lambda bp: bp.layout('{"offset": [[' + "9" * 5000 + "]]}", "16"), "bases: text has an integer of 5000 digits"),
+    (lambda bp: bp.layout("#ttg.slice<{dim = 0, parent = " * 500 + BLOCKED + "}>" * 500, shape="16"), "nests deeper"),
+    (lambda bp: bp.layout("32*m + n", shape=[2**20000, 32]), "an integer of 6021 digits"),
+    (lambda bp: bp.layout("32*m + n", shape=7), "shape: value must be text like 16x32"),
+    (lambda bp: bp.layout('{"offset": [[' + "9" * 5000 + "]]}", shape="16"), "bases: text has an integer of 5000 digits"),
     (lambda bp: bp.layout("Sw<3,464,3> o (8,64):(64,1)"), "cute: Swizzle fields must be at most 32"),
     (lambda bp: bp.show(spec=PLAIN, instruction="3"), "show: instruction must be an integer"),
     (lambda bp: bp.verify(NVMMA, load=BLOCKED, shape="64x64", dtype="f32"), "elementBitWidth contradicts the dtype f32"),
@@ -283,9 +283,9 @@ class _Hostile:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda bp: bp.layout("32*m+n", [_Hostile(), 32]),
-        lambda bp: bp.layout("32*m+n", "16x32", dtype=_Hostile()),
-        lambda bp: bp.layout(_Hostile(), "16x32"),
+        lambda bp: bp.layout("32*m+n", shape=[_Hostile(), 32]),
+        lambda bp: bp.layout("32*m+n", shape="16x32", dtype=_Hostile()),
+        lambda bp: bp.layout(_Hostile(), shape="16x32"),
         lambda bp: bp.verify(
             "32*m+n", load={"lane": [_Hostile()]}, shape="16x32", dtype="f32", engines="enum"
         ),

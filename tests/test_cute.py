@@ -260,8 +260,8 @@ def test_tile_to_shape_with_a_stage_mode_is_checked_stage_by_stage():
     import bankproof
 
     staged = bankproof.layout("tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}, _3{}))",
-                              "128x64", dtype="f16")  # fmt: skip
+                              shape="128x64", dtype="f16")  # fmt: skip
     one = bankproof.layout(
-        "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}))", "128x64", dtype="f16"
+        "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), make_shape(_128{}, _64{}))", shape="128x64", dtype="f16"
     )
     assert staged.in_dims == one.in_dims

@@ -80,7 +80,7 @@ def test_notations(capsys):
         text = mutate(text, rng, rng.choice([0, 1, 1, 2, 3]))
         shape = mutate(shape, rng, 1) if shape and rng.random() < 0.2 else shape
         dtype = rng.choice(["f16", "f32", "i8", None, "f4"])
-        return (lambda: bankproof.layout(text, shape, dtype=dtype)), (text, shape, dtype)
+        return (lambda: bankproof.layout(text, shape=shape, dtype=dtype)), (text, shape, dtype)
 
     seen = _run(count(10000), 1, one)
     assert seen["ok"] > 200 and seen["refused"] > 1000, seen
@@ -168,7 +168,7 @@ def test_gluon_objects():
         fields = mutate_value(fields, rng)
         obj = _gluon(name, fields) if isinstance(fields, dict) else Raises()
         shape = rng.choice(["16x32", "16x4", "64x64"])
-        return (lambda: bankproof.layout(obj, shape, dtype="f16")), (name, fields)
+        return (lambda: bankproof.layout(obj, shape=shape, dtype="f16")), (name, fields)
 
     seen = _run(count(2000), 5, one)
     assert seen["ok"] > 50 and seen["refused"] > 500, seen

@@ -98,7 +98,7 @@ def test_tma_boxes():
         mode = mutate(rng.choice(["128B", "64B", "32B", "none", "128B_atom32"]), rng, rng.choice([0, 0, 1]))
         shape = rng.choice([[64, 64], [8, 32], [128, 16], [1, 1], [0, 64], [64, 3], [4096, 4096]])
         dtype = rng.choice(["f16", "f32", "e2m1", "i4", "i8", "f64"])
-        return (lambda: bankproof.layout(f"tma:{mode}", shape, dtype=dtype)), (mode, shape, dtype)
+        return (lambda: bankproof.layout(f"tma:{mode}", shape=shape, dtype=dtype)), (mode, shape, dtype)
 
     seen = _run(count(3000), 13, one)
     assert seen["ok"] > 300 and seen["refused"] > 300, seen

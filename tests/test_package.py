@@ -112,6 +112,14 @@ def test_wheel_has_one_top_level_name(tmp_path):
     assert any(n.startswith("bankproof/gpu_checks/results/") and n.endswith(".json") for n in names)
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "bankproof = bankproof.verifier.cli.main:cli" in entry
+    from bankproof.verifier.render import sarif
+
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    urls = dict(
+        line.split(": ", 1)[1].split(", ", 1) for line in meta.splitlines() if line.startswith("Project-URL")
+    )
+    assert urls["Homepage"] == sarif.INFORMATION and sarif.HELP.startswith(urls["Documentation"])
+    assert urls["Issues"].startswith(urls["Homepage"])
 
 
 def test_build_requirement_supports_the_license_field():

@@ -64,7 +64,7 @@ def test_the_scan_command_reads_each_text_once(compiled, counted):
     import bankproof
 
     name, (ttgir, ptx) = compiled
-    r = bankproof.scan_ttgir([ttgir, ttgir], ["a.ttgir", "b.ttgir"], [ptx, ptx])
+    r = bankproof.scan_ttgir([ttgir, ttgir], path=["a.ttgir", "b.ttgir"], ptx=[ptx, ptx])
     assert all(rep.ledger is not None for rep in r.reports)
     assert counted == {"read_ttgir": 2, "read_sites": 2, "parse_program": 2, "analyse": 2}
 
@@ -75,5 +75,5 @@ def test_without_ptx_only_the_ttgir_is_read(counted):
     import bankproof
 
     text = (Path(pipeline.__file__).parent / "sample.ttgir").read_text()
-    bankproof.scan_ttgir(text, "sample.ttgir")
+    bankproof.scan_ttgir(text, path="sample.ttgir")
     assert counted == {"read_ttgir": 1, "analyse": 1}

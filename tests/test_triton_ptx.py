@@ -283,7 +283,9 @@ def test_scan_with_ptx_bad_input_exit_2(tmp_path, capsys):
     assert main(["triton", "scan", PAIR[0], "--ptx", str(junk)]) == 2
     assert "ptx cannot be read as a kernel" in capsys.readouterr().err
     with pytest.raises(InputError, match="args must map argument names to integers"):
-        scan_ttgir((DATA / "matmul_fp16_128x128x32_sm80.ttgir").read_text(), "k", "x", {"K": "1"})
+        scan_ttgir(
+            (DATA / "matmul_fp16_128x128x32_sm80.ttgir").read_text(), path="k", ptx="x", args={"K": "1"}
+        )
 
 
 def test_a_tail_load_feeding_a_predicated_store_runs_only_where_the_store_does():

@@ -163,7 +163,7 @@ def test_a_gate_cannot_pass_on_nothing(tmp_path, capsys):
         err = capsys.readouterr().err
         assert code == 3
         assert "not checked: " in err and "not analysed" in err and "optimum unknown" in err
-    result = bankproof.scan_ttgir(text, "unparsed.ttgir")
+    result = bankproof.scan_ttgir(text, path="unparsed.ttgir")
     assert not result.worse and len(result.unchecked) == 2
     assert main(["triton", "scan", str(bad), "--allow-unknown"]) == 0
     capsys.readouterr()
@@ -240,7 +240,7 @@ def test_scan_and_corpus_gate_by_one_rule(monkeypatch, capsys):
 
     from bankproof.verifier import api
 
-    real = api.scan_ttgir(SAMPLE.read_text(), str(SAMPLE))
+    real = api.scan_ttgir(SAMPLE.read_text(), path=str(SAMPLE))
     (buf,) = real.reports[0].buffers
     assert buf.gap == 240 and buf.layout_gap == 240  # the sample: a layout alone closes it
     instr_only = replace(buf, optimal_same_instructions=buf.wavefronts)  # only other instructions help

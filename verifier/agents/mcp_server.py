@@ -110,7 +110,7 @@ def triton_scan(ttgir: str, ptx: str | None = None, args: dict[str, int] | None 
     a better layout where there is one; with the compile's PTX, the whole-kernel ledger."""
     text = _text(ttgir, "triton_scan", "ttgir")
     code = None if ptx is None else _text(ptx, "triton_scan", "ptx")
-    return api.scan_ttgir(text, "<mcp>", code, args).to_dict()
+    return api.scan_ttgir(text, path="<mcp>", ptx=code, args=args).to_dict()
 
 
 TOOLS = {f.__name__: f for f in (verify, synth, convert, agree, wavefronts, kernel, triton_scan)}

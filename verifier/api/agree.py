@@ -12,6 +12,9 @@ element and a Z3 proof; they must agree (exit 4 if not).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 import numpy as np
 from bankproof.models import dtypes
 from bankproof.models.engines.agreement import agreeing_bases, alignment, check
@@ -57,10 +60,61 @@ def _notes(w: Placement, r: Placement, base: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def agree(writer: object, reader: object, *, dtype: str, base: int = 0, arch: str = "sm90",
-          timeout: float = 10.0, spec: str = "<api>") -> AgreeResult:  # fmt: skip
+def agree(
+    writer: object = None,
+    reader: object = None,
+    *,
+    dtype: str | None = None,
+    base: int | None = None,
+    arch: str | None = None,
+    timeout: float = 10.0,
+    spec: str | os.PathLike | Mapping | None = None,
+) -> AgreeResult:
     """Agreement of ``writer`` and ``reader`` (spec tables: see :mod:`bankproof.verifier.engine.
-    placements`) for a tile of ``dtype`` at shared address ``base``."""
+    placements`) for a tile of ``dtype`` at shared address ``base`` (0; ``arch`` sm90), or of
+    ``spec``: an agree spec file's path or its table, as ``bankproof agree`` reads it (``base``
+    given here overrides the spec's)."""
+    if spec is not None:
+        given = [
+            k
+            for k, v in (("writer", writer), ("reader", reader), ("dtype", dtype), ("arch", arch))
+            if v is not None
+        ]
+        if given:
+            raise InputError("agree", given[0], "must not be given with spec (the spec says it)")
+        if isinstance(spec, Mapping):
+            return agree_spec(dict(spec), base=base, timeout=timeout, name="<api>")
+        if not isinstance(spec, (str, os.PathLike)):
+            raise InputError(
+                "agree", "spec", "must be an agree spec's path or its table", type(spec).__name__
+            )
+        return agree_spec(read_agree_spec(spec), base=base, timeout=timeout, name=str(spec))
+    for key, value in (("writer", writer), ("reader", reader), ("dtype", dtype)):
+        if value is None:
+            raise InputError("agree", key, "is missing (or give spec=)")
+    if not isinstance(dtype, str):
+        raise InputError("agree", "dtype", "must be a string", dtype)
+    return _agree(writer, reader, dtype, 0 if base is None else base, arch or "sm90", timeout, "<api>")
+
+
+MAX_SPEC = 64 * 1024  # an agree spec file
+
+
+def read_agree_spec(path: str | os.PathLike) -> object:
+    """An agree spec file's parsed TOML (what :func:`agree_spec` takes)."""
+    from bankproof.models.files import read_text
+    from bankproof.verifier.engine.spec import tomllib
+
+    text = read_text(str(path), MAX_SPEC, "spec", "file")
+    try:
+        return tomllib.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise InputError("spec", "file", f"is not valid TOML ({str(e)[:80]})") from None
+
+
+def _agree(
+    writer: object, reader: object, dtype: str, base: object, arch: object, timeout: object, spec: str
+) -> AgreeResult:
     base, arch, timeout = _checks(base, arch, timeout)
     bits = dtypes.bits(dtype)
     if bits not in (8, 16, 32, 64):
@@ -138,6 +192,4 @@ def agree_spec(
         raise InputError("spec", "dtype", "must be a string", data["dtype"])
     base = base if base is not None else data.get("base", 0)
     arch = data.get("arch", "sm90")
-    return agree(
-        data["writer"], data["reader"], dtype=data["dtype"], base=base, arch=arch, timeout=timeout, spec=name
-    )
+    return _agree(data["writer"], data["reader"], data["dtype"], base, arch, timeout, name)

@@ -145,8 +145,8 @@ def bank_table(layout: LinearLayout | PaddedLayout, elem_bits: int) -> np.ndarra
 
 def layout(
     notation: str,
-    shape: str | Sequence[int] | None = None,
     *,
+    shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
     units: str = "element",
     base_align: int = 0,

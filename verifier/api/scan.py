@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bankproof.models.errors import InputError
@@ -13,9 +13,10 @@ from bankproof.verifier.triton.source import read_source
 
 def scan_ttgir(
     text: str | Sequence[str],
+    *,
     path: str | Sequence[str] = "<ttgir>",
     ptx: str | Sequence[str] | None = None,
-    args: dict[str, int] | None = None,
+    args: Mapping[str, int] | None = None,
 ) -> ScanResult:
     """Every shared buffer of TTGIR text (or several texts), each access's exact wavefronts, the
     optimum and a better layout when there is one (``bankproof triton scan``). With ``ptx`` (the
@@ -25,7 +26,7 @@ def scan_ttgir(
 
     >>> from pathlib import Path
     >>> sample = (Path(__file__).parents[1] / "triton" / "sample.ttgir").read_text()
-    >>> r = scan_ttgir(sample, "sample.ttgir")
+    >>> r = scan_ttgir(sample, path="sample.ttgir")
     >>> [(b.wavefronts, b.optimal_wavefronts) for b in r.reports[0].buffers], r.worse
     ([(272, 32)], True)
     """
@@ -44,10 +45,14 @@ def scan_ttgir(
         ptxs = [ptx] if isinstance(ptx, str) else list(ptx) if isinstance(ptx, (list, tuple)) else []
         if len(ptxs) != len(texts) or not all(isinstance(x, str) for x in ptxs):
             raise InputError("scan_ttgir", "ptx", "must be PTX text, one per TTGIR text")
-        if args is not None and not (
-            isinstance(args, dict) and all(isinstance(k, str) and type(v) is int for k, v in args.items())
+    if args is not None:
+        if not isinstance(args, Mapping) or not all(
+            isinstance(k, str) and type(v) is int for k, v in args.items()
         ):
             raise InputError("scan_ttgir", "args", "must map argument names to integers", args)
+        if ptx is None:
+            raise InputError("scan_ttgir", "args", "needs ptx (trip counts are the ledger's)")
+        args = dict(args)
     reports = []
     for t, p, x in zip(texts, paths, ptxs, strict=True):
         got = pipeline.analyse(read_source(t, p, x), args)  # each compile read once, analysed once

@@ -144,7 +144,7 @@ def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> lis
 
 
 def wavefronts(
-    instr: str, byte_offsets: Sequence[int], active: Sequence[bool] | None = None, *, arch: str = "sm90"
+    instr: str, byte_offsets: Sequence[int], *, active: Sequence[bool] | None = None, arch: str = "sm90"
 ) -> WavefrontsResult:
     """The hardware model's wavefronts for one warp instruction (``bankproof wavefronts``).
 

@@ -104,20 +104,10 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-MAX_SPEC = 64 * 1024
-
-
 def agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from bankproof.models.files import read_text
-    from bankproof.verifier.api.agree import agree_spec
-    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.api.agree import agree_spec, read_agree_spec
     from bankproof.verifier.render.display import to_text
 
-    text = read_text(args.spec, MAX_SPEC, "spec", "file")
-    try:
-        data = tomllib.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise InputError("spec", "file", f"is not valid TOML ({str(e)[:80]})") from None
-    r = agree_spec(data, base=args.base, timeout=args.timeout, name=str(args.spec))
+    r = agree_spec(read_agree_spec(args.spec), base=args.base, timeout=args.timeout, name=str(args.spec))
     out.write(r.to_json() if args.json else to_text(r) + "\n")
     return r.exit_code

@@ -45,7 +45,10 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("triton scan", "--arg", "needs --ptx (trip counts are the ledger's)")
     ptx = [_read_ttgir(p) for p in args.ptx] if args.ptx else None
     result = api.scan_ttgir(
-        [_read_ttgir(p) for p in args.files], list(args.files), ptx, _kernel_args(args.arg) or None
+        [_read_ttgir(p) for p in args.files],
+        path=list(args.files),
+        ptx=ptx,
+        args=_kernel_args(args.arg) or None,
     )
     if args.sarif:
         out.write(json.dumps(sarif_render.to_sarif(result, _root(args)), indent=1) + "\n")
