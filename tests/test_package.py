@@ -344,6 +344,30 @@ def test_public_names_are_all():
         assert getattr(bankproof, name) is not None, name
 
 
+def test_every_api_module_says_what_it_offers():
+    """Each ``verifier/api`` module and ``bankproof.testing`` has an ``__all__`` whose names
+    resolve, and every name another module imports from an api module is in its ``__all__``."""
+    import ast
+    import importlib
+
+    offered = {}
+    for path in sorted((ROOT / "verifier" / "api").glob("*.py")):
+        name = f"bankproof.verifier.api.{path.stem}" if path.stem != "__init__" else "bankproof.verifier.api"
+        mod = importlib.import_module(name)
+        assert isinstance(getattr(mod, "__all__", None), list), name
+        assert all(hasattr(mod, n) for n in mod.__all__), name
+        offered[name] = set(mod.__all__)
+    assert importlib.import_module("bankproof.testing").__all__
+    missing = []
+    for folder in ("bankproof", *FOLDERS):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module in offered and path.parent.name != "api":
+                    missing += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                                if a.name not in offered[node.module]]  # fmt: skip
+    assert not missing, "\n".join(missing)
+
+
 def test_no_module_over_400_lines():
     long = []
     for folder in ("bankproof", *FOLDERS):

@@ -166,7 +166,7 @@ def _agree(
                        align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip
 
 
-__all__ = ["agree"]
+__all__ = ["agree", "agree_spec", "read_agree_spec"]
 
 
 AGREE_FIELDS = ("dtype", "arch", "base", "writer", "reader")

@@ -54,3 +54,6 @@ def convert(
                 require_memory=False)  # fmt: skip
     require_modeled(p, "convert")
     return conversion.convert(p, seconds)
+
+
+__all__ = ["convert"]

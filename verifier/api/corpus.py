@@ -38,3 +38,6 @@ def corpus(
 def baseline_accesses(result: CorpusResult) -> Mapping[str, int]:
     """The run's accesses as a baseline file lists them."""
     return wing.flat_accesses(list(result.entries))
+
+
+__all__ = ["corpus", "baseline_accesses"]

@@ -43,3 +43,6 @@ def explain(
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "explain")
     return synthesis.explain(p)
+
+
+__all__ = ["explain"]

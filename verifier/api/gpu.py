@@ -121,3 +121,6 @@ if __name__ == "__main__":
     if len(sys.argv) < 3 or sys.argv[1] != "plan":
         raise SystemExit(__doc__)
     plan(sys.argv[2:])
+
+
+__all__ = ["gpu_check", "spec_case", "plan"]

@@ -388,3 +388,16 @@ def _check_one(op, which: str, value: int, boxes: list, given: bool) -> Descript
         at = f"written at byte {mm.writer_address}, read at {mm.reader_address}"
         text = f"element ({mm.row}, {mm.col}) is {at}"
     return DescriptorCheck(**base, verdict=r.verdict, tensor_map=param, tile_base=start, mismatch=text)
+
+
+__all__ = [
+    "kernel",
+    "launch_of",
+    "read_source",
+    "cxx_params",
+    "read_checked",
+    "check_param",
+    "by_param",
+    "MAX_STEPS",
+    "WHERE",
+]

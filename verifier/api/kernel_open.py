@@ -243,3 +243,6 @@ def residue_text(name: str, residues: set[int], m: int) -> str:
 
 def _listed(xs: list[int]) -> str:
     return ", ".join(map(str, xs[:12])) + (f", ... ({len(xs)} values)" if len(xs) > 12 else "")
+
+
+__all__ = ["kernel_open", "OpenRange", "OpenResult", "OpenInstruction", "ValueClass"]

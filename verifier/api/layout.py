@@ -160,3 +160,6 @@ def layout(
     ('memory', [1, 9, 17, 25])
     """
     return describe_layout(notation, shape, dtype, units, base_align, dims, banks)
+
+
+__all__ = ["layout", "describe_layout", "bank_table"]

@@ -199,3 +199,6 @@ def _group_rows(regs: np.ndarray, lanes: np.ndarray, warps: np.ndarray, eb: int)
         # XOR permutes banks and keeps equal words equal, so each costs what this row costs
         out[c] = (members, lane_span, 1 << (r - c + warps.shape[1]))
     return out
+
+
+__all__ = ["verify_many", "ManyResult", "AccessCount"]

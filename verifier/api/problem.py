@@ -231,3 +231,16 @@ def problem(
         mem, notation, text, warnings = read_memory(memory, size, dtype, names, units, base_align, stage)
         mem = check_memory_layout(mem, "memory")
     return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built, warnings)
+
+
+__all__ = [
+    "problem",
+    "Access",
+    "LayoutLike",
+    "MemoryLike",
+    "SpecLike",
+    "read_memory",
+    "engines_arg",
+    "timeout_arg",
+    "require_modeled",
+]

@@ -59,3 +59,6 @@ def same_kernel(ttgir: str, ledger, rows: list) -> None:
         files = ", ".join(sorted(theirs))[:200]
         why = f"names source files {files}, none of the kernel's ({', '.join(sorted(ours))[:200]})"
         raise InputError("triton profile", "export", why)
+
+
+__all__ = ["profile"]

@@ -64,3 +64,6 @@ def scan_ttgir(
             rep = replace(rep, ledger=got.ledger, descriptors=got.descriptors)
         reports.append(rep)
     return ScanResult(1, tuple(reports))
+
+
+__all__ = ["scan_ttgir"]

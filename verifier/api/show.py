@@ -49,3 +49,6 @@ def show(
     if instruction is not None and (isinstance(instruction, bool) or not isinstance(instruction, int)):
         raise InputError("show", "instruction", "must be an integer", instruction)
     return scope.show(p, access, instruction)
+
+
+__all__ = ["show"]

@@ -48,3 +48,6 @@ def synth(
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "synth")
     return synthesis.synth(p, chosen, seconds)
+
+
+__all__ = ["synth"]

@@ -47,3 +47,6 @@ def verify(
     p = problem(memory, store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch,
                 dims=dims, units=units, base_align=base_align, spec=spec, partial=True)  # fmt: skip
     return check.verify(p, chosen, seconds)
+
+
+__all__ = ["verify"]

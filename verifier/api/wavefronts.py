@@ -171,3 +171,6 @@ def wavefronts(
         return run_cases([(1, case)], arch)[0]
     except InputError as e:  # name the argument, not a JSONL line
         raise InputError("wavefronts", e.field, e.problem, e.value) from None
+
+
+__all__ = ["wavefronts", "run_lines", "run_lines_each"]
