@@ -390,14 +390,5 @@ def _check_one(op, which: str, value: int, boxes: list, given: bool) -> Descript
     return DescriptorCheck(**base, verdict=r.verdict, tensor_map=param, tile_base=start, mismatch=text)
 
 
-__all__ = [
-    "kernel",
-    "launch_of",
-    "read_source",
-    "cxx_params",
-    "read_checked",
-    "check_param",
-    "by_param",
-    "MAX_STEPS",
-    "WHERE",
-]
+__all__ = ["kernel", "launch_of", "read_source", "cxx_params", "read_checked", "check_param", "by_param",
+           "MAX_STEPS", "WHERE"]  # fmt: skip

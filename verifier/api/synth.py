@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bankproof.verifier.api.problem import (
     Access,
@@ -14,6 +15,7 @@ from bankproof.verifier.api.problem import (
     timeout_arg,
 )
 from bankproof.verifier.engine import synthesis
+from bankproof.verifier.engine.constrained import constrained
 from bankproof.verifier.results import (
     SynthResult,
 )
@@ -33,7 +35,9 @@ def synth(
     timeout: float = 10.0,
 ) -> SynthResult:
     """The optimal memory layout for the writer (first store) and reader (first load), in every
-    notation, verified, with Z3's proof that no linear layout is cheaper (``bankproof synth``).
+    notation, verified, with Z3's proof that no linear layout is cheaper (``bankproof synth``);
+    where the spec lists the other engines that touch the buffer (``[[engine]]``: TMA boxes,
+    descriptor reads), also the cheapest layout all of them can take (``constrained``).
 
     >>> rows = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
     ...         "warpsPerCTA = [1, 1], order = [1, 0]}>")
@@ -47,7 +51,10 @@ def synth(
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "synth")
-    return synthesis.synth(p, chosen, seconds)
+    result = synthesis.synth(p, chosen, seconds)
+    if not p.engines:
+        return result
+    return replace(result, constrained=constrained(p, result, chosen, seconds))
 
 
 __all__ = ["synth"]

@@ -36,6 +36,7 @@ from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
 from bankproof.models.notation.cute_view import read_view
 from bankproof.models.notation.formula import default_names
+from bankproof.verifier.engine.buffer_engines import EngineSpec, read_engines
 from bankproof.verifier.engine.spec_checks import check_access_layout, check_memory_layout
 
 if sys.version_info >= (3, 11):
@@ -81,6 +82,7 @@ class Spec:
     accesses: list[AccessSpec]
     warnings: tuple[str, ...] = ()
     unread: tuple[UnreadAccess, ...] = ()
+    engines: tuple[EngineSpec, ...] = ()  # engines besides the accesses that touch the buffer (synth)
 
 
 def _err(field: str, problem: str, value: object = ...) -> InputError:
@@ -110,7 +112,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
     """A spec from its parsed TOML. ``partial``: an access naming a CuTe atom bankproof has no
     translation for is listed in ``unread`` (with why) instead of refusing the spec (``verify``
     answers the others); otherwise it is refused like any input error."""
-    allowed = {"shape", "dtype", "arch", "dims", "memory", "access", "cutlass"}
+    allowed = {"shape", "dtype", "arch", "dims", "memory", "access", "cutlass", "engine"}
     for key in data:
         if key not in allowed:
             raise _err(key, f"is not a spec field ({', '.join(sorted(allowed))})")
@@ -195,8 +197,21 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
     notes = tuple(dict.fromkeys(a.note for a in accesses if a.note))
     if note == "cute":
         accesses = _swizzle_base_cap(accesses, source, elem_bits)
+    engines = read_engines(data["engine"], arch) if "engine" in data else ()
     return Spec(
-        path, shape, dtype, elem_bits, arch, dims, memory, note, text, accesses, warnings + notes, unread
+        path,
+        shape,
+        dtype,
+        elem_bits,
+        arch,
+        dims,
+        memory,
+        note,
+        text,
+        accesses,
+        warnings + notes,
+        unread,
+        engines,
     )
 
 

@@ -136,7 +136,33 @@ def synth_text(r: SynthResult) -> str:
         lines.append(
             f"  SMT synthesis without §5.4 (at most {opt.cost}): {smt.status} in {smt.seconds:.2f} s{extra}"
         )
+    if r.constrained is not None:
+        lines += constrained_lines(r.constrained)
     return "\n".join(lines) + "\n" + to_text(r)
+
+
+def constrained_lines(c) -> list[str]:
+    """The constrained synthesis: every layout the engines all take, its count, the optimum."""
+    head = f"layouts {', '.join(c.engines)} all take ({len(c.members)}; the spec's accesses counted on each, "
+    lines = [head + "each free access with its cheapest instruction):"]
+    for m in c.members:
+        how = "; ".join(f"{e} {label}" for e, label in m.engines.items())
+        used = ", ".join(m.instructions.values()) if m.instructions else ""
+        cost = f"{m.wavefronts} wavefronts with {used} ({m.verdict})" if m.wavefronts is not None else ""
+        cost = cost or f"refused: {m.reason}"
+        lines.append(f"  {how}: {cost}  {m.layout}")
+    lines += [f"  not taken: {why}" for why in c.refused]
+    if c.empty:
+        lines.append(f"  none: {c.empty}")
+    if c.optimum is not None:
+        how = "; ".join(f"{e} {label}" for e, label in c.optimum.engines.items())
+        lines.append(f"  constrained optimum: {c.optimal_wavefronts} wavefronts with {how} "
+                     f"({c.proof.status} by exhaustion over the {len(c.members)} layouts)")  # fmt: skip
+    if c.unconstrained_wavefronts is not None:
+        cost = f"; the constraint costs {c.cost}" if c.cost is not None else ""
+        out = f"; {', '.join(c.excluded_by)} cannot take it" if c.excluded_by else "; the engines take it"
+        lines.append(f"  unconstrained optimum: {c.unconstrained_wavefronts} wavefronts{out}{cost}")
+    return lines
 
 
 def convert_text(r: ConvertResult) -> str:

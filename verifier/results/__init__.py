@@ -26,8 +26,10 @@ from bankproof.verifier.results.engines import AgreeResult, Element, EngineAnswe
 from bankproof.verifier.results.verify import (
     AccessResult,
     Certificate,
+    ConstrainedSynthesis,
     Counterexample,
     EngineResult,
+    FamilyMember,
     MemoryRef,
     Optimality,
     Proof,
@@ -41,8 +43,8 @@ from bankproof.verifier.results.verify import (
 
 __all__ = [
     "EXIT", "AccessResult", "FrozenMap", "AgreeResult", "Certificate", "ConversionProof", "ConvertResult",
-    "Counterexample",
-    "Element", "EngineAnswer",
+    "ConstrainedSynthesis", "Counterexample",
+    "Element", "EngineAnswer", "FamilyMember",
     "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
     "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
     "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "UnreadResult", "VerifyResult",

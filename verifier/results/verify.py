@@ -206,10 +206,45 @@ class SynthInfo(Result):
 
 
 @dataclass(frozen=True)
+class FamilyMember(Result):
+    """A layout every engine of the spec can take (``engines``: how each takes it), counted with
+    the spec's accesses: their ``wavefronts`` and verdict, or ``reason`` an access cannot use it."""
+
+    engines: dict[str, str]
+    layout: str
+    offset: tuple
+    wavefronts: int | None
+    verdict: str
+    instructions: dict[str, str] | None = optional()  # the access -> the instruction counted
+    reason: str | None = optional()
+
+
+@dataclass(frozen=True)
+class ConstrainedSynthesis(Result):
+    """The cheapest layout among those every engine touching the buffer can take (``members``,
+    enumerated whole, each count proved by the engines: the optimum's proof is by exhaustion),
+    beside the unconstrained optimum, what the constraint costs, and the engines that cannot take
+    the unconstrained one; ``empty`` says which engines exclude each other when no layout is left."""
+
+    engines: tuple[str, ...]
+    members: tuple[FamilyMember, ...]
+    refused: tuple[str, ...]
+    optimum: FamilyMember | None
+    optimal_wavefronts: int | None
+    unconstrained_wavefronts: int | None
+    cost: int | None
+    excluded_by: tuple[str, ...]
+    proof: Proof
+    empty: str | None = optional()
+
+
+@dataclass(frozen=True)
 class SynthResult(VerifyResult):
-    """``bankproof synth``: the verify report of the synthesized layout, plus the synthesis."""
+    """``bankproof synth``: the verify report of the synthesized layout, plus the synthesis (and,
+    where the spec lists other engines that touch the buffer, the constrained synthesis)."""
 
     synth: SynthInfo | None = optional()
+    constrained: ConstrainedSynthesis | None = optional()
     layout: Any = hidden()
 
     @property

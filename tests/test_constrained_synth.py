@@ -1,0 +1,160 @@
+"""Constrained synthesis (``[[engine]]`` in a synth spec): the cheapest layout every engine that
+touches the buffer can take, proved by exhaustion over that family, beside the unconstrained
+optimum and the engines that refuse it; an empty family names the engines that exclude each other."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from bankproof.models.notation import tma_layout
+from bankproof.verifier.cli.main import main
+from bankproof.verifier.engine.spec import load_spec, parse_spec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bankproof
+
+ROOT = Path(__file__).resolve().parent.parent
+EPILOGUE = ROOT / "examples" / "synth" / "cutlass_sm90_epilogue_f32_tma.toml"
+TRANSPOSE = ROOT / "examples" / "synth" / "transpose_32x32_f32_tma_load.toml"
+
+
+def test_the_cutlass_f32_epilogue_has_a_tma_layout_without_its_conflict():
+    """CUTLASS's SW128 atom costs the 64-bit stores 128 wavefronts (2-way); among the layouts a TMA
+    box reads, two cost the ideal 64 (32-byte boxes, plain or SW32): the constrained optimum, proved
+    by exhaustion, equal to the unconstrained one, which no TMA box reads."""
+    r = bankproof.synth(spec=str(EPILOGUE))
+    c = r.constrained
+    assert c.engines == ("TMA store",) and c.proof.status == "proved" and c.refused == ()
+    costs = {m.engines["TMA store"]: m.wavefronts for m in c.members}
+    assert costs == {
+        "none, 8 boxes of 16 bytes": 128, "none, 4 boxes of 32 bytes": 64, "none, 2 boxes of 64 bytes": 128,
+        "none": 256, "32B, 4 boxes of 32 bytes": 64, "64B, 2 boxes of 64 bytes": 128, "128B": 128,
+    }  # fmt: skip
+    assert (c.optimal_wavefronts, c.unconstrained_wavefronts, c.cost) == (64, 64, 0)
+    assert c.excluded_by == ("TMA store",)
+    assert all(m.instructions == {"r2s": "st.shared.v2.b32"} for m in c.members)  # the copy atom pins st64
+
+
+def test_a_constraint_that_costs_names_the_engine_that_refuses_the_optimum():
+    r = bankproof.synth(spec=str(TRANSPOSE))
+    c = r.constrained
+    assert (c.optimal_wavefronts, c.unconstrained_wavefronts, c.cost) == (160, 64, 96)
+    assert c.optimum.engines == {"TMA load": "128B"} and c.excluded_by == ("TMA load",)
+    assert sum(a.wavefronts for a in r.accesses) == 64  # the unconstrained layout, verified
+    # every member checked on its own: the swizzled modes' layouts through the tma: notation
+    spec = load_spec(TRANSPOSE, require_memory=False)
+    for m in c.members:
+        label = m.engines["TMA load"].split(",")[0]
+        if label == "none":
+            continue
+        lay, _ = tma_layout(label, spec.shape, spec.elem_bits)
+        assert [list(b) for b in lay.in_bases("offset")] == [list(b) for b in m.offset]
+        dims = spec.accesses[0].layout.out_dim_names
+        mem = type(lay)((("offset", lay.in_bases("offset")),), tuple(zip(dims, spec.shape, strict=True)))
+        accesses = [bankproof.Access(a.kind, a.layout, a.name, m.instructions[a.name]) for a in spec.accesses]
+        again = bankproof.verify(mem, accesses=accesses, shape=spec.shape, dtype=spec.dtype)
+        assert sum(a.wavefronts for a in again.accesses) == m.wavefronts, label
+    assert c.optimal_wavefronts == min(m.wavefronts for m in c.members)  # undominated: the least
+
+
+def _spec(engines: list[dict], dtype: str = "f16", shape=(64, 64)) -> dict:
+    blocked = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+               "order = [1, 0]}>")  # fmt: skip
+    return {"shape": list(shape), "dtype": dtype, "arch": "sm90",
+            "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}], "engine": engines}  # fmt: skip
+
+
+def test_engines_that_take_no_layout_in_common_are_named():
+    c = bankproof.synth(spec=_spec([{"name": "box", "tma": "128B"}, {"name": "mma", "descriptor": "32B"}]))
+    assert c.constrained.members == () and c.constrained.optimum is None
+    assert c.constrained.empty == "box and mma take no layout in common"
+    assert c.constrained.proof.status == "unknown"
+    alone = bankproof.synth(
+        spec=_spec([{"name": "mma", "descriptor": "any", "major": "MN"}], "f32", (64, 32))
+    )
+    assert alone.constrained.empty == "mma takes no layout of this f32 tile"
+    assert all("MN-major needs 16-bit elements" in why for why in alone.constrained.refused)
+
+
+def test_a_tma_box_and_its_wgmma_reads_share_their_modes():
+    """A descriptor read takes the layout the TMA box of its mode writes (checked element by element):
+    the family of both is the four modes, the optimum among them."""
+    c = bankproof.synth(
+        spec=_spec([{"name": "box", "tma": "any"}, {"name": "mma", "descriptor": "any"}])
+    ).constrained
+    assert [m.engines["mma"] for m in c.members] == ["none", "32B", "64B", "128B"]
+    assert c.members[0].engines["box"] == "none, 8 boxes of 16 bytes"
+    assert c.optimal_wavefronts == min(m.wavefronts for m in c.members) and c.proof.status == "proved"
+
+
+def test_the_cli_prints_and_exports_the_constrained_synthesis(capsys):
+    assert main(["synth", str(TRANSPOSE)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "constrained optimum: 160 wavefronts with TMA load 128B (proved by exhaustion over the 7 layouts)"
+        in out
+    )
+    assert "unconstrained optimum: 64 wavefronts; TMA load cannot take it; the constraint costs 96" in out
+    assert main(["synth", str(TRANSPOSE), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["constrained"]["cost"] == 96 and len(data["constrained"]["members"]) == 7
+
+
+@pytest.mark.parametrize(
+    ("engine", "message"),
+    [
+        ({"tma": "256B"}, 'spec: engine[0].tma must be "any" or modes of sm90'),
+        ({"tma": "any", "major": "K"}, "spec: engine[0].major is K or MN, for a descriptor"),
+        ({"descriptor": "any", "major": "X"}, "spec: engine[0].major is K or MN"),
+        ({"tma": "any", "box": [8, 8]}, "spec: engine[0].box is not an engine field"),
+        ({"name": "a"}, "spec: engine[0] needs exactly one of tma, descriptor"),
+        ({"tma": [], "name": "a"}, "spec: engine[0].tma must be"),
+    ],
+)
+def test_bad_engine_tables_are_refused_naming_the_field(engine, message, tmp_path):
+    with pytest.raises(bankproof.InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_spec(_spec([engine]), require_memory=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text(EPILOGUE.read_text() + "\n[[engine]]\ntma = 7\n")
+    err = io.StringIO()
+    assert main(["synth", str(spec)], io.StringIO(), err) == 2
+    assert (
+        err.getvalue().startswith("bankproof: spec: engine[1].tma must be")
+        and "Traceback" not in err.getvalue()
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["name", "tma", "descriptor", "major", "box"]),
+            st.one_of(
+                st.sampled_from(["any", "none", "32B", "64B", "128B", "K", "MN", "x"]),
+                st.integers(-2, 300),
+                st.lists(st.sampled_from(["32B", "128B", "zz"]), max_size=3),
+            ),  # fmt: skip
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from([(64, 64, "f16"), (32, 32, "f32"), (16, 128, "i8"), (8, 16, "f64")]),
+)
+def test_random_engine_tables_answer_or_name_the_field(engines, tile):
+    """The fuzzer of the new spec field: any engine list is answered (the family enumerated, an
+    empty one explained) or refused with an InputError naming it, never a crash."""
+    rows, cols, dtype = tile
+    try:
+        r = bankproof.synth(spec=_spec(engines, dtype, (rows, cols)), engines="enum")
+    except bankproof.InputError as e:
+        assert str(e).startswith("spec: ") or str(e).startswith(("synth", "access")), str(e)
+        return
+    c = r.constrained
+    assert (c.empty is None) == bool(c.members)
+    if c.optimum is not None:
+        assert c.optimal_wavefronts == min(m.wavefronts for m in c.members if m.wavefronts is not None)
