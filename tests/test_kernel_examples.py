@@ -156,7 +156,7 @@ def test_reproducer_replays_the_count(results):
     for name in CONFLICTS:
         c = next(i for i in results[name].instructions if i.conflict is not None).conflict
         case = json.loads(c.reproduce.split("'")[1])
-        w = bankproof.wavefronts(case["instr"], case["byte_offsets"], case.get("active"))
+        w = bankproof.wavefronts(case["instr"], case["byte_offsets"], active=case.get("active"))
         assert (w.wavefronts, w.ideal) == (c.wavefronts, c.ideal), name
 
 
