@@ -36,6 +36,16 @@ def test_the_cutlass_f32_epilogue_has_a_tma_layout_without_its_conflict():
     }  # fmt: skip
     assert (c.optimal_wavefronts, c.unconstrained_wavefronts, c.cost) == (64, 64, 0)
     assert c.excluded_by == ("TMA store",)
+    boxes = [m.costs["operations"] for m in c.members]  # TMA boxes per tile, in the same order
+    assert boxes == [8, 4, 2, 1, 4, 2, 1] and [m.costs["xor_terms"] for m in c.members] == [
+        0,
+        0,
+        0,
+        0,
+        1,
+        2,
+        3,
+    ]
     assert all(m.instructions == {"r2s": "st.shared.v2.b32"} for m in c.members)  # the copy atom pins st64
 
 
@@ -185,3 +195,72 @@ def test_every_layout_of_the_family_was_measured_as_counted(example):
     assert cost(runs[f"{example.stem}__unconstrained.toml"]) == c.unconstrained_wavefronts
     if checker:  # CUTLASS's choice, measured: the 2-way conflict the optimum removes
         assert cost(runs[f"{example.stem}__cutlass.toml"]) == 128 == 2 * c.optimal_wavefronts
+
+
+BOX_AND_MMA = _spec([{"name": "box", "tma": "any"}, {"name": "mma", "descriptor": "any"}])
+
+
+def _recount(spec: object, m) -> dict[str, int]:
+    """A member's costs recomputed apart from the synthesis: its accesses verified on its layout
+    (warp instructions and wavefronts), its XOR terms from the element offset of every coordinate
+    bit of the tile (its TMA boxes are the label's: the epilogue test holds them)."""
+    from bankproof.models.access import element_offsets
+    from bankproof.models.layout import LinearLayout
+    from bankproof.verifier.api.problem import problem
+
+    p = problem(spec=spec, require_memory=False)
+    dims = p.accesses[0].layout.out_dim_names
+    mem = LinearLayout((("offset", tuple(map(tuple, m.offset))),), tuple(zip(dims, p.shape, strict=True)))
+    accesses = [bankproof.Access(a.kind, a.layout, a.name, m.instructions[a.name]) for a in p.accesses]
+    r = bankproof.verify(mem, accesses=accesses, shape=p.shape, dtype=p.dtype, arch=p.arch, engines="enum")
+    offsets = element_offsets(mem)
+    units = [(1 << b, 0) for b in range(p.shape[0].bit_length() - 1)]
+    units += [(0, 1 << b) for b in range(p.shape[1].bit_length() - 1)]
+    return {
+        "wavefronts": sum(a.wavefronts for a in r.accesses),
+        "instructions": sum(a.instructions for a in r.accesses),
+        "xor_terms": sum(bin(int(offsets[u])).count("1") - 1 for u in units),
+    }
+
+
+@pytest.mark.parametrize(
+    "spec", [str(EPILOGUE), str(TRANSPOSE), BOX_AND_MMA], ids=["epilogue", "transpose", "box+mma"]
+)
+def test_the_pareto_front_is_exactly_the_undominated_layouts(spec):
+    """Every member's costs recomputed on their own, then every pair compared: the front is the
+    members no other is at most as costly as in every cost and cheaper in one."""
+    from bankproof.verifier.engine.constrained import COSTS
+
+    c = bankproof.synth(spec=spec, engines="enum").constrained
+    vec = []
+    for m in c.members:
+        again = _recount(spec, m)
+        assert {k: again[k] for k in ("wavefronts", "instructions", "xor_terms")} == {
+            k: m.costs[k] for k in ("wavefronts", "instructions", "xor_terms")
+        }, m.engines
+        vec.append(tuple(m.costs[k] for k in COSTS))
+
+    def dominated(i: int) -> bool:
+        return any(all(a <= b for a, b in zip(vec[j], vec[i])) and vec[j] != vec[i] for j in range(len(vec)))
+
+    assert c.pareto == tuple(i for i in range(len(vec)) if not dominated(i))
+    assert c.members.index(c.optimum) in c.pareto or any(
+        vec[i][0] == c.optimal_wavefronts for i in c.pareto
+    )  # the least wavefronts are on the front
+
+
+def test_weights_pick_the_front_layout_of_least_weighted_cost(capsys):
+    c = bankproof.synth(spec=str(EPILOGUE), weights={"wavefronts": 1, "operations": 16}).constrained
+    assert c.pareto == (1, 2, 3, 6) and c.members[c.chosen].engines == {
+        "TMA store": "none, 4 boxes of 32 bytes"
+    }
+    one_box = bankproof.synth(spec=str(EPILOGUE), weights={"wavefronts": 1, "operations": 100}).constrained
+    assert one_box.members[one_box.chosen].engines == {"TMA store": "128B"}  # 128 + 100 < 64 + 400
+    for bad, why in (({"bogus": 1}, "weights names costs of"), ({"wavefronts": -1}, "wavefronts must be a number"),
+                     ({}, "weights must map some of")):  # fmt: skip
+        with pytest.raises(bankproof.InputError, match=why):
+            bankproof.synth(spec=str(EPILOGUE), weights=bad)
+    with pytest.raises(bankproof.InputError, match="the spec has none"):
+        bankproof.synth(spec=str(ROOT / "examples" / "transpose_16x32_plain.toml"), weights={"wavefronts": 1})
+    assert main(["synth", str(EPILOGUE), "--weights", "wavefronts=x"]) == 2
+    assert "synth: --weights must be COST=NUMBER" in capsys.readouterr().err

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from bankproof.models.errors import InputError
 from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
@@ -15,7 +16,7 @@ from bankproof.verifier.api.problem import (
     timeout_arg,
 )
 from bankproof.verifier.engine import synthesis
-from bankproof.verifier.engine.constrained import constrained
+from bankproof.verifier.engine.constrained import constrained, read_weights
 from bankproof.verifier.results import (
     SynthResult,
 )
@@ -33,11 +34,14 @@ def synth(
     spec: SpecLike | None = None,
     engines: str | Sequence[str] = "all",
     timeout: float = 10.0,
+    weights: Mapping[str, float] | None = None,
 ) -> SynthResult:
     """The optimal memory layout for the writer (first store) and reader (first load), in every
     notation, verified, with Z3's proof that no linear layout is cheaper (``bankproof synth``);
     where the spec lists the other engines that touch the buffer (``[[engine]]``: TMA boxes,
-    descriptor reads), also the cheapest layout all of them can take (``constrained``).
+    descriptor reads), also the cheapest layout all of them can take (``constrained``), the Pareto
+    front of those layouts over wavefronts, instructions, engine operations and XOR terms, and
+    with ``weights`` (per cost) the front's pick.
 
     >>> rows = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
     ...         "warpsPerCTA = [1, 1], order = [1, 0]}>")
@@ -48,13 +52,18 @@ def synth(
     ([('st.shared.v4.b32', 4, 16), ('ld.shared.b32', 16, 16)], 'proved')
     """
     chosen, seconds = engines_arg(engines, "synth"), timeout_arg(timeout, "synth")
+    weighed = read_weights(weights)
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "synth")
     result = synthesis.synth(p, chosen, seconds)
     if not p.engines:
+        if weighed is not None:
+            raise InputError(
+                "synth", "weights", "pick among the layouts [[engine]] tables allow: the spec has none"
+            )
         return result
-    return replace(result, constrained=constrained(p, result, chosen, seconds))
+    return replace(result, constrained=constrained(p, result, chosen, seconds, weighed))
 
 
 __all__ = ["synth"]

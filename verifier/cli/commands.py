@@ -84,10 +84,27 @@ def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("synth", args.timeout)
     result = api.synth(
-        spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout
-    )
+        spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout,
+        weights=_weights(args.weights),
+    )  # fmt: skip
     out.write(result.to_json() if args.json else text_render.synth_text(result))
     return result.exit_code
+
+
+def _weights(text: str | None) -> dict[str, float] | None:
+    """``--weights wavefronts=1,operations=16`` as a dict (its checks are the API's)."""
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise InputError("synth", "--weights", "must be COST=NUMBER,...", part) from None
+        if not eq:
+            raise InputError("synth", "--weights", "must be COST=NUMBER,...", part)
+    return out
 
 
 def explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

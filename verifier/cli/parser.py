@@ -98,9 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the optimal memory layout for a spec's writer and reader, in every notation",
         description="Ignore the spec's memory layout; build the optimal one for its first store (writer) "
         "and first load (reader) by §5.4, print it in every notation that expresses it, and verify "
-        "every access with it.",
+        "every access with it. With [[engine]] tables (TMA boxes, descriptor reads) also the cheapest "
+        "layout all of them take, its Pareto front over wavefronts, instructions, engine operations "
+        "and XOR terms, and (--weights) the front's pick.",
     )
     syn.add_argument("spec", help="a spec file (TOML); [memory] is optional")
+    syn.add_argument(
+        "--weights",
+        metavar="COST=W,...",
+        help="weights of wavefronts, instructions, operations, xor_terms for picking one layout of "
+        "the constrained Pareto front (e.g. wavefronts=1,operations=16)",
+    )
     _engine_options(
         syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"
     )

@@ -48,10 +48,12 @@ class EngineSpec:
 
 @dataclass(frozen=True)
 class Member:
-    """One layout an engine can take: ``label`` says how (``128B``, ``none, 64-byte boxes``)."""
+    """One layout an engine can take: ``label`` says how (``128B``, ``none, 2 boxes of 64 bytes``),
+    ``operations`` how many the engine issues per tile (TMA boxes)."""
 
     label: str
     layout: LinearLayout
+    operations: int = 1  # the engine's operations per tile (TMA boxes; a descriptor's reads: 1)
 
     @property
     def key(self) -> tuple:
@@ -116,7 +118,7 @@ def family(e: EngineSpec, shape: list[int], elem_bits: int, arch: str) -> tuple[
                 _reads(box, arch, m, elem_bits, e.major, shape)
             boxes = e.kind == "tma" and box.panels > 1  # a descriptor reads the layout whatever wrote it
             label = f"{m}, {box.panels} boxes of {box.cols * elem_bits // 8} bytes" if boxes else m
-            members.append(Member(label, _offsets_only(lay)))
+            members.append(Member(label, _offsets_only(lay), box.panels if e.kind == "tma" else 1))
         except InputError as err:
             refused.append(f"{e.name} {m}: {err.problem}")
     return members, refused
@@ -133,7 +135,7 @@ def _plain_boxes(shape: list[int], elem_bits: int) -> list[Member]:
             lay = layout_from_offsets(box.address(rows, cs, 0) // eb, "tma")
             n = shape[1] // cols
             label = "none" if n == 1 else f"none, {n} boxes of {cols * eb} bytes"
-            out.append(Member(label, _offsets_only(lay)))
+            out.append(Member(label, _offsets_only(lay), n))
         cols *= 2
     return out
 

@@ -24,10 +24,12 @@ cannot take the unconstrained layout.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.memory import inverse_columns
 from bankproof.models.notation import memory_notations
 from bankproof.verifier.engine.buffer_engines import Member, family
 from bankproof.verifier.engine.check import ENGINES, verify
@@ -35,12 +37,19 @@ from bankproof.verifier.engine.costs import best_cost, matrix_options, vector_in
 from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import ConstrainedSynthesis, FamilyMember, Proof, SynthResult
 
+COSTS = ("wavefronts", "instructions", "operations", "xor_terms")
+
 
 def constrained(
-    spec: Spec, unconstrained: SynthResult | None, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0
+    spec: Spec,
+    unconstrained: SynthResult | None,
+    engines: tuple[str, ...] = ENGINES,
+    timeout_s: float = 10.0,
+    weights: Mapping[str, float] | None = None,
 ) -> ConstrainedSynthesis:
     """The constrained synthesis of ``spec`` (its ``engines``), beside ``unconstrained`` (the
-    result of ``synth`` on the same spec, or None)."""
+    result of ``synth`` on the same spec, or None); ``weights`` (per cost of :data:`COSTS`) pick
+    one layout of the Pareto front."""
     t0 = time.perf_counter()
     fams: dict[str, dict[tuple, Member]] = {}
     refused: list[str] = []
@@ -60,6 +69,8 @@ def constrained(
     if unconstrained is not None and unconstrained.layout is not None:
         key = unconstrained.layout.in_bases("offset")
         excluded = tuple(n for n in names if key not in fams[n])
+    front = pareto(members)
+    chosen = _choose(members, front, weights) if weights else None
     status = "proved" if best is not None and exhaustive else "unknown"
     why = None if status == "proved" else _why_unknown(members, best)
     return ConstrainedSynthesis(
@@ -73,7 +84,48 @@ def constrained(
         excluded_by=excluded,
         proof=Proof(status, "exhaustion", round(time.perf_counter() - t0, 4), why),
         empty=None if members else _empty(fams, spec),
+        pareto=front,
+        weights=dict(weights) if weights else None,
+        chosen=chosen,
     )
+
+
+def pareto(members: tuple[FamilyMember, ...]) -> tuple[int, ...]:
+    """The members (indices) no other counted member beats in every cost and strictly in one.
+
+    >>> m = lambda w, i: FamilyMember({}, "", (), w, "proved", costs={"wavefronts": w, "instructions": i})
+    >>> pareto((m(64, 32), m(128, 16), m(128, 32), m(64, 32)))
+    (0, 1, 3)
+    """
+    vec = {i: tuple(m.costs[c] for c in COSTS if c in m.costs) for i, m in enumerate(members) if m.costs}
+
+    def beats(a: tuple, b: tuple) -> bool:
+        return all(x <= y for x, y in zip(a, b, strict=True)) and a != b
+
+    return tuple(i for i, v in vec.items() if not any(beats(w, v) for j, w in vec.items() if j != i))
+
+
+def read_weights(weights: object, where: str = "synth") -> dict[str, float] | None:
+    """Weights per cost (``{"wavefronts": 1, "operations": 8}``), checked and named in errors."""
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping) or not weights:
+        raise InputError(where, "weights", f"must map some of {', '.join(COSTS)} to numbers", weights)
+    for k, v in weights.items():
+        if k not in COSTS:
+            raise InputError(where, "weights", f"names costs of {', '.join(COSTS)}", k)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1e9:
+            raise InputError(where, "weights", f"{k} must be a number from 0 to 1e9", v)
+    return {k: float(v) for k, v in weights.items()}
+
+
+def _choose(
+    members: tuple[FamilyMember, ...], front: tuple[int, ...], weights: Mapping[str, float]
+) -> int | None:
+    """The front's member of least weighted cost (the first on a tie)."""
+    if not front:
+        return None
+    return min(front, key=lambda i: sum(w * members[i].costs[c] for c, w in weights.items()))
 
 
 def _member(spec: Spec, taken: dict[str, Member], engines: tuple[str, ...], timeout_s: float) -> FamilyMember:
@@ -94,7 +146,13 @@ def _member(spec: Spec, taken: dict[str, Member], engines: tuple[str, ...], time
     counts = [a.wavefronts for a in rep.accesses]
     total = None if None in counts else sum(counts)
     used = {a.name: a.instr for a in rep.accesses}
-    return FamilyMember(**base, wavefronts=total, verdict=rep.verdict, instructions=used)
+    costs = None
+    if total is not None:
+        inverse = inverse_columns(lay) or ()
+        costs = {"wavefronts": total, "instructions": sum(a.instructions for a in rep.accesses),
+                 "operations": sum(m.operations for m in taken.values()),
+                 "xor_terms": sum(bin(x).count("1") - 1 for x in inverse if x)}  # fmt: skip
+    return FamilyMember(**base, wavefronts=total, verdict=rep.verdict, instructions=used, costs=costs)
 
 
 def _cheapest(spec: Spec, lay) -> list:
@@ -148,4 +206,4 @@ def _empty(fams: dict[str, dict[tuple, Member]], spec: Spec) -> str:
     return f"{', '.join(names)} take no layout in common (each pair does, all of them do not)"
 
 
-__all__ = ["constrained"]
+__all__ = ["COSTS", "constrained", "pareto", "read_weights"]

@@ -217,6 +217,7 @@ class FamilyMember(Result):
     verdict: str
     instructions: dict[str, str] | None = optional()  # the access -> the instruction counted
     reason: str | None = optional()
+    costs: dict[str, int] | None = optional()  # what else it costs (see ConstrainedSynthesis.pareto)
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,11 @@ class ConstrainedSynthesis(Result):
     excluded_by: tuple[str, ...]
     proof: Proof
     empty: str | None = optional()
+    # members no other member beats in every cost (wavefronts, warp instructions issued, engine
+    # operations per tile, XOR terms of the address), by exhaustion; and the one the weights pick
+    pareto: tuple[int, ...] = ()
+    weights: dict[str, float] | None = optional()
+    chosen: int | None = optional()
 
 
 @dataclass(frozen=True)
