@@ -264,3 +264,52 @@ def test_weights_pick_the_front_layout_of_least_weighted_cost(capsys):
         bankproof.synth(spec=str(ROOT / "examples" / "transpose_16x32_plain.toml"), weights={"wavefronts": 1})
     assert main(["synth", str(EPILOGUE), "--weights", "wavefronts=x"]) == 2
     assert "synth: --weights must be COST=NUMBER" in capsys.readouterr().err
+
+
+def test_padded_layouts_against_the_swizzle_trade_bytes_for_xors():
+    """``padded=True``: the seeds' transpose's synthesized swizzle (32 wavefronts, 2 XOR terms, 2 KiB)
+    against plain and padded layouts; 8 bytes of padding a row also reach 32 wavefronts with no XOR
+    and 120 bytes more, both on the front, every padded member recounted through its CuTe form."""
+    from bankproof.models.access import element_offsets
+    from bankproof.models.notation import parse_layout
+
+    path = ROOT / "examples" / "transpose_16x32_plain.toml"
+    c = bankproof.synth(spec=str(path), padded=True).constrained
+    by = {m.engines["padding"]: m for m in c.members}
+    assert c.engines == ("padding",) and c.proof.status == "proved" and c.optimal_wavefronts == 32
+    syn, pad8 = by["synthesized"], by["row-major + 8 bytes"]
+    assert (syn.costs["wavefronts"], syn.costs["xor_terms"], syn.costs["shared_bytes"]) == (32, 2, 2048)
+    assert (pad8.costs["wavefronts"], pad8.costs["xor_terms"], pad8.costs["shared_bytes"]) == (32, 0, 2168)
+    index = {m.engines["padding"]: i for i, m in enumerate(c.members)}
+    assert index["synthesized"] in c.pareto and index["row-major + 8 bytes"] in c.pareto
+    spec = load_spec(path)
+    for m in c.members:
+        if m.engines["padding"] == "synthesized":
+            continue
+        mem = parse_layout(m.layout, spec.shape, dtype=spec.dtype).layout  # its CuTe strides, read back
+        accesses = [bankproof.Access(a.kind, a.layout, a.name, m.instructions[a.name]) for a in spec.accesses]
+        again = bankproof.verify(mem, accesses=accesses, shape=spec.shape, dtype=spec.dtype, engines="enum")
+        assert sum(a.wavefronts for a in again.accesses) == m.wavefronts, m.engines
+        assert (int(element_offsets(mem).max()) + 1) * 4 == m.costs["shared_bytes"], m.engines
+    picked = bankproof.synth(
+        spec=str(path), padded=True, weights={"wavefronts": 1, "xor_terms": 100}
+    ).constrained
+    assert picked.members[picked.chosen].engines == {"padding": "row-major + 8 bytes"}
+
+
+def test_padded_on_an_amd_target_says_what_its_model_cannot():
+    """On gfx942 (published lane groups) members whose instruction has no published grouping, or
+    that would need sub-dword ds_write, are unknown with why: the optimum is then unknown too."""
+    c = bankproof.synth(spec=str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"), padded=True).constrained
+    unknown = [m for m in c.members if m.verdict == "unknown"]
+    assert unknown and all(m.reason for m in unknown) and c.proof.status == "unknown"
+    assert any("no published lane grouping" in m.reason for m in unknown)
+    assert any("sub-dword ds_write is not modeled" in m.reason for m in unknown)
+    assert c.members[0].costs["wavefronts"] == 128 and 0 in c.pareto  # the synthesized layout, counted
+
+
+def test_padded_needs_a_spec_without_engines():
+    with pytest.raises(bankproof.InputError, match="synth: padded weighs layouts no engine takes"):
+        bankproof.synth(spec=str(EPILOGUE), padded=True)
+    with pytest.raises(bankproof.InputError, match="synth: padded must be True or False"):
+        bankproof.synth(spec=str(ROOT / "examples" / "transpose_16x32_plain.toml"), padded="yes")

@@ -35,13 +35,15 @@ def synth(
     engines: str | Sequence[str] = "all",
     timeout: float = 10.0,
     weights: Mapping[str, float] | None = None,
+    padded: bool = False,
 ) -> SynthResult:
     """The optimal memory layout for the writer (first store) and reader (first load), in every
     notation, verified, with Z3's proof that no linear layout is cheaper (``bankproof synth``);
     where the spec lists the other engines that touch the buffer (``[[engine]]``: TMA boxes,
     descriptor reads), also the cheapest layout all of them can take (``constrained``), the Pareto
-    front of those layouts over wavefronts, instructions, engine operations and XOR terms, and
-    with ``weights`` (per cost) the front's pick.
+    front of those layouts over wavefronts, instructions, engine operations, XOR and padding terms
+    and shared bytes, and with ``weights`` (per cost) the front's pick; ``padded`` (no engines):
+    the same front over the synthesized layout and plain and padded ones.
 
     >>> rows = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
     ...         "warpsPerCTA = [1, 1], order = [1, 0]}>")
@@ -57,13 +59,16 @@ def synth(
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "synth")
     result = synthesis.synth(p, chosen, seconds)
-    if not p.engines:
+    if not isinstance(padded, bool):
+        raise InputError("synth", "padded", "must be True or False", padded)
+    if padded and p.engines:
+        raise InputError("synth", "padded", "weighs layouts no engine takes: the spec's [[engine]] take none")
+    if not p.engines and not padded:
         if weighed is not None:
-            raise InputError(
-                "synth", "weights", "pick among the layouts [[engine]] tables allow: the spec has none"
-            )
+            why = "pick among the layouts [[engine]] tables or padded allow: the spec has none"
+            raise InputError("synth", "weights", why)
         return result
-    return replace(result, constrained=constrained(p, result, chosen, seconds, weighed))
+    return replace(result, constrained=constrained(p, result, chosen, seconds, weighed, padded))
 
 
 __all__ = ["synth"]

@@ -85,7 +85,7 @@ def synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("synth", args.timeout)
     result = api.synth(
         spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout,
-        weights=_weights(args.weights),
+        weights=_weights(args.weights), padded=args.padded,
     )  # fmt: skip
     out.write(result.to_json() if args.json else text_render.synth_text(result))
     return result.exit_code

@@ -106,7 +106,7 @@ FLAGS = {
     "baseline": "--baseline", "engines": "--engine", "ptx": "--ptx", "args": "--arg",
     "block": "--block", "grid": "--grid", "cta": "--cta", "dynamic_smem": "--dynamic-smem",
     "define": "--define", "include": "--include", "max_steps": "--max-steps", "time_limit": "--time-limit",
-    "tensor_maps": "--tensor-map", "weights": "--weights",
+    "tensor_maps": "--tensor-map", "weights": "--weights", "padded": "--padded",
 }  # fmt: skip
 
 

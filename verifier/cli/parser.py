@@ -99,15 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ignore the spec's memory layout; build the optimal one for its first store (writer) "
         "and first load (reader) by §5.4, print it in every notation that expresses it, and verify "
         "every access with it. With [[engine]] tables (TMA boxes, descriptor reads) also the cheapest "
-        "layout all of them take, its Pareto front over wavefronts, instructions, engine operations "
-        "and XOR terms, and (--weights) the front's pick.",
+        "layout all of them take, its Pareto front over wavefronts, instructions, engine operations, "
+        "XOR and padding terms and shared bytes, and (--weights) the front's pick; --padded: the same "
+        "front over the synthesized layout and plain and padded ones.",
     )
     syn.add_argument("spec", help="a spec file (TOML); [memory] is optional")
     syn.add_argument(
+        "--padded",
+        action="store_true",
+        help="weigh the synthesized layout against plain and padded ones (shared bytes among the costs)",
+    )
+    syn.add_argument(
         "--weights",
         metavar="COST=W,...",
-        help="weights of wavefronts, instructions, operations, xor_terms for picking one layout of "
-        "the constrained Pareto front (e.g. wavefronts=1,operations=16)",
+        help="weights of wavefronts, instructions, operations, xor_terms, pad_terms, shared_bytes for "
+        "picking one layout of the Pareto front (e.g. wavefronts=1,operations=16)",
     )
     _engine_options(
         syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"

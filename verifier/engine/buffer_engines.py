@@ -27,7 +27,7 @@ from bankproof.models.engines.placement import TmaBox
 from bankproof.models.engines.tma import mode
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import layout_from_offsets
+from bankproof.models.memory import PaddedLayout, layout_from_offsets, memory_from_offsets
 from bankproof.models.notation import tma_layout
 
 KINDS = ("tma", "descriptor")
@@ -52,11 +52,13 @@ class Member:
     ``operations`` how many the engine issues per tile (TMA boxes)."""
 
     label: str
-    layout: LinearLayout
+    layout: LinearLayout | PaddedLayout
     operations: int = 1  # the engine's operations per tile (TMA boxes; a descriptor's reads: 1)
 
     @property
     def key(self) -> tuple:
+        if isinstance(self.layout, PaddedLayout):
+            return (self.layout.linear.in_bases("offset"), self.layout.intervals)
         return self.layout.in_bases("offset")
 
 
@@ -124,6 +126,30 @@ def family(e: EngineSpec, shape: list[int], elem_bits: int, arch: str) -> tuple[
     return members, refused
 
 
+PAD_BYTES = (4, 8, 16)  # the padding a row may get (one bank, two, a 16-byte vector's)
+
+
+def padded_family(shape: list[int], elem_bits: int) -> list[Member]:
+    """Plain row-major and column-major layouts of a 2-D tile, and each with every
+    :data:`PAD_BYTES` of padding after each row (column): Triton's ``padded_shared`` and CuTe's
+    padded strides, weighed against a swizzle (no engine needs them; none takes them)."""
+    if len(shape) != 2:
+        return []
+    eb, out = max(1, elem_bits // 8), []
+    rows, cols = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    for order, inner, outer, along in (
+        ("row-major", cols, rows, shape[1]),
+        ("column-major", rows, cols, shape[0]),
+    ):
+        for pad_bytes in (0, *PAD_BYTES):
+            if pad_bytes % eb or along < 2:
+                continue
+            offsets = outer * (along + pad_bytes // eb) + inner
+            label = order if not pad_bytes else f"{order} + {pad_bytes} bytes"
+            out.append(Member(label, memory_from_offsets(offsets, "padded"), 0))
+    return out
+
+
 def _plain_boxes(shape: list[int], elem_bits: int) -> list[Member]:
     """TMA boxes without a swizzle, each power-of-two width from 16 bytes to the row."""
     eb, out = elem_bits // 8, []
@@ -154,4 +180,4 @@ def _offsets_only(lay: LinearLayout) -> LinearLayout:
     return LinearLayout((("offset", lay.in_bases("offset")),), lay.out_dims)
 
 
-__all__ = ["EngineSpec", "Member", "family", "read_engines"]
+__all__ = ["EngineSpec", "Member", "family", "padded_family", "read_engines"]

@@ -29,15 +29,17 @@ from dataclasses import replace
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.models.memory import inverse_columns
+from bankproof.models.memory import PaddedLayout, inverse_columns
 from bankproof.models.notation import memory_notations
-from bankproof.verifier.engine.buffer_engines import Member, family
+from bankproof.models.notation.padded import padded_notations
+from bankproof.verifier.engine.buffer_engines import Member, family, padded_family
 from bankproof.verifier.engine.check import ENGINES, verify
 from bankproof.verifier.engine.costs import best_cost, matrix_options, vector_instr
 from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import ConstrainedSynthesis, FamilyMember, Proof, SynthResult
 
-COSTS = ("wavefronts", "instructions", "operations", "xor_terms")
+PADDING = "padding"  # the family of plain and padded layouts, as if an engine took them
+COSTS = ("wavefronts", "instructions", "operations", "xor_terms", "pad_terms", "shared_bytes")
 
 
 def constrained(
@@ -46,10 +48,13 @@ def constrained(
     engines: tuple[str, ...] = ENGINES,
     timeout_s: float = 10.0,
     weights: Mapping[str, float] | None = None,
+    padded: bool = False,
 ) -> ConstrainedSynthesis:
     """The constrained synthesis of ``spec`` (its ``engines``), beside ``unconstrained`` (the
     result of ``synth`` on the same spec, or None); ``weights`` (per cost of :data:`COSTS`) pick
-    one layout of the Pareto front."""
+    one layout of the Pareto front. ``padded`` (a spec without engines): the family is the
+    synthesized layout, the plain row- and column-major ones and each padded (the engine named
+    :data:`PADDING`), weighed by the same costs, shared bytes among them."""
     t0 = time.perf_counter()
     fams: dict[str, dict[tuple, Member]] = {}
     refused: list[str] = []
@@ -57,6 +62,9 @@ def constrained(
         members, why = family(e, spec.shape, spec.elem_bits, spec.arch)
         fams[e.name] = {m.key: m for m in members}
         refused += why
+    if padded:  # no engine: the synthesized layout against plain and padded ones
+        plain = [Member("synthesized", unconstrained.layout, 0)] if unconstrained is not None else []
+        fams[PADDING] = {m.key: m for m in plain + padded_family(spec.shape, spec.elem_bits)}
     names = tuple(fams)
     common = set.intersection(*(set(f) for f in fams.values())) if fams else set()
     keys = [k for k in next(iter(fams.values()), {}) if k in common]  # in the first engine's order
@@ -131,28 +139,40 @@ def _choose(
 def _member(spec: Spec, taken: dict[str, Member], engines: tuple[str, ...], timeout_s: float) -> FamilyMember:
     """One layout of the family, counted with the spec's accesses (every engine asked)."""
     first = next(iter(taken.values()))
-    lay = first.layout.transpose_outs(first.layout.out_dim_names)
     dims = spec.accesses[0].layout.out_dim_names if spec.accesses else spec.dims  # the accesses' names
-    lay = type(lay)((("offset", lay.in_bases("offset")),), tuple(zip(dims, spec.shape, strict=True)))
+    padded = isinstance(first.layout, PaddedLayout)
+    lin = first.layout.linear if padded else first.layout
+    lin = type(lin)((("offset", lin.in_bases("offset")),), tuple(zip(dims, spec.shape, strict=True)))
+    lay = PaddedLayout(lin, first.layout.intervals) if padded else lin
     how = {n: m.label for n, m in taken.items()}
-    forms = memory_notations(lay, spec.dims, 1024, spec.elem_bits)
-    cute = forms.get("cute_bytes") or forms.get("cute") or forms["bases"]
-    base = {"engines": how, "layout": cute, "offset": tuple(map(list, lay.in_bases("offset")))}
+    if padded:
+        forms = padded_notations(lay)
+        text = forms.get("cute") or forms.get("triton") or str(lay.intervals)
+    else:
+        forms = memory_notations(lin, spec.dims, 1024, spec.elem_bits)
+        text = forms.get("cute_bytes") or forms.get("cute") or forms["bases"]
+    base = {"engines": how, "layout": text, "offset": tuple(map(list, lin.in_bases("offset")))}
     try:
-        rep = verify(replace(spec, memory=lay, memory_notation="bases", memory_text=str(base["offset"]),
+        rep = verify(replace(spec, memory=lay, memory_notation="bases", memory_text=text,
                              accesses=_cheapest(spec, lay), engines=()), engines, timeout_s)  # fmt: skip
-    except InputError as e:  # an access cannot use its instruction on this layout
-        return FamilyMember(**base, wavefronts=None, verdict="refused", reason=str(e))
+    except InputError as e:  # an access cannot use its instruction on this layout (or, not modeled, unknown)
+        verdict = "unknown" if "not modeled" in e.problem else "refused"
+        return FamilyMember(**base, wavefronts=None, verdict=verdict, reason=str(e))
     counts = [a.wavefronts for a in rep.accesses]
     total = None if None in counts else sum(counts)
     used = {a.name: a.instr for a in rep.accesses}
     costs = None
     if total is not None:
-        inverse = inverse_columns(lay) or ()
+        inverse = () if padded else inverse_columns(lin) or ()
+        size = lay.span() if padded else 1 << len(lin.in_bases("offset"))
         costs = {"wavefronts": total, "instructions": sum(a.instructions for a in rep.accesses),
                  "operations": sum(m.operations for m in taken.values()),
-                 "xor_terms": sum(bin(x).count("1") - 1 for x in inverse if x)}  # fmt: skip
-    return FamilyMember(**base, wavefronts=total, verdict=rep.verdict, instructions=used, costs=costs)
+                 "xor_terms": sum(bin(x).count("1") - 1 for x in inverse if x),
+                 "pad_terms": len(lay.intervals) if padded else 0,
+                 "shared_bytes": size * spec.elem_bits // 8}  # fmt: skip
+    why = next((a.proof.reason for a in rep.accesses if a.wavefronts is None and a.proof.reason), None)
+    return FamilyMember(**base, wavefronts=total, verdict=rep.verdict, instructions=used, costs=costs,
+                        reason=why if total is None else None)  # fmt: skip
 
 
 def _cheapest(spec: Spec, lay) -> list:
@@ -206,4 +226,4 @@ def _empty(fams: dict[str, dict[tuple, Member]], spec: Spec) -> str:
     return f"{', '.join(names)} take no layout in common (each pair does, all of them do not)"
 
 
-__all__ = ["COSTS", "constrained", "pareto", "read_weights"]
+__all__ = ["COSTS", "PADDING", "constrained", "pareto", "read_weights"]

@@ -143,13 +143,20 @@ def synth_text(r: SynthResult) -> str:
 
 def constrained_lines(c) -> list[str]:
     """The constrained synthesis: every layout the engines all take, its count, the optimum."""
-    head = f"layouts {', '.join(c.engines)} all take ({len(c.members)}; the spec's accesses counted on each, "
+    what = (
+        f"layouts {', '.join(c.engines)} all take"
+        if c.engines != ("padding",)
+        else "plain and padded layouts"
+    )
+    head = f"{what} ({len(c.members)}; the spec's accesses counted on each, "
     lines = [head + "each free access with its cheapest instruction):"]
     for i, m in enumerate(c.members):
         how = ("* " if i in c.pareto else "  ") + "; ".join(f"{e} {label}" for e, label in m.engines.items())
         used = ", ".join(m.instructions.values()) if m.instructions else ""
         cost = f"{m.wavefronts} wavefronts with {used} ({m.verdict})" if m.wavefronts is not None else ""
-        cost = cost or f"refused: {m.reason}"
+        cost = cost or (
+            f"refused: {m.reason}" if m.verdict == "refused" else f"{m.verdict}: {m.reason or 'not counted'}"
+        )
         extra = ", ".join(f"{k} {v}" for k, v in (m.costs or {}).items() if k != "wavefronts")
         lines.append(f"  {how}: {cost}{'; ' + extra if extra else ''}  {m.layout}")
     lines += [f"  not taken: {why}" for why in c.refused]
@@ -161,8 +168,8 @@ def constrained_lines(c) -> list[str]:
                      f"({c.proof.status} by exhaustion over the {len(c.members)} layouts)")  # fmt: skip
     if c.pareto:
         front = f"{len(c.pareto)} layouts no other beats"
-        lines.append("  * the Pareto front over wavefronts, instructions, operations (engine ops per tile) "
-                     f"and xor_terms (address XORs): {front}")  # fmt: skip
+        lines.append("  * the Pareto front over wavefronts, instructions, operations (engine ops per tile), "
+                     f"xor_terms, pad_terms (address XORs, paddings), shared_bytes: {front}")  # fmt: skip
     if c.chosen is not None:
         pick = c.members[c.chosen]
         weights = ", ".join(f"{k}={v:g}" for k, v in (c.weights or {}).items())
@@ -171,6 +178,7 @@ def constrained_lines(c) -> list[str]:
     if c.unconstrained_wavefronts is not None:
         cost = f"; the constraint costs {c.cost}" if c.cost is not None else ""
         out = f"; {', '.join(c.excluded_by)} cannot take it" if c.excluded_by else "; the engines take it"
+        out = "" if c.engines == ("padding",) else out  # the synthesized layout is a member
         lines.append(f"  unconstrained optimum: {c.unconstrained_wavefronts} wavefronts{out}{cost}")
     return lines
 
