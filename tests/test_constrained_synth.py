@@ -173,14 +173,17 @@ def test_random_engine_tables_answer_or_name_the_field(engines, tile):
 MEASURED = ROOT / "gpu_checks" / "results" / "h200-2026-11-28-constrained.json"
 
 
-@pytest.mark.parametrize("example", [EPILOGUE, TRANSPOSE], ids=lambda p: p.stem)
+SEEDS = ROOT / "examples" / "transpose_16x32_plain.toml"  # weighed against padded layouts
+
+
+@pytest.mark.parametrize("example", [EPILOGUE, TRANSPOSE, SEEDS], ids=lambda p: p.stem)
 def test_every_layout_of_the_family_was_measured_as_counted(example):
     """On an H200 (``lab/gpu/device_constrained.sh``), every layout the engines take, the
     unconstrained optimum and CUTLASS's SW128 atom ran whole with every element right, and Nsight
     Compute's wavefronts equal what the constrained synthesis counts (the epilogue's row reader
     only checks the data)."""
     runs = {r["id"].rsplit("/", 1)[-1]: r for r in json.loads(MEASURED.read_text())["runs"]}
-    r = bankproof.synth(spec=str(example))
+    r = bankproof.synth(spec=str(example), padded=example == SEEDS)
     c = r.constrained
     checker = example == EPILOGUE
 
@@ -190,7 +193,10 @@ def test_every_layout_of_the_family_was_measured_as_counted(example):
 
     for i, m in enumerate(c.members):
         run = runs[f"{example.stem}__member{i}.toml"]
-        assert run["memory"]["offset"] == [list(b) for b in m.offset]
+        assert run["memory"]["offset"] == [list(b) for b in m.offset]  # the linear part, padding aside
+        n = run["shape"][0] * run["shape"][1]  # the padding measured is the member's: its shared bytes
+        span = n + sum((n - 1) // interval * pad for interval, pad in run["memory"].get("padded", []))
+        assert span * run["elem_bits"] // 8 == m.costs["shared_bytes"], m.engines
         assert cost(run) == m.wavefronts, m.engines
     assert cost(runs[f"{example.stem}__unconstrained.toml"]) == c.unconstrained_wavefronts
     if checker:  # CUTLASS's choice, measured: the 2-way conflict the optimum removes

@@ -1,5 +1,5 @@
-"""Spec files for the GPU runs of constrained synthesis: for each ``examples/synth/*.toml``, one
-verify spec per layout the engines take, one for the unconstrained optimum, and (the CUTLASS
+"""Spec files for the GPU runs of constrained synthesis: for each ``examples/synth/*.toml`` (and
+the seeds' transpose weighed against padded layouts), one verify spec per layout of the family, one for the unconstrained optimum, and (the CUTLASS
 epilogue) one for CUTLASS's own SW128 atom, each with the accesses as bases and the instructions
 the synthesis counted; a spec with only a store gets a row reader (``check``) so every element is
 read back. Run on the device by ``device_constrained.sh``; the results are replayed by
@@ -40,15 +40,24 @@ def spec_text(spec, memory: str, instrs: dict[str, str], checker: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+PADDED = [ROOT / "examples" / "transpose_16x32_plain.toml"]  # weighed against padded layouts (--padded)
+
+
+def _memory(m) -> str:
+    """A member's [memory] line: its bases, or (padded) its CuTe strides."""
+    if m.costs and m.costs.get("pad_terms"):
+        return f"cute = {_toml(m.layout)}"
+    return f"offset_bases = {_toml(list(map(list, m.offset)))}"
+
+
 def main(out: str) -> None:
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted((ROOT / "examples" / "synth").glob("*.toml")):
+    for path in sorted((ROOT / "examples" / "synth").glob("*.toml")) + PADDED:
         spec = load_spec(path, require_memory=False)
-        r = bankproof.synth(spec=str(path))
+        r = bankproof.synth(spec=str(path), padded=path in PADDED)
         checker = not any(a.kind == "load" for a in spec.accesses)
-        runs = {f"member{i}": (f"offset_bases = {_toml(list(map(list, m.offset)))}", m.instructions or {})
-                for i, m in enumerate(r.constrained.members)}  # fmt: skip
+        runs = {f"member{i}": (_memory(m), m.instructions or {}) for i, m in enumerate(r.constrained.members)}
         runs["unconstrained"] = (
             f"offset_bases = {_toml(r.layout.as_dict()['offset'])}",
             {a.name: a.instr for a in r.accesses},
