@@ -102,7 +102,7 @@ def test_the_server_lists_and_answers_every_tool_as_its_command_does(capsys, tmp
     assert tools == {
         "agree": ["base", "spec", "timeout"], "convert": ["spec", "timeout"],
         "kernel": ["arch", "args", "block", "grid", "kernel", "language", "source"],
-        "synth": ["engines", "spec", "timeout"], "triton_scan": ["args", "ptx", "ttgir"],
+        "synth": ["engines", "padded", "spec", "timeout", "weights"], "triton_scan": ["args", "ptx", "ttgir"],
         "verify": ["engines", "spec", "timeout"], "wavefronts": ["arch", "cases"],
     }  # fmt: skip
     good, bad = answers[: len(GOOD)], answers[len(GOOD) :]
@@ -147,7 +147,7 @@ def test_tools_fuzzed_answer_or_refuse():
     junk = [None, 0, -1, 1 << 70, 3.5, float("nan"), "", "x" * 50, "[[[", {}, [], [1, 2], {"a": 1},
             {"shape": [32], "dtype": "f32"}, "shape = [32]\ndtype = 'f32'", [{"instr": "ld32"}],
             (EXAMPLES / "transpose_16x32_plain.toml").read_text(), ".version 8.0\n.target sm_90\n"]  # fmt: skip
-    params = {"verify": ["spec", "engines", "timeout"], "synth": ["spec", "engines", "timeout"],
+    params = {"verify": ["spec", "engines", "timeout"], "synth": ["spec", "engines", "timeout", "padded", "weights"],
               "convert": ["spec", "timeout"], "agree": ["spec", "base", "timeout"],
               "wavefronts": ["cases", "arch"], "kernel": ["source", "language", "kernel", "block", "args"],
               "triton_scan": ["ttgir", "ptx", "args"]}  # fmt: skip

@@ -60,9 +60,19 @@ def verify(spec: dict | str, engines: str = "all", timeout: float = 10.0) -> dic
     return api.verify(spec=_spec(spec), engines=engines, timeout=timeout).to_dict()
 
 
-def synth(spec: dict | str, engines: str = "all", timeout: float = 10.0) -> dict[str, Any]:
-    """The layout with the fewest wavefronts for a spec's writer and reader, with its proof."""
-    return api.synth(spec=_spec(spec), engines=engines, timeout=timeout).to_dict()
+def synth(
+    spec: dict | str,
+    engines: str = "all",
+    timeout: float = 10.0,
+    padded: bool = False,
+    weights: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The layout with the fewest wavefronts for a spec's writer and reader, with its proof; with
+    the spec's [[engine]] tables (TMA boxes, descriptor reads), or ``padded``, also the cheapest
+    layout they allow, its Pareto front over the other costs and the ``weights``' pick."""
+    return api.synth(
+        spec=_spec(spec), engines=engines, timeout=timeout, padded=padded, weights=weights
+    ).to_dict()
 
 
 def convert(spec: dict | str, timeout: float = 10.0) -> dict[str, Any]:
