@@ -7,7 +7,7 @@ DEMO   := $(VENV)/.demo-installed
 
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint clean browser
+.PHONY: demo test fast lint clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +45,13 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	BANKPROOF_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
+	BANKPROOF_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q --durations=15
+
+# The developer's loop (about 30 s here): every test but the slow kinds (compiles, Ray, the browser,
+# whole GPU replays, long fuzzing, anything over half a second), every module's doctests included.
+fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -26,3 +26,13 @@ def corpus_entries():
     from bankproof.verifier.triton import corpus
 
     return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90", "sm100"])
+
+
+SLOW_KINDS = ("compile", "ray", "browser", "gpu_replay", "fuzz")  # each is slow too
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test of a slow kind is ``slow``: ``pytest -m "not slow"`` (``make fast``) leaves them all out."""
+    for item in items:
+        if any(item.get_closest_marker(k) for k in SLOW_KINDS):
+            item.add_marker(pytest.mark.slow)

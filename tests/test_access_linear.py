@@ -119,6 +119,7 @@ def test_bases_build_what_enumeration_builds(seed):
     assert _compare(seed)[0] >= 4  # the comparison ran on accesses both built
 
 
+@pytest.mark.slow
 def test_matrix_instructions_were_compared():
     assert sum(_compare(seed)[1] for seed in range(40)) >= 20
 

@@ -145,6 +145,7 @@ def _random_case(rng: random.Random):
     return memory, dist, shape, elem
 
 
+@pytest.mark.slow
 def test_three_engines_agree_on_random_amd_layouts(capsys):
     rng = random.Random(20261123)
     counts: Counter = Counter()

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from bankproof.models import target
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.engine.spec import spec_from_text
@@ -64,6 +65,7 @@ def test_show_cli_prints_lane_groups_and_cycles(tmp_path, capsys):
     assert " 63" in out.splitlines()[2]  # the header runs over 64 banks
 
 
+@pytest.mark.slow
 def test_convert_plans_and_proves_a_64_lane_shuffle():
     """A 64x64 transpose inside one wave64: 64 rounds over 64 lanes, proved by Z3; the shared round
     trip synthesized over gfx950's lane groups is proved too."""

@@ -62,6 +62,7 @@ CALLS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(CALLS))
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_cli_json_is_the_api_result(command, example, capsys, monkeypatch):

@@ -120,6 +120,7 @@ def test_an_output_file_that_is_the_input_or_empty_is_refused(command, flag, tmp
     assert f"{flag} must name a file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_full_stdout_and_a_closed_stdin_are_said_not_crashed_on():
     import subprocess
     import sys
@@ -174,6 +175,7 @@ def test_a_rank_ten_shared_layout_is_read_at_once():
     assert r.notations["swizzled_shared"] == attr and time.perf_counter() - t < 10
 
 
+@pytest.mark.slow
 def test_a_long_attribute_reads_in_linear_time():
     """A 2 MB ``#ttg.linear`` once took minutes (a slice of the rest of the text per token)."""
     import time
@@ -271,6 +273,7 @@ def test_an_ldmatrix_counterexample_says_what_each_lane_supplies_and_receives(ca
     assert "lane  4: supplies the row at byte 128 (m=4, n=0), bank 0 word 32; receives (m=1, n=0)" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["verify", "--html"], ["explain"], ["synth"], ["show"]])
 def test_rank_ten_tensors_answer_in_seconds(command, tmp_path, capsys):
     """Tensors of rank 8 to 10 once made these commands hang (every order of the dims tried)."""

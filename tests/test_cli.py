@@ -176,6 +176,7 @@ def test_api_errors_name_arguments_and_the_cli_names_flags(capsys):
     assert "gpu: arch is an" in capsys.readouterr().err  # from the spec file: no --arch flag here
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_command_at_once_with_exit_130():
     """SIGINT in the middle of a proof (Z3 deep in C code) stops the program within 2 s: one line
     on stderr, exit 130, no traceback."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from bankproof.verifier.triton.compile_pool import run_jobs
+
+pytestmark = pytest.mark.compile
 
 
 def test_jobs_answered_in_order_across_workers():

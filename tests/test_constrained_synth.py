@@ -49,6 +49,7 @@ def test_the_cutlass_f32_epilogue_has_a_tma_layout_without_its_conflict():
     assert all(m.instructions == {"r2s": "st.shared.v2.b32"} for m in c.members)  # the copy atom pins st64
 
 
+@pytest.mark.slow
 def test_a_constraint_that_costs_names_the_engine_that_refuses_the_optimum():
     r = bankproof.synth(spec=str(TRANSPOSE))
     c = r.constrained
@@ -78,6 +79,7 @@ def _spec(engines: list[dict], dtype: str = "f16", shape=(64, 64)) -> dict:
             "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}], "engine": engines}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_engines_that_take_no_layout_in_common_are_named():
     c = bankproof.synth(spec=_spec([{"name": "box", "tma": "128B"}, {"name": "mma", "descriptor": "32B"}]))
     assert c.constrained.members == () and c.constrained.optimum is None
@@ -101,6 +103,7 @@ def test_a_tma_box_and_its_wgmma_reads_share_their_modes():
     assert c.optimal_wavefronts == min(m.wavefronts for m in c.members) and c.proof.status == "proved"
 
 
+@pytest.mark.slow
 def test_the_cli_prints_and_exports_the_constrained_synthesis(capsys):
     assert main(["synth", str(TRANSPOSE)]) == 0
     out = capsys.readouterr().out
@@ -176,6 +179,7 @@ MEASURED = ROOT / "gpu_checks" / "results" / "h200-2026-11-28-constrained.json"
 SEEDS = ROOT / "examples" / "transpose_16x32_plain.toml"  # weighed against padded layouts
 
 
+@pytest.mark.gpu_replay
 @pytest.mark.parametrize("example", [EPILOGUE, TRANSPOSE, SEEDS], ids=lambda p: p.stem)
 def test_every_layout_of_the_family_was_measured_as_counted(example):
     """On an H200 (``lab/gpu/device_constrained.sh``), every layout the engines take, the
@@ -255,6 +259,7 @@ def test_the_pareto_front_is_exactly_the_undominated_layouts(spec):
     )  # the least wavefronts are on the front
 
 
+@pytest.mark.slow
 def test_weights_pick_the_front_layout_of_least_weighted_cost(capsys):
     c = bankproof.synth(spec=str(EPILOGUE), weights={"wavefronts": 1, "operations": 16}).constrained
     assert c.pareto == (1, 2, 3, 6) and c.members[c.chosen].engines == {
@@ -272,6 +277,7 @@ def test_weights_pick_the_front_layout_of_least_weighted_cost(capsys):
     assert "synth: --weights must be COST=NUMBER" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_padded_layouts_against_the_swizzle_trade_bytes_for_xors():
     """``padded=True``: the seeds' transpose's synthesized swizzle (32 wavefronts, 2 XOR terms, 2 KiB)
     against plain and padded layouts; 8 bytes of padding a row also reach 32 wavefronts with no XOR

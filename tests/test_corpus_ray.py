@@ -18,6 +18,8 @@ from bankproof.verifier.triton import corpus  # noqa: E402
 from bankproof.verifier.triton.corpus_configs import builtin_configs  # noqa: E402
 from bankproof.verifier.triton.results import CorpusResult  # noqa: E402
 
+pytestmark = pytest.mark.ray
+
 HANG = """
 import triton
 import triton.language as tl

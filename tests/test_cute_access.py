@@ -46,6 +46,7 @@ EXAMPLES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_cute_examples_verify_with_their_expected_verdicts(name):
     """Written from CuTe notation alone (no bases): every engine agrees on the expected counts."""

@@ -81,6 +81,7 @@ def test_the_table_has_the_epilogue_cases():
     assert len(CASES) == 21
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['atom']}-{c['warps']}-{c['copy']}")
 def test_epilogue_subtile_copies_are_cutes(case):
     n_val = size(read(case["tv"]).shape[1])

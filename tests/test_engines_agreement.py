@@ -25,6 +25,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples" / "engines"
 ARCH_MODES = {"sm90": ["none", "32B", "64B", "128B"], "sm100": ["none", "32B", "64B", "128B", "128B_atom32"]}
 
 
+@pytest.mark.slow
 def test_every_mode_dtype_major_operand_agrees(capsys):
     """TMA writes a tile in boxes one span wide, descriptors with CUTLASS's canonical LBO/SBO read
     it (A: 64 rows of M, B: 128 rows of N), at bases on the period and 128/384 bytes off it (base

@@ -36,6 +36,7 @@ def record(name: str) -> dict:
         return json.loads(f.read())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RECORDS)
 def test_tma_bytes(name):
     """Each box byte landed at the mode's XOR of window + base + row * pitch + byte, on the absolute

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.notation import parse_layout
 from bankproof.verifier.engine.spec import parse_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.fuzz
 
 TOKENS = [
     "#ttg.", "blocked", "swizzled_shared", "nvmma_shared", "linear", "slice", "dot_op", "nvidia_mma",

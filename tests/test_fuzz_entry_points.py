@@ -27,6 +27,8 @@ from bankproof.verifier.web import workbench
 import bankproof
 from tests.fuzzing import check, count, mutate, mutate_value, show
 
+pytestmark = pytest.mark.fuzz
+
 ROOT = Path(__file__).resolve().parent.parent
 BLOCKED = (
     "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]}>"

@@ -14,6 +14,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from bankproof.gpu_checks.source_page import read_export
 from bankproof.models.errors import InputError
 from bankproof.verifier.cli.main import main
@@ -24,6 +25,8 @@ from bankproof.verifier.triton.store import ResultStore
 
 import bankproof
 from tests.fuzzing import check, count, mutate, mutate_value, show
+
+pytestmark = pytest.mark.fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -65,6 +65,7 @@ class SharedLinearLayout:
         raise ZeroDivisionError
 
 
+@pytest.mark.compile
 @needs_triton
 def test_gluon_objects_answer_like_their_attribute_text():
     from triton.experimental.gluon.language import _layouts as gl

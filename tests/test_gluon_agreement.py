@@ -37,6 +37,7 @@ def ours(obj: object, case: dict) -> dict:
     return {k: d.get(k, []) for k in dims}
 
 
+@pytest.mark.compile
 def test_gluon_objects_equal_triton(capsys):
     import triton.experimental.gluon.language as ttgl
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from bankproof.gpu_checks.results import RESULTS
 from bankproof.models.access import build_access
 from bankproof.models.hardware import evaluate
@@ -79,6 +80,7 @@ def test_emulation_matches_the_recorded_plan_semantics():
     assert check_data(wrong, emulate(wrong)) > 0
 
 
+@pytest.mark.gpu_replay
 def test_every_planned_case_has_a_kernel_moving_the_right_words():
     """Each case of a plan (matrix instructions included) names a kernel whose per-lane load width
     is what the CPU emulation produces, and whose PTX uses the planned instructions."""

@@ -63,6 +63,7 @@ def test_html_unwritable_is_input_error(tmp_path, capsys):
     assert f"verify: --html is a folder, not a file, got {tmp_path}" in capsys.readouterr().err
 
 
+@pytest.mark.browser
 def test_html_renders_in_chromium(tmp_path):
     """The refuted transpose: badges of both verdicts and the 32 red conflict cells are on screen,
     and Chromium's DOM carries the verdicts."""
@@ -82,6 +83,7 @@ def test_html_renders_in_chromium(tmp_path):
     assert "lanes 1 and 16" in text
 
 
+@pytest.mark.slow
 def test_conflict_free_page_has_no_red(tmp_path):
     code, page = _verify_html(tmp_path, "transpose_16x32_xor_2m")
     assert code == 0
@@ -91,6 +93,7 @@ def test_conflict_free_page_has_no_red(tmp_path):
     assert "Verdict: proved (exit 0)" in _text(browser.dom(page))
 
 
+@pytest.mark.slow
 def test_show_svg_opens_as_a_picture(tmp_path):
     """``show --svg``: Chromium draws the 32 red cells of seed 001's 2-way conflict and the
     dark unused banks."""
@@ -150,6 +153,7 @@ def test_png_decoder_round_trips_every_filter(channels):
     assert browser.pixels(np.full((2, 2, 3), 0xDD, dtype=np.uint8), "#ddd") == 4
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_page_for_random_layouts(data):

@@ -215,6 +215,7 @@ def test_fuzzed_ptx_and_launches():
     assert seen["ok"] and seen["refused"]
 
 
+@pytest.mark.compile
 @pytest.mark.skipif(not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC)")
 def test_tensor_maps_check_the_wgmma_descriptors():
     """The sm90 example's TMA boxes (given as tensor maps) against its wgmma descriptors, by agree's
@@ -260,6 +261,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(ptx, tmp_path):
     jsonschema.Draft4Validator(schema).validate(sarif)
 
 
+@pytest.mark.gpu_replay
 def test_a_measured_profile_joined_line_by_line(tmp_path):
     """``--ncu``: the H100 record's source view of the naive transpose joined with the analysis of
     the same PTX (every line as predicted); one wavefront count changed in the export: exit 4 naming

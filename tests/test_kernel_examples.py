@@ -9,9 +9,12 @@ import pytest
 
 from tests import kernel_cases as kc
 
-pytestmark = pytest.mark.skipif(
-    not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC): pip install 'bankproof[cuda]'"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not kc.have_nvrtc(), reason="needs the cuda extra (NVRTC): pip install 'bankproof[cuda]'"
+    ),
+    pytest.mark.compile,
+]
 
 # case -> (verdict, {user's line: (kinds, warp instructions, wavefronts, ideal, verdict)})
 EXPECTED = {

@@ -24,6 +24,7 @@ def over_32_to_64():
     return bankproof.kernel_open(CU, "pitch=32..64", **LAUNCH)
 
 
+@pytest.mark.compile
 def test_a_column_read_at_a_runtime_pitch_by_residue_class(over_32_to_64):
     r = over_32_to_64
     store, load = r.instructions
@@ -47,6 +48,7 @@ def test_a_column_read_at_a_runtime_pitch_by_residue_class(over_32_to_64):
     ]
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("pitch, wavefronts", [(34, 64), (40, 256), (48, 512), (63, 32)])
 def test_each_class_is_what_a_run_at_that_value_says(over_32_to_64, pitch, wavefronts):
     one = bankproof.kernel(CU, args={"pitch": pitch}, **LAUNCH)
@@ -103,6 +105,7 @@ def test_the_api_refuses_a_range_it_cannot_run():
         bankproof.kernel_open(CU, "pitch=0..2000", **LAUNCH)
 
 
+@pytest.mark.gpu_replay
 def test_every_pitch_measured_on_an_h200_is_its_class():
     """All 33 pitches launched on an H200 under Nsight Compute (``lab/gpu/open_truth.py``,
     ``gpu_checks/results/h200-2026-11-28-open-pitch.json.gz``): each one's SASS-level shared-load

@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.triton
+pytestmark = [pytest.mark.triton, pytest.mark.compile]
 
 
 @pytest.fixture(scope="module")

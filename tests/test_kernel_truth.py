@@ -17,6 +17,8 @@ from bankproof.verifier.kernel.totals import COUNTERS, kind_of
 
 from tests import kernel_cases as kc
 
+pytestmark = pytest.mark.gpu_replay
+
 RESULTS = Path(__file__).resolve().parent.parent / "gpu_checks" / "results"
 RECORD = RESULTS / "h100-2026-11-28-kernel-truth.json.gz"  # 19 CUDA examples
 RECORD_2 = RESULTS / "h100-2026-11-28-kernel-truth-2.json.gz"  # generic ld/st, a Triton PTX

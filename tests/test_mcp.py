@@ -97,6 +97,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow
 def test_the_server_lists_and_answers_every_tool_as_its_command_does(capsys, tmp_path):
     tools, answers = _session_calls([(n, a) for n, a in GOOD] + [(n, a) for n, a, _ in BAD])
     assert tools == {

@@ -8,6 +8,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import MAX_BITS, prove_cheapest
 from bankproof.verifier.cli.main import main
@@ -22,6 +23,7 @@ def seed_pair():
     return spec.accesses[0].layout, spec.accesses[1].layout
 
 
+@pytest.mark.slow
 def test_nothing_beats_the_synthesized_cost_and_the_bound_is_tight():
     a, b = seed_pair()
     assert prove_cheapest(a, b, 32, ("store", "load"), 32, "sm90").status == "proved"
@@ -66,6 +68,7 @@ def _bench():
     return mod
 
 
+@pytest.mark.slow
 def test_search_equals_z3_on_1000_random_pairs(capsys):
     """1000 random writer/reader pairs (8/16/32/64-bit, 1-8 warps, both orders): the search's
     layout costs, enumerated, what the search says, and Z3 proves nothing (no invertible linear
@@ -110,6 +113,7 @@ def test_search_reaches_a_narrow_side_into_a_matrix_row():
                           "sm90").status == "proved"  # fmt: skip
 
 
+@pytest.mark.slow
 def test_search_equals_z3_on_random_pairs():
     """bench/synth_vs_z3.py's check on 40 random pairs (the bench runs 1000): Z3 proves nothing
     under the search's best and reaches it, its model enumerated at the encoded cost. Counts

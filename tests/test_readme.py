@@ -37,6 +37,7 @@ def test_readme_has_console_blocks():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command,shown", _blocks(), ids=lambda v: v if isinstance(v, str) else "")
 def test_readme_output_is_real(command, shown, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
@@ -57,6 +58,7 @@ def test_readme_output_is_real(command, shown, capsys, monkeypatch, tmp_path):
 PYCON = re.compile(r"```pycon\n(.*?)```", re.S)
 
 
+@pytest.mark.slow
 def test_readme_python_examples_run(monkeypatch):
     """The README's Python session runs as a doctest, from the repository root."""
     import doctest

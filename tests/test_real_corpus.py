@@ -15,7 +15,10 @@ import json
 import pytest
 from bankproof.gpu_checks.results import RESULTS
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra"),
+    pytest.mark.compile,
+]
 RECORD = json.loads((RESULTS / "h200-2026-11-26-real-kernels.json").read_text())
 CLASS = {"ldgsts_cg_wavefronts": "ldgsts_bypass", "ldgsts_ca_wavefronts": "ldgsts", "gmma_wavefronts": "gmma"}
 ST, CONF_ST = (

@@ -40,6 +40,7 @@ def _ledger(ttgir: str, ptx: str, args):
     return ledger.build(scan_text(ttgir), ttgir, ptx, args)
 
 
+@pytest.mark.slow
 @needs_triton
 def test_given_the_launch_every_total_is_exact_or_a_range_that_holds_ncu(compiled, capsys):
     from bankproof.verifier.triton import ledger
@@ -161,6 +162,7 @@ def test_interlocked_loop_values_stay_within_the_step_budget():
 PTX = str(Path(__file__).resolve().parent.parent / "examples" / "triton" / "strided_sum.ptx")
 
 
+@pytest.mark.slow
 def test_the_stride_left_open_on_tritons_ptx_by_residue_class():
     """The same kernel's PTX (Triton 3.9.0's, ``examples/triton/strided_sum.ptx``) with the stride
     left open: each 4-byte ``cp.async`` is conflict-free for every odd stride (a proof over 1..64)

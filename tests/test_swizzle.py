@@ -28,6 +28,7 @@ def per_instruction(dist, mem, bits, kind, instr="auto"):
     return a, int(counts[0]), int(ideals[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=2000)
 @given(st.data())
 def test_synthesized_layout_meets_the_optimum(data):
@@ -46,6 +47,7 @@ def test_synthesized_layout_meets_the_optimum(data):
     STATS["synth conflict-free"] += s.conflict_free
 
 
+@pytest.mark.slow
 @settings(max_examples=1000)
 @given(st.data())
 def test_lemma_9_4_equals_enumeration(data):
@@ -62,6 +64,7 @@ def test_lemma_9_4_equals_enumeration(data):
     STATS["lemma 9.4 checks where the paper's hypotheses hold"] += lem.paper_applies
 
 
+@pytest.mark.slow
 def test_workbench_rule_over_all_toggles(capsys):
     """seeds/000: 16x32 fp32, segment bit j of the layout is m_j XOR mask_j (mask_j a 5-bit
     column mask). The read is conflict-free iff the four masks and n0 are independent, and its

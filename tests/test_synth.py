@@ -190,6 +190,7 @@ def test_synth_honors_an_instruction_the_spec_fixes(tmp_path, capsys):
     assert [a["wavefronts"] for a in rep["accesses"]] == [256, 256]
 
 
+@pytest.mark.gpu_replay
 def test_searched_optima_measured_on_the_gpu(tmp_path, capsys):
     """gpu_checks/results/h100-2026-11-23-synth-optima*.json (lab/gpu/synth_optima_gpu.py, H100): the
     searched optima, the runners-up and §5.4 with the common vector ran whole, every element right,
@@ -237,6 +238,7 @@ def test_searched_optima_measured_on_the_gpu(tmp_path, capsys):
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_search_closed_forms_equal_enumeration(data):
@@ -274,6 +276,7 @@ def test_search_closed_forms_equal_enumeration(data):
 SYNTH_EXAMPLES = sorted((ROOT / "examples").glob("cute_*.toml"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SYNTH_EXAMPLES, ids=lambda p: p.stem)
 def test_synth_answers_every_cute_example_with_a_writer_and_a_reader(path):
     """cp.async writers (what every sm80 CUTLASS mainloop uses) once made synth exit 2: the pinned

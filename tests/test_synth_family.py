@@ -99,6 +99,7 @@ def _random_spec(rng: random.Random) -> dict:
                 rng.choice([0, 1, 2])))  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_synth_returns_the_proved_optimum_on_random_mixed_layouts(seed):
     """Stores with warp bases, loads whose registers repeat an element, lanes that mix dims: the

@@ -43,6 +43,7 @@ def ours(case: dict) -> dict:
     return {k: d.get(k, []) for k in dims}
 
 
+@pytest.mark.compile
 def test_bases_equal_triton(capsys):
     all_cases = cases(seed=20261122, per_kind=PER_KIND)
     counts, mismatches = agreement(all_cases, run_oracle(all_cases), ours)

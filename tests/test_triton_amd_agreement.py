@@ -26,6 +26,7 @@ def ours(case: dict) -> dict:
     return {k: d.get(k, []) for k in ("register", "lane", "warp", "block")}
 
 
+@pytest.mark.compile
 def test_amd_bases_equal_triton(capsys):
     all_cases = cases(seed=20261123, per_kind=PER_KIND)
     counts, mismatches = agreement(all_cases, run_oracle(all_cases), ours)

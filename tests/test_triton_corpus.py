@@ -15,7 +15,10 @@ from bankproof.verifier.triton.scan_records import ScanReport
 
 from lab.findings import findings_markdown
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra"),
+    pytest.mark.compile,
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / "tests" / "data" / "triton_corpus_baseline.json"

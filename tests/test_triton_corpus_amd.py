@@ -14,7 +14,10 @@ from bankproof.verifier.triton import corpus
 
 from lab.findings import findings_markdown
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra"),
+    pytest.mark.compile,
+]
 
 LDS_ARCHS = [a for a in target.ARCHS if target.get(a).model == "lane groups"]
 LDS_ARCHS = [a for a in target.ARCHS if target.get(a).model == "lane groups"]

@@ -38,6 +38,7 @@ def ask_triton(cases: list[dict]) -> dict[int, dict]:
     return answers
 
 
+@pytest.mark.compile
 def test_counts_agree_with_triton(corpus_entries, capsys):
     import triton
 

@@ -17,7 +17,10 @@ from bankproof.verifier.triton.scan import scan_text
 
 from lab.gpu.triton_kernels import compare
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
+pytestmark = [
+    pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra"),
+    pytest.mark.gpu_replay,
+]
 
 RECORD = RESULTS / "h100-2026-11-23-triton-kernels.json"
 # Differences the record shows, by what differs (not yet modeled):

@@ -10,6 +10,7 @@ import collections
 import json
 from pathlib import Path
 
+import pytest
 from bankproof.verifier.triton.scan import scan_text
 
 from lab.ldst_matrix_oracle import module
@@ -30,6 +31,7 @@ def _width(instr: str) -> int:
     return int(instr.lstrip("ldst"))
 
 
+@pytest.mark.compile
 def test_matrix_instructions_are_chosen_where_triton_chooses_them(capsys):
     assert TABLE["triton"] == "3.9.0" and len(TABLE["cases"]) == 400
     matrix = equal = 0

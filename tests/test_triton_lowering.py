@@ -11,6 +11,8 @@ from bankproof.models.notation import parse_layout
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton import lowering
 
+pytestmark = pytest.mark.compile
+
 PTX = """
 \t.loc\t1 7 3
 \tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];

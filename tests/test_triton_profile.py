@@ -59,6 +59,7 @@ def test_control_flow_launches_are_explained_line_by_line(export):
         assert reduce["executions_measured"] == 3 and reduce["executed_static"] is None
 
 
+@pytest.mark.compile
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs the triton extra")
 def test_sixteen_corpus_kernels_every_modelled_line_agrees():
     from bankproof.verifier.triton import corpus

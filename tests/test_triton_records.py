@@ -64,6 +64,7 @@ def _called_across(mods: dict[str, ast.Module]) -> set[tuple[str, str]]:
     return used
 
 
+@pytest.mark.slow
 def test_no_function_of_the_wing_returns_a_dict_to_another_module():
     mods = _modules()
     bad = []
@@ -77,6 +78,7 @@ def test_no_function_of_the_wing_returns_a_dict_to_another_module():
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.slow
 def test_the_check_sees_a_dict_result(monkeypatch):
     """The static check can fail: a wing function called from elsewhere, annotated ``-> dict``."""
     mods = _modules()

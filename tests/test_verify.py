@@ -194,6 +194,7 @@ EXPECTED_VERDICTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.toml")))
 def test_every_example_has_its_expected_verdict(name):
     rep = json.loads(bankproof.verify(spec=EXAMPLES / f"{name}.toml").to_json())

@@ -50,6 +50,7 @@ def _both(monkeypatch, **kw):
     return got, want
 
 
+@pytest.mark.slow
 def test_bases_answer_what_tables_answer(monkeypatch):
     rng = random.Random(100)
     refuted = answered = matrix = 0

@@ -164,6 +164,7 @@ def _post(url: str, body: bytes, headers: dict | None = None, method: str = "POS
         return e.code, json.loads(e.read())
 
 
+@pytest.mark.slow
 def test_server_refuses_bad_requests_and_keeps_serving(server):
     assert serve.url(serve.make_server(None)).startswith("http://127.0.0.1:")
     assert _post(server + "api/evaluate", b"{not json") == (
@@ -204,6 +205,7 @@ def _raw(server: str, request: bytes, wait: float = 0.0) -> tuple[int, bytes]:
     return status, data.partition(b"\r\n\r\n")[2]
 
 
+@pytest.mark.slow
 def test_the_workbench_answers_only_its_own_page(server):
     """A page of another site cannot drive the workbench: a text/plain POST (a CORS simple request,
     no preflight), a foreign Origin, a foreign Host (DNS rebinding), a missing or wrong token, an
@@ -246,6 +248,7 @@ def test_the_workbench_answers_only_its_own_page(server):
     assert f'name="bankproof-token" content="{TOKEN[server]}"' in page
 
 
+@pytest.mark.slow
 def test_serve_listens_on_loopback_only_and_names_the_host_flag(capsys):
     from bankproof.verifier.cli.main import main
 
@@ -270,6 +273,7 @@ def test_serve_listens_on_loopback_only_and_names_the_host_flag(capsys):
         srv.server_close()
 
 
+@pytest.mark.slow
 def test_concurrent_proofs_are_serialized_and_stale_ones_dropped(server):
     """Z3's Python API shares one context: two proofs in two threads once crashed the process.
     Eight at once: each answered, proved, or dropped as superseded; the newest always runs."""
@@ -408,6 +412,7 @@ class Page:
         self.click("#load")
 
 
+@pytest.mark.browser
 def test_the_page_in_chromium(server, tmp_path):
     driver = _driver()
     try:
@@ -463,6 +468,7 @@ def test_the_page_in_chromium(server, tmp_path):
         driver.quit()
 
 
+@pytest.mark.slow
 def test_a_ttgir_buffer_loads_by_click(tmp_path):
     srv = serve.make_server(str(ROOT / "verifier" / "triton" / "sample.ttgir"))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
@@ -485,6 +491,7 @@ def test_a_ttgir_buffer_loads_by_click(tmp_path):
 VERDICT_WORDS = ("conflict-free", "conflict", "proved", "refuted", "wavefront", "Z3 and every engine")
 
 
+@pytest.mark.slow
 def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
     """After a rejected paste, nothing the page shows outside the error belongs to the previous
     layout: not its counts, its toggles, its scope, its matrices, nor its Z3 verdict (a proof
@@ -524,6 +531,7 @@ def test_a_rejected_input_leaves_no_verdict_of_the_previous_layout(server):
         driver.quit()
 
 
+@pytest.mark.browser
 def test_in_chromium_only_the_pages_own_calls_are_answered(server):
     """From inside Chromium: the page works (it carries the token), while a text/plain POST (what a
     foreign page can send without a preflight) and a call without the token are refused."""
@@ -566,6 +574,7 @@ def test_a_request_too_large_for_the_workbench_is_refused_before_any_work():
         workbench.evaluate(cute)
 
 
+@pytest.mark.slow
 def test_headers_sent_twice_and_a_trickling_client_are_refused(server):
     """Two Host or two Origin headers (the right one first) are refused; a client that sends its
     request a byte at a time is dropped at the request's deadline, not served after it."""

@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pytest
 import z3
 from bankproof.gpu_checks.results import single_instruction_runs
 from bankproof.models.hardware import LANES, all_instructions, evaluate, instruction
@@ -76,6 +77,7 @@ def instructions_to_check(n_random: int = 2000) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 def test_encoding_equals_hardware_model(capsys):
     cases = instructions_to_check()
     mismatches = 0
@@ -135,6 +137,7 @@ def test_wrong_encoding_is_a_disagreement(monkeypatch, capsys):
     assert "ENGINES DISAGREE" in out and "verdict: disagree (exit 4)" in out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_engines_agree_on_random_layouts(data):
@@ -153,6 +156,7 @@ def test_engines_agree_on_random_layouts(data):
         assert engines["algebra"].wavefronts == engines["enumeration"].wavefronts
 
 
+@pytest.mark.slow
 def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
     """Every ldmatrix/stmatrix case of the GPU plan (conflicting ones too): Z3 = enumeration."""
     from bankproof.gpu_checks.layout_cases import matrix_cases
