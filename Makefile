@@ -7,7 +7,7 @@ DEMO   := $(VENV)/.demo-installed
 
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test fast lint clean browser
+.PHONY: demo test fast docs lint clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ test: $(STAMP) browser
 fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The documentation site (Sphinx, warnings as errors): build/docs/index.html
+docs: $(STAMP)
+	$(BIN)/python docs/generate.py
+	$(BIN)/python -m sphinx -W -q -b html docs build/docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""The README's console blocks are real: every ``$ bankproof ...`` block is run and its shown
+"""The README's and the docs' console blocks are real: every ``$ bankproof ...`` block is run and its shown
 lines must appear in the output, in order (``...`` on a line of its own skips lines; inside a
 line it stands for any text)."""
 
@@ -15,9 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```console\n(.*?)```", re.S)
 
 
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "reference" not in p.parts)]
+
+
 def _blocks() -> list[tuple[str, list[str]]]:
+    """Every ``$ bankproof`` console block of the README and the written docs pages."""
     out = []
-    for block in BLOCK.findall((ROOT / "README.md").read_text()):
+    for block in (b for page in PAGES for b in BLOCK.findall(page.read_text())):
         first, *shown = block.rstrip("\n").split("\n")
         if first.startswith("$ bankproof ") and "|" not in first:
             out.append((first[2:], shown))

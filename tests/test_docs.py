@@ -1,0 +1,67 @@
+"""The documentation site (``docs/``, Sphinx with MyST Markdown): its reference pages are the
+code's own (regenerated and compared, so they cannot drift; every flag and signature present) and
+the site builds with warnings as errors."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bankproof
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs"))
+import generate  # noqa: E402 - the docs' own generator, beside its pages
+
+
+def test_the_reference_pages_are_the_codes():
+    """``python docs/generate.py`` rewrites them; a flag or signature changed without it fails here."""
+    for key, text in generate.pages().items():
+        assert generate.PAGES[key].read_text() == text, f"run python docs/generate.py ({key} is stale)"
+
+
+def missing(commands: str, api: str) -> list[str]:
+    """The commands, flags and API signatures a reference text lacks."""
+    from bankproof.verifier.cli.parser import build_parser
+
+    out = []
+    for name, sub in generate._subcommands(build_parser(), "bankproof"):
+        if f"## `{name}`" not in commands:
+            out.append(name)
+            continue
+        section = commands.split(f"## `{name}`")[1].split("\n## ")[0]
+        for action in sub._actions:
+            if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                out += [f"{name} {flag}" for flag in action.option_strings if f"`{flag}`" not in section]
+    for name in bankproof.__all__:
+        obj = getattr(bankproof, name)
+        if inspect.isfunction(obj) and f"bankproof.{name}{inspect.signature(obj)}" not in api:
+            out.append(f"bankproof.{name}")
+    return out
+
+
+def test_every_flag_and_every_signature_is_in_the_reference():
+    assert missing(generate.PAGES["commands"].read_text(), generate.PAGES["api"].read_text()) == []
+
+
+def test_the_check_sees_a_missing_flag_and_signature():
+    commands, api = generate.commands_page(), generate.api_page()
+    assert missing(commands.replace("`--weights`", "weights"), api) == ["bankproof synth --weights"]
+    assert missing(commands, api.replace("bankproof.verify(", "verify(")) == ["bankproof.verify"]
+
+
+@pytest.mark.slow
+def test_the_site_builds_without_a_warning(tmp_path):
+    if importlib.util.find_spec("sphinx") is None or importlib.util.find_spec("myst_parser") is None:
+        pytest.skip("needs sphinx and myst-parser (the test extra)")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                           str(ROOT / "docs"), str(tmp_path / "site")], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    for page in ("index", "tutorial", "reference/commands", "reference/api", "reference/formats", "howto/ci"):
+        assert (tmp_path / "site" / f"{page}.html").is_file(), page
