@@ -236,13 +236,14 @@ def test_the_kernels_file_format_in_the_help_is_the_readers():
         check_config(config, i)
 
 
-def test_the_readme_shows_the_kernels_file_format_as_the_help_does():
+def test_the_docs_show_the_kernels_file_format_as_the_help_does():
     from pathlib import Path
 
     from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "```text\n" + KERNELS_FILE_HELP + "\n```" in readme
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for page in ("reference/formats.md", "guides/triton.md"):
+        assert "```text\n" + KERNELS_FILE_HELP + "\n```" in (docs / page).read_text(encoding="utf-8"), page
 
 
 def test_a_bad_wavefronts_line_does_not_cost_the_good_ones(tmp_path, capsys):

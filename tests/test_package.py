@@ -127,7 +127,10 @@ def test_wheel_has_one_top_level_name(tmp_path):
     urls = dict(
         line.split(": ", 1)[1].split(", ", 1) for line in meta.splitlines() if line.startswith("Project-URL")
     )
-    assert urls["Homepage"] == sarif.INFORMATION and sarif.HELP.startswith(urls["Documentation"])
+    assert urls["Homepage"] == sarif.INFORMATION and sarif.HELP.startswith(
+        urls["Homepage"] + "/blob/main/docs/"
+    )
+    assert urls["Documentation"].endswith("/docs/index.md")
     assert urls["Issues"].startswith(urls["Homepage"])
 
 

@@ -1,5 +1,5 @@
 """The formats users write for the commands, as their ``--help`` prints them (kept here so the
-help and the README say the same; ``tests/test_cli.py`` holds them to the readers' own rules).
+help and the docs say the same; ``tests/test_cli.py`` holds them to the readers' own rules).
 """
 
 from __future__ import annotations

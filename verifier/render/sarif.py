@@ -22,10 +22,8 @@ from bankproof.verifier.triton.scan_records import Location
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION = "https://github.com/bankproof/bankproof"
-HELP = (
-    f"{INFORMATION}/blob/main/README.md#in-a-compilers-ci-bankproof-triton-scan-and-bankproof-triton-corpus"
-)
-KERNEL_HELP = f"{INFORMATION}/blob/main/README.md#any-cuda-kernel-bankproof-kernel"
+HELP = f"{INFORMATION}/blob/main/docs/guides/triton.md"
+KERNEL_HELP = f"{INFORMATION}/blob/main/docs/guides/kernel.md"
 BASE = "%SRCROOT%"
 RULES = {
     "BP001": ("shared-memory access costs more wavefronts than the optimal layout allows",
