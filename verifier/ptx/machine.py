@@ -38,6 +38,7 @@ class PtxMachine:
         self.tid = tid
         self.vals: dict[str, np.ndarray] = {}
         self.local: set[tuple[int, str]] = set()
+        self._dest_cache = kernel.memo.setdefault("dests", {})  # the same for every machine of a kernel
         if "defs" not in kernel.memo:  # the same for every machine of a kernel
             writers: dict[str, list[Instruction]] = {}
             for ins in kernel.body:
@@ -57,10 +58,10 @@ class PtxMachine:
         self.consts: dict[str, np.ndarray | None] = {}
 
     def _dests(self, ins: Instruction) -> list[str]:
-        cache = self.k.memo.setdefault("dests", {})  # the same for every machine of a kernel
-        if ins.index not in cache:
-            cache[ins.index] = self._find_dests(ins)
-        return cache[ins.index]
+        got = self._dest_cache.get(ins.index)
+        if got is None:
+            got = self._dest_cache[ins.index] = self._find_dests(ins)
+        return got
 
     def _find_dests(self, ins: Instruction) -> list[str]:
         base = ins.opcode.split(".", 1)[0]

@@ -172,6 +172,7 @@ def _top_level_braces(text: str) -> dict[int, int]:
 
 _PIECES = re.compile(r"([{};])")
 _LONG_DIGITS = re.compile(r"\d{5,}")  # no PTX opcode has a number this long
+_OPCODES: set[str] = set()  # opcodes already checked
 _BRACE_OR_COMMENT = re.compile(r"//[^\n]*|[{}]")
 
 
@@ -320,7 +321,7 @@ class _Statements:
         self.fed_line = n
 
     def label(self, piece: str) -> str:
-        if self.table is None:
+        if self.table is None and ":" in piece:  # a label ends in ':' (most statements have none)
             lab = _LABEL.match(piece)
             while lab:
                 scope = self.scopes[-1]
@@ -380,14 +381,18 @@ def split_guard(text: str) -> tuple[tuple[bool, str] | None, str]:
     >>> split_guard("@!%p1 bra $L1")
     ((True, '%p1'), 'bra $L1')
     """
-    g = _PRED.match(text)
+    g = _PRED.match(text) if text[:1] == "@" else None  # a guard starts with '@'
     return ((g.group(1) == "!", g.group(2)), text[g.end() :]) if g else (None, text)
 
 
 def _op(text: str, index: int, line: int, scope: int, locs: Locations) -> Op:
     guard, text = split_guard(text)
     parts = text.split(None, 1)
-    if len(parts[0]) > 96 or (len(parts[0]) > 4 and _LONG_DIGITS.search(parts[0])):
+    if parts[0] not in _OPCODES and (
+        len(parts[0]) > 96 or (len(parts[0]) > 4 and _LONG_DIGITS.search(parts[0]))
+    ):
         raise InputError("kernel", "ptx", f"has an opcode that is not PTX (PTX line {line})", parts[0][:60])
+    if len(_OPCODES) < 4096:  # opcodes repeat: each is checked once (bounded: the text is the user's)
+        _OPCODES.add(parts[0])
     operands = tuple(filter(None, split_top(parts[1]))) if len(parts) > 1 else ()  # at top-level commas
     return Op(index, line, parts[0], operands, guard, scope, locs.outer, locs.inner, locs.chain, locs.named)

@@ -74,10 +74,12 @@ def parse_program(ptx: str) -> tuple[PtxModule, KernelCode, Kernel]:
 
 def kernel_of(code: KernelCode) -> Kernel:
     """The evaluator's view of a kernel read by :func:`~.module.kernel_code`."""
+    wheres: dict[int, Location] = {}  # ops share their .loc: each read once
     body = [
-        Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard, _where(op.named), op.scope)
+        Instruction(op.index, op.ptx_line, op.opcode, list(op.operands), op.guard,
+                    wheres.get(id(op.named)) or wheres.setdefault(id(op.named), _where(op.named)), op.scope)
         for op in code.body
-    ]
+    ]  # fmt: skip
     dims = code.block_hint or code.max_block or (1,)
     threads = int(np.prod(dims))
     tables = {k: list(v) for k, v in code.tables.items()}
