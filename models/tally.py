@@ -24,7 +24,7 @@ from bankproof.models import hardware, target
 from bankproof.models.access_linear import LinearAccess
 from bankproof.models.hardware import LANES
 
-BATCH_ROWS = 1 << 14  # warp instructions counted per batch when streaming from bases
+BATCH_ROWS = 1 << 12  # instructions counted per batch from bases (one batch stays in cache: 2x 2^14's speed)
 
 
 class Tally(NamedTuple):
