@@ -84,9 +84,10 @@ class InputError(ValueError):
 
 
 class Untranslatable(InputError):
-    """Well-formed input naming something bankproof has no translation for (a CuTe atom outside its
-    tables): ``verify`` answers the rest of a spec and names what it could not read; every other
-    command refuses it like any input error."""
+    """Well-formed input naming something bankproof has no translation or model for (a CuTe atom
+    outside its tables, a sub-dword LDS access): ``verify`` answers the rest of a spec and names
+    what it could not read; constrained synthesis counts such a layout unknown; every other command
+    refuses it like any input error."""
 
 
 def is_pow2(x: object) -> bool:

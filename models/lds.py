@@ -33,7 +33,7 @@ from bankproof.models.access import (
     vector_ok,
     widest_vector,
 )
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, Untranslatable
 
 BANK_BYTES = 4
 
@@ -199,7 +199,7 @@ def build(
     if instr == "auto" or instr.startswith("vector"):
         v = widest_vector(addr, eb, vector_cap(instr))
         if v * eb < 4:
-            raise InputError(
+            raise Untranslatable(
                 "access", "instr", f"would move {v * eb} bytes per lane; sub-dword ds_{op} is not modeled"
             )
         r = rule_of(f"ds_{op}_b{v * eb * 8}")

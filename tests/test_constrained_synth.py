@@ -325,3 +325,15 @@ def test_padded_needs_a_spec_without_engines():
         bankproof.synth(spec=str(EPILOGUE), padded=True)
     with pytest.raises(bankproof.InputError, match="synth: padded must be True or False"):
         bankproof.synth(spec=str(ROOT / "examples" / "transpose_16x32_plain.toml"), padded="yes")
+
+
+def test_an_access_the_model_has_no_rule_for_stays_untranslatable_through_verify():
+    """A sub-dword ds_write on gfx942 has no model: verify refuses it as an ``Untranslatable``
+    (an ``InputError``) naming the access, and constrained synthesis tells it from a refusal."""
+    from bankproof.models.errors import Untranslatable
+
+    rows = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [64, 1], warpsPerCTA = [1, 1], order = [0, 1]}>"
+    with pytest.raises(
+        Untranslatable, match=r"access\[0\] \(store\): instr .* sub-dword ds_write is not modeled"
+    ):
+        bankproof.verify("(64,64):(1,64)", store=rows, shape=(64, 64), dtype="f16", arch="gfx942")

@@ -54,6 +54,15 @@ MODES = {
 MEASURED = ("none", "32B", "64B", "128B")  # on an H100 and an H200; the others are read from the PTX ISA
 
 
+def arch_modes(arch: str) -> tuple[str, ...]:
+    """The swizzle modes a TMA box or a descriptor may use on ``arch`` (sm100 adds Blackwell's).
+
+    >>> arch_modes("sm90")
+    ('none', '32B', '64B', '128B')
+    """
+    return ("none", "32B", "64B", "128B") + (("128B_atom32", "128B_atom64") if arch == "sm100" else ())
+
+
 def mode(name: str) -> Mode:
     """A mode by name (``none``, ``32B``, ``64B``, ``128B``; Blackwell's ``128B_atom32`` and
     ``128B_atom64``). TMA's ``128B_ATOM_32B_FLIP_8B`` has prose and no table in the PTX ISA: not

@@ -24,7 +24,7 @@ import numpy as np
 from bankproof.models.engines.agreement import check
 from bankproof.models.engines.canonical import pair
 from bankproof.models.engines.placement import TmaBox
-from bankproof.models.engines.tma import mode
+from bankproof.models.engines.tma import arch_modes, mode
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout, layout_from_offsets, memory_from_offsets
@@ -60,10 +60,6 @@ class Member:
         if isinstance(self.layout, PaddedLayout):
             return (self.layout.linear.in_bases("offset"), self.layout.intervals)
         return self.layout.in_bases("offset")
-
-
-def arch_modes(arch: str) -> tuple[str, ...]:
-    return ("none", "32B", "64B", "128B") + (("128B_atom32", "128B_atom64") if arch == "sm100" else ())
 
 
 def read_engines(raw: object, arch: str) -> tuple[EngineSpec, ...]:
@@ -120,7 +116,7 @@ def family(e: EngineSpec, shape: list[int], elem_bits: int, arch: str) -> tuple[
                 _reads(box, arch, m, elem_bits, e.major, shape)
             boxes = e.kind == "tma" and box.panels > 1  # a descriptor reads the layout whatever wrote it
             label = f"{m}, {box.panels} boxes of {box.cols * elem_bits // 8} bytes" if boxes else m
-            members.append(Member(label, _offsets_only(lay), box.panels if e.kind == "tma" else 1))
+            members.append(Member(label, lay, box.panels if e.kind == "tma" else 1))
         except InputError as err:
             refused.append(f"{e.name} {m}: {err.problem}")
     return members, refused
@@ -153,15 +149,14 @@ def padded_family(shape: list[int], elem_bits: int) -> list[Member]:
 def _plain_boxes(shape: list[int], elem_bits: int) -> list[Member]:
     """TMA boxes without a swizzle, each power-of-two width from 16 bytes to the row."""
     eb, out = elem_bits // 8, []
+    rows, cs = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
     cols = 16 // eb
     while cols <= min(shape[1], 256):
         if shape[1] % cols == 0 and cols * eb % 16 == 0:
             box = TmaBox(mode("none"), shape[0], cols, elem_bits, shape[1] // cols)
-            rows, cs = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
-            lay = layout_from_offsets(box.address(rows, cs, 0) // eb, "tma")
             n = shape[1] // cols
             label = "none" if n == 1 else f"none, {n} boxes of {cols * eb} bytes"
-            out.append(Member(label, _offsets_only(lay), n))
+            out.append(Member(label, layout_from_offsets(box.address(rows, cs, 0) // eb, "tma"), n))
         cols *= 2
     return out
 
@@ -174,10 +169,6 @@ def _reads(box: TmaBox, arch: str, m: str, elem_bits: int, major: str, shape: li
         got = check(canon, r, 0)
         if not got.agree:
             raise InputError("descriptor", m, f"reads {got.mismatches} elements off the box's layout")
-
-
-def _offsets_only(lay: LinearLayout) -> LinearLayout:
-    return LinearLayout((("offset", lay.in_bases("offset")),), lay.out_dims)
 
 
 __all__ = ["EngineSpec", "Member", "family", "padded_family", "read_engines"]

@@ -319,7 +319,7 @@ def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Acces
         if e.where != "access":
             raise
         where = f"spec: access[{spec.accesses.index(acc)}] ({acc.name})"
-        raise InputError(where, e.field, e.problem, e.value) from None
+        raise type(e)(where, e.field, e.problem, e.value) from None  # an Untranslatable stays one
     return a, tally.of_count(target.count(spec.arch, a))
 
 

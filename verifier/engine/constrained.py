@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bankproof.models import target
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, Untranslatable
 from bankproof.models.memory import PaddedLayout, inverse_columns
 from bankproof.models.notation import memory_notations
 from bankproof.models.notation.padded import padded_notations
@@ -36,7 +36,7 @@ from bankproof.verifier.engine.buffer_engines import Member, family, padded_fami
 from bankproof.verifier.engine.check import ENGINES, verify
 from bankproof.verifier.engine.costs import best_cost, matrix_options, vector_instr
 from bankproof.verifier.engine.spec import Spec
-from bankproof.verifier.results import ConstrainedSynthesis, FamilyMember, Proof, SynthResult
+from bankproof.verifier.results import ConstrainedSynthesis, FamilyMember, Proof, SynthResult, VerifyResult
 
 PADDING = "padding"  # the family of plain and padded layouts, as if an engine took them
 COSTS = ("wavefronts", "instructions", "operations", "xor_terms", "pad_terms", "shared_bytes")
@@ -75,7 +75,7 @@ def constrained(
     uncon = _total(unconstrained)
     excluded = ()
     if unconstrained is not None and unconstrained.layout is not None:
-        key = unconstrained.layout.in_bases("offset")
+        key = Member("", unconstrained.layout).key
         excluded = tuple(n for n in names if key not in fams[n])
     front = pareto(members)
     chosen = _choose(members, front, weights) if weights else None
@@ -155,11 +155,10 @@ def _member(spec: Spec, taken: dict[str, Member], engines: tuple[str, ...], time
     try:
         rep = verify(replace(spec, memory=lay, memory_notation="bases", memory_text=text,
                              accesses=_cheapest(spec, lay), engines=()), engines, timeout_s)  # fmt: skip
-    except InputError as e:  # an access cannot use its instruction on this layout (or, not modeled, unknown)
-        verdict = "unknown" if "not modeled" in e.problem else "refused"
+    except InputError as e:  # an access cannot use its instruction on this layout (no model for it: unknown)
+        verdict = "unknown" if isinstance(e, Untranslatable) else "refused"
         return FamilyMember(**base, wavefronts=None, verdict=verdict, reason=str(e))
-    counts = [a.wavefronts for a in rep.accesses]
-    total = None if None in counts else sum(counts)
+    total = _total(rep)
     used = {a.name: a.instr for a in rep.accesses}
     costs = None
     if total is not None:
@@ -194,7 +193,8 @@ def _cheapest(spec: Spec, lay) -> list:
     return out
 
 
-def _total(r: SynthResult | None) -> int | None:
+def _total(r: VerifyResult | None) -> int | None:
+    """The accesses' wavefronts summed (None where one is unknown, or no result)."""
     if r is None:
         return None
     counts = [a.wavefronts for a in r.accesses]

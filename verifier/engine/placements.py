@@ -25,7 +25,7 @@ import re
 
 from bankproof.models.engines.descriptors import Descriptor, decode
 from bankproof.models.engines.placement import DescriptorRead, LayoutPlacement, Placement, TmaBox
-from bankproof.models.engines.tma import MODES, mode
+from bankproof.models.engines.tma import MODES, arch_modes, mode
 from bankproof.models.errors import InputError, excerpt
 from bankproof.models.notation import parse_layout
 from bankproof.models.notation.cute_values import parse_swizzle
@@ -82,7 +82,7 @@ def placement(t: object, where: str, elem_bits: int, arch: str, base: int) -> Pl
                                                                  for v in box)):  # fmt: skip
             raise InputError(where, "box", "must be [rows, columns] (integers)", box)
         name = _str(t, "tma", where)
-        names = ("none", "32B", "64B", "128B") + (("128B_atom32", "128B_atom64") if arch == "sm100" else ())
+        names = arch_modes(arch)
         if name not in names:
             raise InputError(where, "tma", f"must be a swizzle mode of {arch}: {', '.join(names)}", name)
         return TmaBox(mode(name), box[0], box[1], elem_bits, _int(t, "panels", where, 1, 1, 64))

@@ -40,9 +40,10 @@ class BufferAccess:
     buffer: str = ""  # the root allocation's SSA name
 
 
-def buffer_accesses(mod: Module) -> list[BufferAccess]:
-    """Every access, with the buffer (root allocation's SSA name) it touches, in program order."""
-    find = roots(mod)
+def buffer_accesses(mod: Module, find: Callable[[str], str] | None = None) -> list[BufferAccess]:
+    """Every access, with the buffer (root allocation's SSA name, by ``find``: :func:`roots`) it
+    touches, in program order."""
+    find = find or roots(mod)
     out: list[BufferAccess] = []
     for op in mod.ops:
         tensors = [t for t in op.types if t.kind == "tensor"]
@@ -104,10 +105,12 @@ class BufferName(NamedTuple):
     role: str | None
 
 
-def buffer_names(mod: Module, accesses: list[BufferAccess]) -> Mapping[str, BufferName]:
+def buffer_names(
+    mod: Module, accesses: list[BufferAccess], find: Callable[[str], str]
+) -> Mapping[str, BufferName]:
     """Each buffer's :class:`BufferName`: the name its allocation's location gives it (else the
-    first of its accesses that has one), and :func:`dot_roles`'s role."""
-    roles = dot_roles(mod, roots(mod))
+    first of its accesses that has one), and :func:`dot_roles`'s role (``find``: :func:`roots`)."""
+    roles = dot_roles(mod, find)
     allocs = {op.result: op.name_loc for op in mod.ops if op.name == "ttg.local_alloc" and op.result}
     out: dict[str, BufferName] = {}
     for a in accesses:

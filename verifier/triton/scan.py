@@ -42,6 +42,7 @@ from bankproof.verifier.triton.accesses import (
     parse_cached,
     provenance,
     resolved,
+    roots,
     sm_of,
 )
 from bankproof.verifier.triton.optimum import nvmma_family, same_instructions, searched
@@ -59,8 +60,9 @@ from bankproof.verifier.triton.ttgir import SCAN_OPS, Module, Op, read_ttgir
 
 def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
     """The scan report of one module (see the module docstring)."""
-    accesses = buffer_accesses(mod)
-    names = buffer_names(mod, accesses)
+    find = roots(mod)  # the root allocation of each value, read once for the accesses and the roles
+    accesses = buffer_accesses(mod, find)
+    names = buffer_names(mod, accesses, find)
     try:
         t = target.from_triton(mod.target)
     except InputError as e:  # not counted with another arch's model: every access unchecked
