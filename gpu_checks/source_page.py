@@ -117,16 +117,20 @@ def sass_class(sass: str) -> str:
     return CLASS.get(op.split(".")[0], "other")
 
 
+# the counter columns read from a SASS row (beside Source and Address)
+COUNTERS = (
+    "Instructions Executed",
+    "L1 Wavefronts Shared",
+    "L1 Wavefronts Shared Ideal",
+    "L1 Conflicts Shared N-Way",
+)
+
+
 def reduce_export(text: str) -> str:
     """An export cut to what :func:`read_export` reads (the file blocks, source lines and shared
     SASS rows; the columns Line No, Source, Address, Source, Instructions Executed and the shared
     wavefronts): the form recorded exports are committed in."""
-    keep = [
-        "Instructions Executed",
-        "L1 Wavefronts Shared",
-        "L1 Wavefronts Shared Ideal",
-        "L1 Conflicts Shared N-Way",
-    ]
+    keep = COUNTERS
     out, cols = [], None
     for r in csv.reader(line for line in text.splitlines() if line.startswith('"')):
         if not r:

@@ -1,4 +1,4 @@
-"""The generated findings documents (``docs/triton-findings.md`` and ``docs/triton-findings-amd.md``)
+"""The generated findings documents (``docs/explanation/triton-findings.md`` and ``docs/explanation/triton-findings-amd.md``)
 from the corpus's entries: a docs generator, kept beside the package, not in it. The tests compare
 each document with what the corpus produces now, so the documents cannot go stale.
 
@@ -99,7 +99,7 @@ def _whole_kernels(compiled: list[dict], top: int = 25) -> list[str]:
 
 
 def findings_markdown(entries: list[dict], checked_by: str = "tests/test_triton_corpus.py") -> str:
-    """``docs/triton-findings.md``: every corpus buffer whose chosen layout costs more than the
+    """``docs/explanation/triton-findings.md``: every corpus buffer whose chosen layout costs more than the
     optimum, and every access above its ideal (with whether the optimum is reachable)."""
     import triton
 
@@ -203,4 +203,4 @@ def write() -> None:
         (groups, "triton-findings-amd.md", "tests/test_triton_corpus_amd.py"),
     ):
         entries = corpus.run_corpus(corpus.builtin_configs(), archs)
-        (ROOT / "docs" / name).write_text(findings_markdown(entries, test))
+        (ROOT / "docs" / "explanation" / name).write_text(findings_markdown(entries, test))

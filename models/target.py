@@ -10,7 +10,7 @@ A target's *model* is how its hardware serves one warp instruction:
 - ``lane groups`` (:mod:`bankproof.models.lds`): 64 lanes served in published groups; a group
   costs the most distinct words one bank is asked for. From published facts only.
 
-Adding an arch is one entry in :data:`TARGETS` (``docs/design.md`` works an example).
+Adding an arch is one entry in :data:`TARGETS` (``docs/explanation/design.md`` works an example).
 
 >>> t = get("gfx942")
 >>> t.vendor, t.warp, t.banks, t.model

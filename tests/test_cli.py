@@ -242,7 +242,7 @@ def test_the_docs_show_the_kernels_file_format_as_the_help_does():
     from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
     docs = Path(__file__).resolve().parents[1] / "docs"
-    for page in ("reference/formats.md", "guides/triton.md"):
+    for page in ("reference/formats/kernels.md",):
         assert "```text\n" + KERNELS_FILE_HELP + "\n```" in (docs / page).read_text(encoding="utf-8"), page
 
 

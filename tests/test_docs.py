@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,5 +64,41 @@ def test_the_site_builds_without_a_warning(tmp_path):
     done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                            str(ROOT / "docs"), str(tmp_path / "site")], capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    for page in ("index", "tutorial", "reference/commands", "reference/api", "reference/formats", "howto/ci"):
+    for page in (
+        "index",
+        "tutorial",
+        "reference/commands",
+        "reference/api",
+        "reference/formats/spec",
+        "howto/ci",
+    ):
         assert (tmp_path / "site" / f"{page}.html").is_file(), page
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(page: Path) -> list[str]:
+    """The relative links of a Markdown page whose file does not exist (web links and anchors in
+    the page are left to the site build)."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # code is not links
+    out = []
+    for target in LINK.findall(re.sub(r"`[^`]*`", "", text)):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        if not (page.parent / target.split("#", 1)[0]).exists():
+            out.append(f"{page.name}: {target}")
+    return out
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    assert [b for page in pages for b in broken_links(page)] == []
+
+
+def test_the_link_check_sees_a_broken_link(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[ok](page.md), [web](https://example.com), [here](#a), `x[1](2)`, [gone](missing.md#part)"
+    )
+    assert broken_links(page) == ["page.md: missing.md#part"]

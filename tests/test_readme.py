@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```console\n(.*?)```", re.S)
 
 
-PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "reference" not in p.parts)]
+GENERATED = {"commands.md", "api.md", "instructions.md"}  # docs/generate.py's pages: no console blocks
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name not in GENERATED)]
 
 
 def _blocks() -> list[tuple[str, list[str]]]:
@@ -60,6 +61,19 @@ def test_readme_output_is_real(command, shown, capsys, monkeypatch, tmp_path):
 
 
 PYCON = re.compile(r"```pycon\n(.*?)```", re.S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PAGES[1:] if PYCON.search(p.read_text())], ids=lambda p: p.name)
+def test_docs_python_sessions_run(page, monkeypatch):
+    """Every Python session of a docs page runs as a doctest, from the repository root."""
+    import doctest
+
+    monkeypatch.chdir(ROOT)
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for i, block in enumerate(PYCON.findall(page.read_text())):
+        runner.run(parser.get_doctest(block, {}, f"{page.name}[{i}]", str(page), 0))
+    assert runner.failures == 0 and runner.tries >= 2
 
 
 @pytest.mark.slow

@@ -251,8 +251,8 @@ def test_corpus_bad_input_exit_2(capsys, args, message):
 
 
 def test_findings_document_is_current(entries):
-    """docs/triton-findings.md is exactly what the corpus produces now."""
-    doc = (ROOT / "docs" / "triton-findings.md").read_text()
+    """docs/explanation/triton-findings.md is exactly what the corpus produces now."""
+    doc = (ROOT / "docs" / "explanation" / "triton-findings.md").read_text()
     assert doc == findings_markdown(entries)
     assert "Buffers above the optimum bankproof can reach by changing only the shared layout: 0." in doc
 

@@ -56,7 +56,7 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
 
 
 def test_amd_findings_document_is_current(entries):
-    """docs/triton-findings-amd.md is exactly what the AMD corpus produces now."""
-    doc = (BASELINE.parents[2] / "docs" / "triton-findings-amd.md").read_text()
+    """docs/explanation/triton-findings-amd.md is exactly what the AMD corpus produces now."""
+    doc = (BASELINE.parents[2] / "docs" / "explanation" / "triton-findings-amd.md").read_text()
     assert doc == findings_markdown(entries, "tests/test_triton_corpus_amd.py")
     assert "Accesses above their ideal (one wavefront per phase): 63." in doc

@@ -1,5 +1,5 @@
 """bankproof's counts against Triton's own ``ttgl.bank_conflicts`` for every (distributed, shared)
-pair of the built-in corpus; docs/triton-crosscheck.md is what this produces."""
+pair of the built-in corpus; docs/explanation/triton-crosscheck.md is what this produces."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_counts_agree_with_triton(corpus_entries, capsys):
     unanswered = [r for r in rows if r["agree"] is None]
     assert all(r["triton_error"] == "not implemented for subslices" for r in unanswered)
     doc = crosscheck.markdown(rows, triton.__version__)
-    assert (ROOT / "docs" / "triton-crosscheck.md").read_text() == doc
+    assert (ROOT / "docs" / "explanation" / "triton-crosscheck.md").read_text() == doc
     with capsys.disabled():
         agree = sum(1 for r in answered if r["agree"])
         print(f"\ncross-check: {len(rows)} pairs, Triton answered {len(answered)}, {agree} equal")

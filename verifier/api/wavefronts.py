@@ -46,6 +46,9 @@ def load_all(numbered: list[tuple[int, str]]) -> list[object]:
     return [_load(line, n) for n, line in numbered]
 
 
+CASE_FIELDS = ("instr", "byte_offsets", "active", "arch")  # a line's fields (docs/reference/formats)
+
+
 def check_case(
     case: object, n: int, warp: int = LANES, active_field: bool = True
 ) -> tuple[str, list[int], list[bool]]:
@@ -54,7 +57,7 @@ def check_case(
     where = f"line {n}"
     if not isinstance(case, dict):
         raise InputError(where, "json", "must be an object", str(case)[:60])
-    fields = ["instr", "byte_offsets", *(["active"] if active_field else []), "arch"]
+    fields = [f for f in CASE_FIELDS if active_field or f != "active"]
     unknown = set(case) - set(fields)
     if unknown:
         raise InputError(where, ", ".join(sorted(unknown)), f"is not a field ({', '.join(fields)})")

@@ -4,6 +4,36 @@ help and the docs say the same; ``tests/test_cli.py`` holds them to the readers'
 
 from __future__ import annotations
 
+from bankproof.models.version import DOCS
+
+# the file formats each command reads, by the page of docs/reference/formats that gives every field
+COMMAND_FORMATS = {
+    "verify": ("spec",), "synth": ("spec", "engines"), "explain": ("spec",), "convert": ("spec",),
+    "gpu": ("spec",), "show": ("spec",), "serve": ("spec",), "agree": ("agree",),
+    "wavefronts": ("wavefronts",), "kernel": ("profile",), "triton profile": ("profile",),
+    "triton corpus": ("kernels", "baseline"),
+}  # fmt: skip
+
+
+FORMAT_TITLES = {
+    "spec": "spec files", "engines": "engine tables", "agree": "agree specs", "kernels": "kernels files",
+    "wavefronts": "wavefronts lines", "profile": "profile exports", "baseline": "baseline files",
+}  # fmt: skip
+
+
+def format_pages(command: str) -> str:
+    """The ``--help`` line naming the reference pages of the formats ``command`` reads.
+
+    >>> print(format_pages("agree"))
+    file format:
+      https://github.com/bankproof/bankproof/blob/main/docs/reference/formats/agree.md
+    """
+    pages = [f"  {DOCS}/reference/formats/{name}.md" for name in COMMAND_FORMATS[command]]
+    return "\n".join([FORMATS_HEAD + ("s:" if len(pages) > 1 else ":"), *pages])
+
+
+FORMATS_HEAD = "file format"
+
 KERNELS_FILE_HELP = """\
 kernels file (--kernels FILE.py): Python defining @triton.jit kernels and CONFIGS, a list of
 tables, one compile each:

@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         "misaligned address, or a wgmma descriptor reading a TMA tile from the wrong bytes), 2 input error, "
         "3 unknown, 4 the engines (or a measured --ncu profile) disagree.",
     )
-    ker.add_argument("file", metavar="FILE.cu|FILE.ptx")
+    ker.add_argument("file", metavar="FILE.cu|FILE.ptx", help="the kernel's CUDA C++ or PTX")
     ker.add_argument("--kernel", help="which kernel of the module (required when it has several)")
     ker.add_argument("--block", default="128", help="threads per CTA: X, XxY or XxYxZ (default 128)")
     ker.add_argument("--grid", default="1", help="CTAs of the launch: X, XxY or XxYxZ (default 1)")
@@ -303,7 +303,32 @@ def build_parser() -> argparse.ArgumentParser:
     ker.set_defaults(run="kernel")
 
     add_triton(sub, _Parser)
+    _link_formats(p, "")
     return p
+
+
+class _KeepLinks(argparse.HelpFormatter):
+    """Wraps the description as argparse does, but prints the format pages' links whole."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        from bankproof.verifier.cli.formats import FORMATS_HEAD
+
+        return text if text.startswith(FORMATS_HEAD) else super()._fill_text(text, width, indent)
+
+
+def _link_formats(p: argparse.ArgumentParser, prefix: str) -> None:
+    """Each command's help ends with the reference pages of the file formats it reads."""
+    from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
+
+    for action in p._actions:  # argparse keeps its subparsers here
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                command = f"{prefix}{name}"
+                if command in COMMAND_FORMATS:
+                    sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(command)]))
+                    if sub.formatter_class is argparse.HelpFormatter:
+                        sub.formatter_class = _KeepLinks
+                _link_formats(sub, command + " ")
 
 
 def _engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str) -> None:

@@ -30,7 +30,9 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "wavefronts, the optimum for its writers and readers, a better layout when there is one, and "
         "the best shared-memory plan of each convert_layout. Exit 1 when a buffer is above its optimum.",
     )
-    scan.add_argument("files", nargs="+", metavar="FILE.ttgir")
+    scan.add_argument(
+        "files", nargs="+", metavar="FILE.ttgir", help="TTGIR text (MLIR_ENABLE_DUMP, or a compile's .ttgir)"
+    )
     scan.add_argument(
         "--ptx",
         action="append",
@@ -66,7 +68,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "wavefronts (the ledger's per execution times the executions measured), the ideal, and what "
         "makes any excess. Exit 4 when a modelled line's prediction differs from the measurement.",
     )
-    prof.add_argument("ttgir", metavar="FILE.ttgir")
+    prof.add_argument("ttgir", metavar="FILE.ttgir", help="the launched compile's TTGIR")
     prof.add_argument("--ptx", required=True, metavar="FILE.ptx", help="the same compile's PTX")
     prof.add_argument("--ncu", required=True, metavar="EXPORT.csv", help="the launch's source-page CSV")
     prof.add_argument("--arg", action="append", default=[], metavar="NAME=INT",

@@ -46,6 +46,15 @@ else:  # pragma: no cover - Python 3.10
 
 MAX_SPEC_BYTES = SPEC_BYTES
 Release = tuple[int, int, int] | None
+# the fields a spec may give, by table (docs/reference/formats/spec.md lists each; a test holds them equal)
+SPEC_FIELDS = ("shape", "dtype", "arch", "dims", "cutlass", "memory", "access", "engine")
+MEMORY_NOTATIONS = ("triton", "cute", "offset_bases", "formula", "tma")
+MEMORY_FIELDS = (*MEMORY_NOTATIONS, "units", "base_align", "stage")
+ACCESS_FIELDS = ("name", "kind", "instr", "layout", "view")
+CUTE_ACCESS_KEYS = ("cute_tv", "cute_copy", "cute_mma")
+ACCESS_LAYOUTS = ("triton", "bases", *CUTE_ACCESS_KEYS, "tile")  # tile: with cute_tv only
+CUTE_COPY_FIELDS = ("atom", "thr", "val")
+CUTE_MMA_FIELDS = ("atom", "operand", "warps", "tile", "copy", "transposed")
 
 
 @dataclass(frozen=True)
@@ -112,10 +121,9 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
     """A spec from its parsed TOML. ``partial``: an access naming a CuTe atom bankproof has no
     translation for is listed in ``unread`` (with why) instead of refusing the spec (``verify``
     answers the others); otherwise it is refused like any input error."""
-    allowed = {"shape", "dtype", "arch", "dims", "memory", "access", "cutlass", "engine"}
     for key in data:
-        if key not in allowed:
-            raise _err(key, f"is not a spec field ({', '.join(sorted(allowed))})")
+        if key not in SPEC_FIELDS:
+            raise _err(key, f"is not a spec field ({', '.join(sorted(SPEC_FIELDS))})")
     if "shape" not in data:
         raise _err("shape", "is missing (e.g. shape = [16, 32])")
     if not isinstance(data["shape"], list) or not all(
@@ -142,13 +150,10 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
         mem = {"offset_bases": None}
     if not isinstance(mem, dict):
         raise _err("memory", "is missing (a [memory] table: triton, cute, offset_bases, formula or tma)")
-    notations = [k for k in ("triton", "cute", "offset_bases", "formula", "tma") if k in mem]
-    extra = set(mem) - {"triton", "cute", "offset_bases", "formula", "tma", "units", "base_align", "stage"}
+    notations = [k for k in MEMORY_NOTATIONS if k in mem]
+    extra = set(mem) - set(MEMORY_FIELDS)
     if extra:
-        raise _err(
-            f"memory.{sorted(extra)[0]}",
-            "is not a memory field (triton, cute, offset_bases, formula, tma, units, base_align, stage)",
-        )
+        raise _err(f"memory.{sorted(extra)[0]}", f"is not a memory field ({', '.join(MEMORY_FIELDS)})")
     warnings: tuple[str, ...] = ()
     if len(notations) != 1:
         raise _err(
@@ -257,9 +262,9 @@ def _access(
     where = f"access[{i}]"
     if not isinstance(a, dict):
         raise _err(where, "must be a table")
-    extra = set(a) - {"name", "kind", "instr", "layout", "view"}
+    extra = set(a) - set(ACCESS_FIELDS)
     if extra:
-        raise _err(f"{where}.{sorted(extra)[0]}", "is not an access field (name, kind, instr, layout, view)")
+        raise _err(f"{where}.{sorted(extra)[0]}", f"is not an access field ({', '.join(ACCESS_FIELDS)})")
     name = a.get("name", f"access{i}")
     if not isinstance(name, str) or not name:
         raise _err(f"{where}.name", "must be a non-empty string", name)
@@ -309,9 +314,6 @@ def _access(
     return AccessSpec(name, kind, instr, layout, text)
 
 
-CUTE_ACCESS_KEYS = ("cute_tv", "cute_copy", "cute_mma")
-
-
 def cute_access(
     key: str,
     value: object,
@@ -333,8 +335,8 @@ def cute_access(
             raise InputError("cute", "tile", "must be a list of integers", tile)
         return CuteAccess(tv_to_layout(value, shape, tile), None, value)
     allowed, needed = {
-        "cute_copy": ({"atom", "thr", "val"}, {"atom", "thr"}),
-        "cute_mma": ({"atom", "operand", "warps", "tile", "copy", "transposed"}, {"atom", "operand"}),
+        "cute_copy": (set(CUTE_COPY_FIELDS), {"atom", "thr"}),
+        "cute_mma": (set(CUTE_MMA_FIELDS), {"atom", "operand"}),
     }[key]
     if not isinstance(value, dict) or not set(value) <= allowed or not needed <= set(value):
         need, opt = ", ".join(sorted(needed)), ", ".join(sorted(allowed - needed))

@@ -15,15 +15,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from bankproof.models.version import VERSION
+from bankproof.models.version import DOCS, HOME, VERSION
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
 from bankproof.verifier.triton.scan_records import Location
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION = "https://github.com/bankproof/bankproof"
-HELP = f"{INFORMATION}/blob/main/docs/guides/triton.md"
-KERNEL_HELP = f"{INFORMATION}/blob/main/docs/guides/kernel.md"
+INFORMATION = HOME
+HELP = f"{DOCS}/howto/triton.md"
+KERNEL_HELP = f"{DOCS}/howto/kernel.md"
 BASE = "%SRCROOT%"
 RULES = {
     "BP001": ("shared-memory access costs more wavefronts than the optimal layout allows",

@@ -98,14 +98,33 @@ def compare(entries: list[CorpusEntry], baseline: Mapping[str, int]) -> tuple[li
     return worse, gone
 
 
+BASELINE_FIELDS = ("schema", "accesses")  # a baseline file's fields (docs/reference/formats/baseline.md)
+
+
 def load_baseline(path: str) -> dict[str, int]:
+    """A baseline file's ``{access key: wavefronts}``, checked like any input: a JSON object of
+    ``schema`` 1 (optional) and ``accesses``, each a key and a whole number of wavefronts."""
     try:
         data = json.loads(read_text(path, BASELINE_BYTES, "corpus", "baseline"))
     except (json.JSONDecodeError, RecursionError) as e:
         raise InputError("corpus", "baseline", f"is not JSON ({type(e).__name__})", path) from None
-    acc = data.get("accesses") if isinstance(data, dict) else None
-    if not isinstance(acc, dict) or not all(isinstance(v, int) for v in acc.values()):
-        raise InputError("corpus", "baseline", "must be {'accesses': {key: wavefronts}}", path)
+    if not isinstance(data, dict):
+        raise InputError("corpus", "baseline", "must be {'schema': 1, 'accesses': {key: wavefronts}}", path)
+    for key in data:
+        if key not in BASELINE_FIELDS:
+            raise InputError(
+                "corpus", f"baseline.{str(key)[:80]}", f"is not a field ({', '.join(BASELINE_FIELDS)})"
+            )
+    if data.get("schema", 1) != 1 or isinstance(data.get("schema"), bool):
+        raise InputError("corpus", "baseline.schema", "must be 1", data.get("schema"))
+    acc = data.get("accesses")
+    if not isinstance(acc, dict):
+        raise InputError("corpus", "baseline.accesses", "must be {key: wavefronts}", path)
+    for k, v in acc.items():
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 62:
+            raise InputError(
+                "corpus", f"baseline.accesses[{k[:120]!r}]", "must be a whole number of wavefronts", v
+            )
     return acc
 
 
@@ -130,6 +149,11 @@ def check_config(c: object, i: int) -> None:
         raise InputError(
             "triton corpus", where, "must be a table (a dict of name, kernel, signature, ...)", c
         )
+    for key in c:
+        if key not in CONFIG_FIELDS:
+            raise InputError(
+                "triton corpus", f"{where}.{str(key)[:80]}", f"is not a field ({', '.join(CONFIG_FIELDS)})"
+            )
     for key in ("name", "kernel", "signature"):
         if key not in c:
             raise InputError("triton corpus", f"{where}.{key}", "is missing")

@@ -1,0 +1,151 @@
+"""The format reference pages (``docs/reference/formats/``) are the readers' own: each page's fields
+are exactly the fields its reader takes (a field added to a reader and not to its page fails, and
+so does a page naming a field no reader takes), every example on a page is read by its reader, and
+every command's ``--help`` names the pages of the formats it reads, each a page that exists."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+import tomllib
+from bankproof.gpu_checks.source_page import COUNTERS
+from bankproof.verifier.api.agree import AGREE_FIELDS, agree_spec
+from bankproof.verifier.api.wavefronts import CASE_FIELDS
+from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
+from bankproof.verifier.engine import buffer_engines, placements, spec
+from bankproof.verifier.results.commands import WavefrontsResult
+from bankproof.verifier.triton.corpus import BASELINE_FIELDS, CONFIG_FIELDS, check_config, load_baseline
+
+from bankproof import InputError
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+FORMATS = DOCS / "reference" / "formats"
+sys.path.insert(0, str(DOCS))
+import generate  # noqa: E402 - the docs' own generator, beside its pages
+
+ROW = re.compile(r"^\| ([^|]+?) \|", re.M)
+
+
+def _prefixed(prefix: str, names) -> set[str]:
+    return {f"{prefix}{n}" for n in names}
+
+
+def code_fields() -> dict[str, set[str]]:
+    """Each format page's fields, from the readers' own lists."""
+    kinds = placements.KINDS
+    return {
+        "spec": {*spec.SPEC_FIELDS}
+        | _prefixed("memory.", spec.MEMORY_FIELDS)
+        | _prefixed("access.", spec.ACCESS_FIELDS)
+        | _prefixed("layout.", spec.ACCESS_LAYOUTS)
+        | _prefixed("cute_copy.", spec.CUTE_COPY_FIELDS)
+        | _prefixed("cute_mma.", spec.CUTE_MMA_FIELDS),
+        "engines": _prefixed("engine.", buffer_engines.FIELDS),
+        "agree": {*AGREE_FIELDS, *kinds, *(k for extra in kinds.values() for k in extra)},
+        "kernels": set(CONFIG_FIELDS),
+        "baseline": set(BASELINE_FIELDS),
+        "wavefronts": {*CASE_FIELDS, *(f.name for f in fields(WavefrontsResult))},
+    }
+
+
+def page_fields(text: str) -> set[str]:
+    """The names in the first cell of every table row of a page (backticked), headers left out."""
+    out = set()
+    for cell in ROW.findall(text):
+        out |= set(re.findall(r"`([^`]+)`", cell))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(code_fields()))
+def test_each_format_page_lists_exactly_its_readers_fields(name):
+    documented = page_fields((FORMATS / f"{name}.md").read_text())
+    assert documented == code_fields()[name], (
+        f"{name}.md: missing {sorted(code_fields()[name] - documented)}, "
+        f"not read {sorted(documented - code_fields()[name])}"
+    )
+
+
+def test_the_check_sees_a_field_the_page_lacks():
+    text = (FORMATS / "engines.md").read_text().replace("| `engine.major` |", "| major |")
+    assert code_fields()["engines"] - page_fields(text) == {"engine.major"}
+
+
+def test_the_profile_page_names_every_counter_read():
+    assert set(COUNTERS) <= page_fields((FORMATS / "profile.md").read_text())
+
+
+def _blocks(page: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", (FORMATS / page).read_text(), re.S)
+
+
+def test_every_spec_example_is_read():
+    blocks = _blocks("spec.md", "toml") + _blocks("engines.md", "toml")
+    assert len(blocks) == 3
+    for block in blocks:
+        got = spec.parse_spec(tomllib.loads(block), require_memory="[memory]" in block)
+        assert got.accesses
+    assert spec.parse_spec(tomllib.loads(_blocks("engines.md", "toml")[0]), require_memory=False).engines
+
+
+def test_every_agree_example_is_read():
+    (block,) = _blocks("agree.md", "toml")
+    assert agree_spec(tomllib.loads(block)).verdict == "refuted"
+
+
+def test_every_kernels_example_is_read():
+    blocks = _blocks("kernels.md", "python")
+    assert blocks
+    for block in blocks:
+        for i, config in enumerate(ast.literal_eval(block.split("CONFIGS = ", 1)[1])):
+            check_config(config, i)
+
+
+def test_every_baseline_example_is_read(tmp_path):
+    (block,) = _blocks("baseline.md", "json")
+    path = tmp_path / "baseline.json"
+    path.write_text(block)
+    assert load_baseline(str(path)) == json.loads(block)["accesses"]
+
+
+@pytest.mark.parametrize(
+    "data,field",
+    [
+        ({"accesses": {"k": 1}, "schemas": 1}, "baseline.schemas"),
+        ({"accesses": {"k": True}}, "baseline.accesses['k']"),
+        ({"accesses": {"k": -1}}, "baseline.accesses['k']"),
+        ({"schema": 2, "accesses": {}}, "baseline.schema"),
+        ({"accesses": []}, "baseline.accesses"),
+    ],
+)
+def test_a_bad_baseline_field_is_refused_by_name(tmp_path, data, field):
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as e:
+        load_baseline(str(path))
+    assert e.value.field == field
+
+
+def test_a_kernels_entry_with_an_unknown_field_is_refused_by_name():
+    with pytest.raises(InputError, match=r"CONFIGS\[0\]\.num_warp is not a field"):
+        check_config({"name": "mm", "kernel": "mm", "signature": {}, "num_warp": 8}, 0)
+
+
+def test_every_command_that_reads_a_format_links_its_pages():
+    from bankproof.verifier.cli.formats import FORMAT_TITLES
+    from bankproof.verifier.cli.parser import build_parser
+
+    helps = {name.removeprefix("bankproof "): sub.format_help() for name, sub in
+             generate._subcommands(build_parser(), "bankproof")}  # fmt: skip
+    for command, names in COMMAND_FORMATS.items():
+        for line in format_pages(command).splitlines()[1:]:
+            assert line.strip() in helps[command], command
+        for name in names:
+            assert (FORMATS / f"{name}.md").is_file() and name in FORMAT_TITLES
+    listed = {p.stem for p in FORMATS.glob("*.md")} - {"index"}
+    assert listed == {n for names in COMMAND_FORMATS.values() for n in names}
