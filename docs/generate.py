@@ -10,6 +10,7 @@ hardware models know with what its count rests on per arch (``docs/reference/ins
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 from pathlib import Path
 
@@ -61,19 +62,40 @@ def commands_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _type_name(t: object) -> str:
+    return t if isinstance(t, str) else getattr(t, "__name__", str(t))
+
+
 def api_page() -> str:
-    """Every public function of ``bankproof``: its signature and its docstring."""
+    """Every public function of ``bankproof`` (its signature and docstring), then every public
+    class: the results the functions return, with their fields and types, and the inputs."""
     lines = [
         HEAD + "# Python API\n",
-        "Every function `import bankproof` offers, with its signature and docstring.\n",
+        "Every function and class `import bankproof` offers. Functions take their subject by position",
+        "and options by name; each returns a result whose `to_json()` is the command's `--json`.\n",
+        "## Functions\n",
     ]
-    for name in sorted(bankproof.__all__):
+    names = sorted(bankproof.__all__)
+    for name in names:
         obj = getattr(bankproof, name)
-        if not inspect.isfunction(obj):
-            continue
-        sig = f"bankproof.{name}{inspect.signature(obj)}"
-        doc = inspect.getdoc(obj) or ""
-        lines += [f"## `bankproof.{name}`\n", f"```python\n{sig}\n```\n", f"```text\n{doc}\n```\n"]
+        if inspect.isfunction(obj):
+            sig = f"bankproof.{name}{inspect.signature(obj)}"
+            doc = inspect.getdoc(obj) or ""
+            lines += [f"### `bankproof.{name}`\n", f"```python\n{sig}\n```\n", f"```text\n{doc}\n```\n"]
+    lines.append("## Classes\n")
+    for name in names:
+        obj = getattr(bankproof, name)
+        if inspect.isclass(obj):
+            doc = inspect.getdoc(obj) or ""
+            lines += [f"### `bankproof.{name}`\n", f"```text\n{doc}\n```\n"]
+            if dataclasses.is_dataclass(obj):
+                hints = {f.name: _type_name(f.type) for f in dataclasses.fields(obj)}
+                lines += [
+                    "| field | type |",
+                    "|---|---|",
+                    *(f"| `{k}` | `{v}` |" for k, v in hints.items()),
+                    "",
+                ]
     return "\n".join(lines).rstrip() + "\n"
 
 

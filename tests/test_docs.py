@@ -44,6 +44,8 @@ def missing(commands: str, api: str) -> list[str]:
         obj = getattr(bankproof, name)
         if inspect.isfunction(obj) and f"bankproof.{name}{inspect.signature(obj)}" not in api:
             out.append(f"bankproof.{name}")
+        if inspect.isclass(obj) and f"### `bankproof.{name}`" not in api:
+            out.append(f"bankproof.{name}")
     return out
 
 
@@ -55,6 +57,7 @@ def test_the_check_sees_a_missing_flag_and_signature():
     commands, api = generate.commands_page(), generate.api_page()
     assert missing(commands.replace("`--weights`", "weights"), api) == ["bankproof synth --weights"]
     assert missing(commands, api.replace("bankproof.verify(", "verify(")) == ["bankproof.verify"]
+    assert missing(commands, api.replace("### `bankproof.AgreeResult`", "")) == ["bankproof.AgreeResult"]
 
 
 @pytest.mark.slow

@@ -149,3 +149,11 @@ def test_every_command_that_reads_a_format_links_its_pages():
             assert (FORMATS / f"{name}.md").is_file() and name in FORMAT_TITLES
     listed = {p.stem for p in FORMATS.glob("*.md")} - {"index"}
     assert listed == {n for names in COMMAND_FORMATS.values() for n in names}
+
+
+def test_a_baseline_with_an_integer_past_python_s_limit_is_refused(tmp_path):
+    """Found by the baseline fuzzer: 5,000 digits raised ValueError from json.loads."""
+    path = tmp_path / "baseline.json"
+    path.write_text('{"accesses": {"k": 1' + "0" * 5000 + "}}")
+    with pytest.raises(InputError, match="integer of 5001 digits"):
+        load_baseline(str(path))

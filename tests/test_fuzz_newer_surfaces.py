@@ -1,5 +1,5 @@
 """Fuzzers for the newer entry points (issue 40): descriptor values and ``--fields``, ``tma:`` boxes,
-ncu source-page exports, corpus ``CONFIGS``, the results store's files, and the workbench's request
+ncu source-page exports, corpus ``CONFIGS`` and baseline files, the results store's files, and the workbench's request
 headers, ``verify_many``'s lists of layouts (agree specs are fuzzed in test_fuzz_entry_points.py). Every case answers or is refused with
 an ``InputError`` naming the field (``tests/fuzzing.py``); a command line never exits 70. Seeds
 fixed; counts scale with ``BANKPROOF_FUZZ_SCALE``."""
@@ -18,7 +18,7 @@ import pytest
 from bankproof.gpu_checks.source_page import read_export
 from bankproof.models.errors import InputError
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.triton.corpus import check_config
+from bankproof.verifier.triton.corpus import check_config, load_baseline
 from bankproof.verifier.triton.corpus_records import CorpusEntry
 from bankproof.verifier.triton.scan import scan_text
 from bankproof.verifier.triton.store import ResultStore
@@ -136,6 +136,30 @@ def test_corpus_configs():
 
     seen = _run(count(20000), 15, one)
     assert seen["ok"] > 500 and seen["refused"] > 5000, seen
+
+
+def test_baseline_files(tmp_path):
+    """A baseline file read back (``--baseline``): its text or its values mutated; every case is a
+    mapping of keys to whole wavefront counts or a refusal naming the field."""
+    good = json.dumps({"schema": 1, "accesses": {"mm@sm90 a:A ttg.local_load in loop #0": 512, "k": 0}})
+    path = tmp_path / "baseline.json"
+
+    def one(rng):
+        text = mutate(good, rng, rng.choice([1, 2])) if rng.random() < 0.5 else None
+        if text is None:
+            with contextlib.suppress(RecursionError):
+                text = json.dumps(mutate_value(json.loads(good), rng))
+        text = text if text is not None else good
+
+        def call():
+            path.write_text(text, errors="surrogatepass")
+            got = load_baseline(str(path))
+            assert all(type(v) is int and v >= 0 for v in got.values()), got
+
+        return call, text[:300]
+
+    seen = _run(count(3000), 22, one)
+    assert seen["ok"] > 100 and seen["refused"] > 1000, seen
 
 
 def test_stored_results(tmp_path):

@@ -16,12 +16,11 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.models.files import BASELINE_BYTES, read_text
+from bankproof.models.files import BASELINE_BYTES, json_value, read_text
 from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton import dispatch, ledger
 from bankproof.verifier.triton.corpus_configs import builtin_configs
@@ -104,10 +103,7 @@ BASELINE_FIELDS = ("schema", "accesses")  # a baseline file's fields (docs/refer
 def load_baseline(path: str) -> dict[str, int]:
     """A baseline file's ``{access key: wavefronts}``, checked like any input: a JSON object of
     ``schema`` 1 (optional) and ``accesses``, each a key and a whole number of wavefronts."""
-    try:
-        data = json.loads(read_text(path, BASELINE_BYTES, "corpus", "baseline"))
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise InputError("corpus", "baseline", f"is not JSON ({type(e).__name__})", path) from None
+    data = json_value(read_text(path, BASELINE_BYTES, "corpus", "baseline"), "corpus", "baseline")
     if not isinstance(data, dict):
         raise InputError("corpus", "baseline", "must be {'schema': 1, 'accesses': {key: wavefronts}}", path)
     for key in data:
