@@ -105,3 +105,11 @@ def test_the_link_check_sees_a_broken_link(tmp_path):
         "[ok](page.md), [web](https://example.com), [here](#a), `x[1](2)`, [gone](missing.md#part)"
     )
     assert broken_links(page) == ["page.md: missing.md#part"]
+
+
+def test_every_mcp_tool_and_its_arguments_are_in_the_reference():
+    from bankproof.verifier.agents.mcp_server import TOOLS
+
+    page = generate.PAGES["mcp"].read_text()
+    for name, fn in TOOLS.items():
+        assert f"## `{name}`" in page and f"{name}{inspect.signature(fn)}" in page, name
