@@ -157,3 +157,20 @@ def test_a_baseline_with_an_integer_past_python_s_limit_is_refused(tmp_path):
     path.write_text('{"accesses": {"k": 1' + "0" * 5000 + "}}")
     with pytest.raises(InputError, match="integer of 5001 digits"):
         load_baseline(str(path))
+
+
+def test_every_whole_spec_shown_anywhere_in_the_docs_is_read():
+    """A TOML block of any page that is a whole spec (it has a ``shape``) or a whole agree spec
+    (``[writer]``) is read by its reader: no page shows an example the tool would refuse."""
+    read = 0
+    for page in sorted(DOCS.rglob("*.md")):
+        for block in re.findall(r"```toml\n(.*?)```", page.read_text(), re.S):
+            data = tomllib.loads(block)
+            if "writer" in data:
+                agree_spec(data)
+            elif "shape" in data:
+                spec.parse_spec(data, require_memory="memory" in data)
+            else:
+                continue
+            read += 1
+    assert read >= 6, read
