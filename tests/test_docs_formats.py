@@ -174,3 +174,46 @@ def test_every_whole_spec_shown_anywhere_in_the_docs_is_read():
                 continue
             read += 1
     assert read >= 6, read
+
+
+ENGINE_SPEC = _blocks("engines.md", "toml")[0]
+AGREE_SPEC = _blocks("agree.md", "toml")[0]
+CONFIG = {"name": "mm", "kernel": "mm", "signature": {"a": "*fp16"}}
+
+
+def _engine(**fields) -> object:
+    data = tomllib.loads(ENGINE_SPEC)
+    data["engine"] = [{"tma": "any", **fields}]
+    return lambda: spec.parse_spec(data, require_memory=False)
+
+
+def _agree(**fields) -> object:
+    data = tomllib.loads(AGREE_SPEC)
+    data.update(fields)
+    return lambda: agree_spec(data)
+
+
+def _box(box) -> object:
+    data = tomllib.loads(AGREE_SPEC)
+    data["reader"] = {"tma": "none", "box": box}
+    return lambda: agree_spec(data)
+
+
+@pytest.mark.parametrize(
+    "edge,past,field",
+    [  # each bound as its page states it: the edge is taken, one past it is refused naming the field
+        (_engine(name="n" * 80), _engine(name="n" * 81), "engine[0].name"),
+        (_engine(), _engine(major="K"), "engine[0].major"),
+        (_agree(base=262143 - 262143 % 1024), _agree(base=262144), "base"),
+        (_box([256, 64]), _box([257, 64]), "box"),
+        (lambda: check_config({**CONFIG, "num_warps": 32}, 0), lambda: check_config({**CONFIG, "num_warps": 64}, 0),
+         "CONFIGS[0].num_warps"),
+        (lambda: check_config({**CONFIG, "num_stages": 16}, 0), lambda: check_config({**CONFIG, "num_stages": 17}, 0),
+         "CONFIGS[0].num_stages"),
+    ],
+)  # fmt: skip
+def test_the_documented_bounds_are_the_readers(edge, past, field):
+    edge()
+    with pytest.raises(InputError) as e:
+        past()
+    assert field in f"{e.value.where} {e.value.field}", (e.value.where, e.value.field)
