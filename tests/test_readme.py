@@ -15,7 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```console\n(.*?)```", re.S)
 
 
-GENERATED = {"commands.md", "api.md", "instructions.md", "mcp.md"}  # docs/generate.py's pages: no console blocks
+GENERATED = {
+    "commands.md",
+    "api.md",
+    "instructions.md",
+    "mcp.md",
+}  # docs/generate.py's pages: no console blocks
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name not in GENERATED)]
 
 
