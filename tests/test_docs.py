@@ -113,3 +113,11 @@ def test_every_mcp_tool_and_its_arguments_are_in_the_reference():
     page = generate.PAGES["mcp"].read_text()
     for name, fn in TOOLS.items():
         assert f"## `{name}`" in page and f"{name}{inspect.signature(fn)}" in page, name
+
+
+def test_the_help_names_the_documentation_and_it_exists():
+    from bankproof.models.version import DOCS
+    from bankproof.verifier.cli.parser import build_parser
+
+    assert f"documentation: {DOCS}/index.md" in " ".join(build_parser().format_help().split())
+    assert (ROOT / "docs" / "index.md").is_file() and DOCS.endswith("/blob/main/docs")

@@ -26,9 +26,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from bankproof.models.version import VERSION
+    from bankproof.models.version import DOCS, VERSION
 
-    p = _Parser(prog="bankproof", description="Proofs about GPU shared-memory layouts.")
+    p = _Parser(
+        prog="bankproof",
+        description="Proofs about GPU shared-memory layouts.",
+        epilog=f"documentation: {DOCS}/index.md",
+    )
     p.add_argument("--version", action="version", version=f"bankproof {VERSION}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
