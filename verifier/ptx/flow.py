@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from bankproof.verifier.ptx.graph import Edge, dominates, immediate_dominators, reach_fixpoint
 from bankproof.verifier.ptx.machine import REGS, PtxMachine
 from bankproof.verifier.ptx.parse import Instruction, Kernel, SharedOp, classes_of, type_width
 
@@ -55,68 +56,6 @@ def _cfg(k: Kernel) -> tuple[list[int], np.ndarray, list[set[int]]]:
         if falls and b + 1 < len(starts):
             succ[b].add(b + 1)
     return starts, block_of, succ
-
-
-def immediate_dominators(succ: list[set[int]], pred: list[set[int]]) -> list[int | None]:
-    """Each block's immediate dominator (block 0, the entry, is its own; ``None`` for a block it
-    cannot reach), by Cooper, Harvey and Kennedy's iteration over reverse postorder: near-linear
-    where intersecting dominator sets is quadratic in the blocks.
-
-    >>> immediate_dominators([{1, 2}, {3}, {3}, set(), set()], [set(), {0}, {0}, {1, 2}, set()])
-    [0, 0, 0, 0, None]
-    """
-    nb = len(succ)
-    order: list[int] = []  # postorder of the blocks reachable from the entry (iterative DFS)
-    seen = [False] * nb
-    if nb:
-        seen[0] = True
-        stack = [(0, iter(sorted(succ[0])))]
-        while stack:
-            b, it = stack[-1]
-            t = next(it, None)
-            if t is None:
-                order.append(b)
-                stack.pop()
-            elif not seen[t]:
-                seen[t] = True
-                stack.append((t, iter(sorted(succ[t]))))
-    rank = {b: i for i, b in enumerate(order)}  # postorder number: the entry's is the highest
-    idom: list[int | None] = [None] * nb
-    if nb:
-        idom[0] = 0
-    changed = True
-    while changed:
-        changed = False
-        for b in reversed(order[:-1]):  # reverse postorder, the entry left out
-            new = None
-            for p in pred[b]:
-                if idom[p] is None:
-                    continue
-                if new is None:
-                    new = p
-                    continue
-                x, y = p, new
-                while x != y:  # walk both up to their common dominator
-                    while rank[x] < rank[y]:
-                        x = idom[x]  # type: ignore[assignment]
-                    while rank[y] < rank[x]:
-                        y = idom[y]  # type: ignore[assignment]
-                new = x
-            if new is not None and idom[b] != new:
-                idom[b], changed = new, True
-    return idom
-
-
-def dominates(idom: list[int | None], a: int, b: int) -> bool:
-    """Whether block ``a`` dominates block ``b`` (``b`` reachable): ``a`` is on ``b``'s chain of
-    immediate dominators."""
-    while True:
-        if b == a:
-            return True
-        up = idom[b]
-        if up is None or up == b:
-            return False
-        b = up
 
 
 def _loops(k: Kernel, dispatch: frozenset[int] = frozenset()) -> list[PtxLoop]:
@@ -245,23 +184,10 @@ def _block_masks(k: Kernel, m: PtxMachine) -> tuple[list[np.ndarray], list[bool]
                 rest = ~p if rest is None else rest & ~p
         if falls and b + 1 < nb:
             edges[b].append((b + 1, rest, unk_all))
-    for _ in range(4 * nb + 4):
-        changed = False
-        for b in range(nb):
-            for tb, c, unk in edges[b]:
-                new = reach[b] if c is None else reach[b] & c
-                merged = reach[tb] | new
-                flag = cond[tb] or ((cond[b] or unk) and bool(new.any()))
-                if not np.array_equal(merged, reach[tb]) or flag != cond[tb]:
-                    reach[tb], cond[tb], changed = merged, flag, True
-        if not changed:
-            break
+    reach, cond = reach_fixpoint(edges, reach, cond)
     masks = [reach[int(block_of[i])] for i in range(n)]
     conds = [cond[int(block_of[i])] for i in range(n)]
     return masks, conds
-
-
-Edge = tuple[int, "np.ndarray | None", bool]  # (successor, threads taking it or all, on a run-time value)
 
 
 def _switch_edges(k: Kernel, m: PtxMachine, ins: Instruction, block_of: np.ndarray,

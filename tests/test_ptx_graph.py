@@ -1,12 +1,14 @@
-"""The PTX reader's dominators (``verifier/ptx/flow.py``): Cooper, Harvey and Kennedy's immediate
-dominators equal the textbook fixpoint over dominator sets on random control-flow graphs, so the
-natural loops (an edge to a block that dominates its source) are the same."""
+"""The PTX reader's graph algorithms (``verifier/ptx/graph.py``): Cooper, Harvey and Kennedy's
+immediate dominators equal the textbook fixpoint over dominator sets on random control-flow graphs
+(so the natural loops, an edge to a block that dominates its source, are the same), and the
+worklist reachability equals sweeping every edge until nothing changes."""
 
 from __future__ import annotations
 
 import random
 
-from bankproof.verifier.ptx.flow import dominates, immediate_dominators
+import numpy as np
+from bankproof.verifier.ptx.graph import dominates, immediate_dominators, reach_fixpoint
 
 
 def set_dominators(succ: list[set[int]], pred: list[set[int]]) -> list[set[int] | None]:
@@ -67,3 +69,41 @@ def test_a_diamond_and_a_loop():
     idom = immediate_dominators(succ, pred)
     assert idom == [0, 0, 0, 0]
     assert not dominates(idom, 1, 3)  # 3 is reached from 2 without passing 1: 3 -> 1 is no back edge
+
+
+def sweep_fixpoint(edges, reach, cond):
+    """Every edge of every block, in order, until a sweep changes nothing."""
+    reach, cond = list(reach), list(cond)
+    changed = True
+    while changed:
+        changed = False
+        for b in range(len(edges)):
+            for tb, c, unk in edges[b]:
+                new = reach[b] if c is None else reach[b] & c
+                merged = reach[tb] | new
+                flag = cond[tb] or ((cond[b] or unk) and bool(new.any()))
+                if not np.array_equal(merged, reach[tb]) or flag != cond[tb]:
+                    reach[tb], cond[tb], changed = merged, flag, True
+    return reach, cond
+
+
+def test_worklist_reachability_equals_sweeping_every_edge():
+    rng = random.Random(11)
+    grew = 0
+    for _ in range(1000):
+        succ, _ = random_graph(rng)
+        threads = rng.choice([1, 8, 64])
+        edges = [
+            [(t, rng.choice([None, np.array([rng.random() < 0.5 for _ in range(threads)])]), rng.random() < 0.1)
+             for t in sorted(ss)]
+            for ss in succ
+        ]  # fmt: skip
+        start = [np.zeros(threads, dtype=bool) for _ in succ]
+        start[0][:] = True
+        got, want = (
+            reach_fixpoint(edges, start, [False] * len(succ)),
+            sweep_fixpoint(edges, start, [False] * len(succ)),
+        )
+        assert [r.tolist() for r in got[0]] == [r.tolist() for r in want[0]] and got[1] == want[1]
+        grew += sum(bool(r.any()) for r in got[0][1:])
+    assert grew > 1000
