@@ -116,20 +116,24 @@ def shared_linear_text(layout: LinearLayout, alignment: int = 16) -> str:
     return SharedLinear(bases_tuple(b.get("offset", [])), bases_tuple(b.get("block", [])), alignment).text()
 
 
-def _row_bases_match(want, order, shape, vec: int, per_phase: int, max_phase: int) -> bool:
-    """A quick necessary condition (2-D): row 0 is unswizzled, and row ``2^j`` starts at column
-    ``vec * ((2^j // perPhase) % maxPhase)``."""
+def _row_offsets(want, order, shape) -> list[int] | None:
+    """A quick necessary condition (2-D), the same for every (vec, perPhase, maxPhase): row 0 is
+    unswizzled (the column bits come first, unmoved) and row ``2^j``'s basis moves one row; then
+    the column it starts at, per row bit, which must be ``vec * ((2^j // perPhase) % maxPhase)``.
+    ``None`` when the condition fails; ``[]`` (nothing to check) for other ranks.
+
+    >>> _row_offsets(((0, 1), (0, 2), (1, 2)), (1, 0), [2, 4])
+    [2]
+    """
     if len(shape) != 2:
-        return True
+        return []
     c, r = order[0], order[1]
-    cbits = log2(shape[c])
-    if len(want) < cbits + log2(shape[r]):
-        return False
-    for j in range(log2(shape[r])):
-        b = want[cbits + j]
-        if b[r] != 1 << j or b[c] != vec * (((1 << j) // per_phase) % max_phase):
-            return False
-    return all(want[i][c] == 1 << i and want[i][r] == 0 for i in range(cbits))
+    cbits, rbits = log2(shape[c]), log2(shape[r])
+    if len(want) < cbits + rbits or not all(want[i][c] == 1 << i and want[i][r] == 0 for i in range(cbits)):
+        return None
+    if any(want[cbits + j][r] != 1 << j for j in range(rbits)):
+        return None
+    return [want[cbits + j][c] for j in range(rbits)]
 
 
 def _orders(bases, rank: int):
@@ -171,6 +175,9 @@ def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
         return None
     want = layout.in_bases("offset")
     for order in _orders(want, rank):
+        starts = _row_offsets(want, order, shape)
+        if starts is None:
+            continue
         cols = shape[order[0]]
         rows = shape[order[1]] if rank > 1 else 1
         for max_phase in (1 << i for i in range(log2(cols) + 1)):
@@ -178,7 +185,7 @@ def swizzled_shared_for(layout: LinearLayout) -> SwizzledShared | None:
                 if max_phase > 1 and vec * max_phase > cols:
                     continue
                 for per_phase in (1 << i for i in range(log2(max(rows, 1)) + 1)):
-                    if not _row_bases_match(want, order, shape, vec, per_phase, max_phase):
+                    if any(x != vec * (((1 << j) // per_phase) % max_phase) for j, x in enumerate(starts)):
                         continue
                     cand = SwizzledShared(vec, per_phase, max_phase, tuple(order))
                     if cand.to_layout(shape).in_bases("offset") == want:
