@@ -29,10 +29,11 @@ def test_the_reference_pages_are_the_codes():
 
 def missing(commands: str, api: str) -> list[str]:
     """The commands, flags and API signatures a reference text lacks."""
-    from bankproof.verifier.cli.parser import build_parser
+    from bankproof.verifier.cli.parser import build_parser, subcommands
 
     out = []
-    for name, sub in generate._subcommands(build_parser(), "bankproof"):
+    for command, sub in subcommands(build_parser()):
+        name = f"bankproof {command}"
         if f"## `{name}`" not in commands:
             out.append(name)
             continue

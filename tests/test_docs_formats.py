@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
 from dataclasses import fields
 from pathlib import Path
 
@@ -26,8 +25,6 @@ from bankproof import InputError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FORMATS = DOCS / "reference" / "formats"
-sys.path.insert(0, str(DOCS))
-import generate  # noqa: E402 - the docs' own generator, beside its pages
 
 ROW = re.compile(r"^\| ([^|]+?) \|", re.M)
 
@@ -138,10 +135,9 @@ def test_a_kernels_entry_with_an_unknown_field_is_refused_by_name():
 
 def test_every_command_that_reads_a_format_links_its_pages():
     from bankproof.verifier.cli.formats import FORMAT_TITLES
-    from bankproof.verifier.cli.parser import build_parser
+    from bankproof.verifier.cli.parser import build_parser, subcommands
 
-    helps = {name.removeprefix("bankproof "): sub.format_help() for name, sub in
-             generate._subcommands(build_parser(), "bankproof")}  # fmt: skip
+    helps = {command: sub.format_help() for command, sub in subcommands(build_parser())}
     for command, names in COMMAND_FORMATS.items():
         for line in format_pages(command).splitlines()[1:]:
             assert line.strip() in helps[command], command

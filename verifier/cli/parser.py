@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     ker.set_defaults(run="kernel")
 
     add_triton(sub, _Parser)
-    _link_formats(p, "")
+    _link_formats(p)
     return p
 
 
@@ -320,19 +320,31 @@ class _KeepLinks(argparse.HelpFormatter):
         return text if text.startswith(FORMATS_HEAD) else super()._fill_text(text, width, indent)
 
 
-def _link_formats(p: argparse.ArgumentParser, prefix: str) -> None:
-    """Each command's help ends with the reference pages of the file formats it reads."""
-    from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
+def subcommands(p: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command under ``p`` with its parser, named by its words (``triton scan``), each
+    before the commands under it.
 
+    >>> [name for name, _ in subcommands(build_parser())][-3:]
+    ['triton scan', 'triton profile', 'triton corpus']
+    """
+    out = []
     for action in p._actions:  # argparse keeps its subparsers here
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                command = f"{prefix}{name}"
-                if command in COMMAND_FORMATS:
-                    sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(command)]))
-                    if sub.formatter_class is argparse.HelpFormatter:
-                        sub.formatter_class = _KeepLinks
-                _link_formats(sub, command + " ")
+                out.append((prefix + name, sub))
+                out += subcommands(sub, f"{prefix}{name} ")
+    return out
+
+
+def _link_formats(p: argparse.ArgumentParser) -> None:
+    """Each command's help ends with the reference pages of the file formats it reads."""
+    from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
+
+    for command, sub in subcommands(p):
+        if command in COMMAND_FORMATS:
+            sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(command)]))
+            if sub.formatter_class is argparse.HelpFormatter:
+                sub.formatter_class = _KeepLinks
 
 
 def _engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str) -> None:
