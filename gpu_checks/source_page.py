@@ -130,7 +130,6 @@ def reduce_export(text: str) -> str:
     """An export cut to what :func:`read_export` reads (the file blocks, source lines and shared
     SASS rows; the columns Line No, Source, Address, Source, Instructions Executed and the shared
     wavefronts): the form recorded exports are committed in."""
-    keep = COUNTERS
     out, cols = [], None
     for r in csv.reader(line for line in text.splitlines() if line.startswith('"')):
         if not r:
@@ -138,7 +137,7 @@ def reduce_export(text: str) -> str:
         if r[0] in ("File Path", "Function Name", "Kernel Name"):
             out.append(r[:2])
         elif r[0] == "Line No":
-            cols = [i for i, h in enumerate(r) if i < 4 or h in keep]
+            cols = [i for i, h in enumerate(r) if i < 4 or h in COUNTERS]
             out.append([r[i] for i in cols])
         elif cols is not None and (r[0] or sass_class(r[3].strip() if len(r) > 3 else "") != "other"):
             out.append([r[i] if i < len(r) else "" for i in cols])

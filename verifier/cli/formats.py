@@ -21,6 +21,9 @@ FORMAT_TITLES = {
 }  # fmt: skip
 
 
+FORMATS_HEAD = "file format"  # how the help's closing lines start (argparse leaves them unwrapped)
+
+
 def format_pages(command: str) -> str:
     """The ``--help`` line naming the reference pages of the formats ``command`` reads.
 
@@ -31,8 +34,6 @@ def format_pages(command: str) -> str:
     pages = [f"  {DOCS}/reference/formats/{name}.md" for name in COMMAND_FORMATS[command]]
     return "\n".join([FORMATS_HEAD + ("s:" if len(pages) > 1 else ":"), *pages])
 
-
-FORMATS_HEAD = "file format"
 
 KERNELS_FILE_HELP = """\
 kernels file (--kernels FILE.py): Python defining @triton.jit kernels and CONFIGS, a list of

@@ -29,13 +29,20 @@ class PtxLoop:
     body: frozenset[int]
 
 
+def _blocks(k: Kernel) -> tuple[list[int], np.ndarray]:
+    """Basic blocks: their start indices (the entry, every label, every instruction after a
+    branch) and each instruction's block."""
+    n = len(k.body)
+    jumps = {i.index + 1 for i in k.body if i.opcode.startswith(("bra", "brx"))}
+    starts = [s for s in sorted({0, *k.labels.values()} | jumps) if s < n]
+    return starts, np.searchsorted(starts, np.arange(n), side="right") - 1
+
+
 def _cfg(k: Kernel) -> tuple[list[int], np.ndarray, list[set[int]]]:
     """Basic blocks (start indices), each instruction's block, and each block's successors
     (every way a branch can go, predicates ignored)."""
     n = len(k.body)
-    jumps = {i.index + 1 for i in k.body if i.opcode.startswith(("bra", "brx"))}
-    starts = [s for s in sorted({0, *k.labels.values()} | jumps) if s < n]
-    block_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    starts, block_of = _blocks(k)
     succ: list[set[int]] = [set() for _ in starts]
     for b, s in enumerate(starts):
         e = starts[b + 1] if b + 1 < len(starts) else n
@@ -143,10 +150,7 @@ def _block_masks(k: Kernel, m: PtxMachine) -> tuple[list[np.ndarray], list[bool]
     back edges included (a rotated loop is entered in its middle)."""
     n = len(k.body)
     m.run()  # values first
-    jumps = {i.index + 1 for i in k.body if i.opcode.startswith(("bra", "brx"))}
-    starts = sorted({0, *k.labels.values()} | jumps)
-    starts = [s for s in starts if s < n]
-    block_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    starts, block_of = _blocks(k)
     nb = len(starts)
     reach = [np.zeros(k.threads, dtype=bool) for _ in range(nb)]
     cond = [False] * nb
