@@ -37,8 +37,8 @@ from bankproof.verifier.engine.check import ENGINES, verify
 from bankproof.verifier.engine.costs import best_cost, matrix_options, vector_instr
 from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import ConstrainedSynthesis, FamilyMember, Proof, SynthResult, VerifyResult
+from bankproof.verifier.results.verify import PADDING
 
-PADDING = "padding"  # the family of plain and padded layouts, as if an engine took them
 COSTS = ("wavefronts", "instructions", "operations", "xor_terms", "pad_terms", "shared_bytes")
 
 

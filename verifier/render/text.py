@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from bankproof.models import target
 from bankproof.models.hardware import BANK_BYTES, COPY_NOTE
-from bankproof.verifier.results import EXIT, ConvertResult, GpuResult, SynthResult, VerifyResult
+from bankproof.verifier.results import (
+    EXIT,
+    ConstrainedSynthesis,
+    ConvertResult,
+    GpuResult,
+    SynthResult,
+    VerifyResult,
+)
 
 
 def exit_code(verdict: str) -> int:
@@ -141,13 +148,9 @@ def synth_text(r: SynthResult) -> str:
     return "\n".join(lines) + "\n" + to_text(r)
 
 
-def constrained_lines(c) -> list[str]:
+def constrained_lines(c: ConstrainedSynthesis) -> list[str]:
     """The constrained synthesis: every layout the engines all take, its count, the optimum."""
-    what = (
-        f"layouts {', '.join(c.engines)} all take"
-        if c.engines != ("padding",)
-        else "plain and padded layouts"
-    )
+    what = "plain and padded layouts" if c.padding_only else f"layouts {', '.join(c.engines)} all take"
     head = f"{what} ({len(c.members)}; the spec's accesses counted on each, "
     lines = [head + "each free access with its cheapest instruction):"]
     for i, m in enumerate(c.members):
@@ -178,7 +181,7 @@ def constrained_lines(c) -> list[str]:
     if c.unconstrained_wavefronts is not None:
         cost = f"; the constraint costs {c.cost}" if c.cost is not None else ""
         out = f"; {', '.join(c.excluded_by)} cannot take it" if c.excluded_by else "; the engines take it"
-        out = "" if c.engines == ("padding",) else out  # the synthesized layout is a member
+        out = "" if c.padding_only else out  # the synthesized layout is a member
         lines.append(f"  unconstrained optimum: {c.unconstrained_wavefronts} wavefronts{out}{cost}")
     return lines
 

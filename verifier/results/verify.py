@@ -220,6 +220,9 @@ class FamilyMember(Result):
     costs: dict[str, int] | None = optional()  # what else it costs (see ConstrainedSynthesis.pareto)
 
 
+PADDING = "padding"  # the family of plain and padded layouts, named as if an engine took them
+
+
 @dataclass(frozen=True)
 class ConstrainedSynthesis(Result):
     """The cheapest layout among those every engine touching the buffer can take (``members``,
@@ -242,6 +245,12 @@ class ConstrainedSynthesis(Result):
     pareto: tuple[int, ...] = ()
     weights: dict[str, float] | None = optional()
     chosen: int | None = optional()
+
+    @property
+    def padding_only(self) -> bool:
+        """The family is plain and padded layouts beside the synthesized one (``synth --padded``):
+        no engine constrains it."""
+        return self.engines == (PADDING,)
 
 
 @dataclass(frozen=True)
