@@ -90,6 +90,15 @@ class Untranslatable(InputError):
     refuses it like any input error."""
 
 
+class TimeLimit(Exception):
+    """The user's time limit ran out before there was anything to answer (a compile still
+    running): no verdict, so the command exits 3 (``unknown``), never 0 or 1.
+
+    >>> str(TimeLimit("kernel: the compile did not finish within 5 s"))
+    'kernel: the compile did not finish within 5 s'
+    """
+
+
 def is_pow2(x: object) -> bool:
     """Whether x is a positive power of two (bools are not numbers here).
 

@@ -152,10 +152,10 @@ def test_files_and_texts_that_are_not_kernels(tmp_path):
 @pytest.mark.parametrize(
     "source,needle",
     [
-        ('#include "/etc/passwd"\n__global__ void k() {}', "relative name"),
-        ('#include "../secret.h"\n__global__ void k() {}', "relative name"),
+        ('#include "/etc/passwd"\n__global__ void k() {}', "not given"),
+        ('#include "../secret.h"\n__global__ void k() {}', "not given"),
         ("#define F <stdio.h>\n#include F\n__global__ void k() {}", "literally"),
-        ('#include "nothere.h"\n__global__ void k() {}', "not found"),
+        ('#include "nothere.h"\n__global__ void k() {}', "not given"),
         ("__global__ void k() { int x = ; }", "does not compile"),
     ],
 )

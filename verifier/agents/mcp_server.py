@@ -106,13 +106,16 @@ def kernel(
     grid: int | str = 1,
     args: dict[str, int] | None = None,
     arch: str = "sm90",
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The shared-memory account of one CTA of a kernel given as PTX or CUDA C++ text
-    (``language`` ``ptx`` or ``cuda``): every instruction's wavefronts per execution."""
+    (``language`` ``ptx`` or ``cuda``): every instruction's wavefronts per execution. A CUDA
+    source's own headers come as ``headers`` (text by include name); the compile reads no file
+    but the toolkit's headers."""
     if language not in ("ptx", "cuda"):
         raise InputError("kernel", "language", "must be ptx or cuda", language)
     return kernel_api(_text(source, "kernel", "source"), block=block, kernel=kernel, grid=grid, args=args,
-                            language=language, arch=arch).to_dict()  # fmt: skip
+                      language=language, arch=arch, headers=headers).to_dict()  # fmt: skip
 
 
 def triton_scan(ttgir: str, ptx: str | None = None, args: dict[str, int] | None = None) -> dict[str, Any]:

@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from bankproof.models import dtypes
-from bankproof.models.engines.descriptors import decode
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
-from bankproof.verifier.api.agree import agree
+from bankproof.verifier.api.kernel_descriptors import check_descriptors, tensor_maps_of
 from bankproof.verifier.kernel import nvrtc
 from bankproof.verifier.kernel.analyse import KernelSource, analyse, source_from_ptx
-from bankproof.verifier.kernel.records import DescriptorCheck, KernelResult, Launch, SourceLine
+from bankproof.verifier.kernel.records import KernelResult, Launch
 
 WHERE = "kernel"
 MAX_THREADS = 1024
@@ -110,16 +109,20 @@ def read_source(
     defines: Mapping[str, str] | None = None,
     arch: str = "sm90",
     compile_timeout: float = nvrtc.COMPILE_SECONDS,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[KernelSource, dict[str, int]]:
-    """A kernel read once: PTX as given, CUDA C++ compiled by NVRTC; with the C++ names of its
-    parameters (name -> position) where the source says them."""
+    """A kernel read once: PTX as given, CUDA C++ compiled by NVRTC (within ``compile_timeout``
+    seconds; ``headers``: header text by include name, for a source given as text); with the C++
+    names of its parameters (name -> position) where the source says them."""
     text, name, folder = _text(source, language)
     lang = language or _language(name, text)
     if lang not in ("cuda", "ptx"):
         raise InputError(WHERE, "language", "must be cuda or ptx", lang)
     if lang == "ptx":
         return source_from_ptx(text, name, kernel), {}
-    ptx = nvrtc.compile_ptx(text, name, arch, tuple(include), dict(defines or {}), folder, compile_timeout)
+    ptx = nvrtc.compile_ptx(
+        text, name, arch, tuple(include), dict(defines or {}), folder, compile_timeout, headers
+    )
     src = source_from_ptx(ptx, name, kernel, origin="cuda")
     return src, cxx_params(text, src.code.name)
 
@@ -224,14 +227,21 @@ def kernel(
     max_steps: int = MAX_STEPS,
     time_limit: float = 120.0,
     tensor_maps: Mapping | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> KernelResult:
     """The shared-memory account of one CTA of a kernel (see the module docstring). ``source`` is
     a ``.cu`` or ``.ptx`` path or the text itself; ``args`` by C++ parameter name (CUDA sources),
-    PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``."""
-    src, names = read_checked(source, kernel, language, include, defines, arch, args, max_steps, time_limit)
+    PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``; ``headers``
+    header text by include name (a source given as text); ``time_limit`` bounds the whole call,
+    the compile included."""
+    deadline = time.monotonic() + _seconds(time_limit)
+    src, names = read_checked(
+        source, kernel, language, include, defines, arch, args, max_steps, time_limit, headers
+    )
     launch = launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names))
     maps = tensor_maps_of(tensor_maps, src, names)
-    result, trace = analyse(src, launch, arch, max_steps, float(time_limit), keep_trace=True)
+    left = max(deadline - time.monotonic(), 1e-3)
+    result, trace = analyse(src, launch, arch, max_steps, left, keep_trace=True)
     if not trace.engines or not any(
         r.descriptors != (None, None) for rows in trace.engines.values() for r in rows
     ):
@@ -253,13 +263,13 @@ def read_checked(
     args: Mapping[str, int] | None,
     max_steps: int,
     time_limit: float,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[KernelSource, dict[str, int]]:
-    """Every option of a kernel command checked, the kernel read once (:func:`read_source`), and
-    each of ``args`` checked to name one of its parameters."""
+    """Every option of a kernel command checked, the kernel read once (:func:`read_source`, a
+    compile within ``time_limit``), and each of ``args`` checked to name one of its parameters."""
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or not 1 <= max_steps <= 100 * MAX_STEPS:
         raise InputError(WHERE, "max_steps", f"must be an integer from 1 to {100 * MAX_STEPS}", max_steps)
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit <= 3600:
-        raise InputError(WHERE, "time_limit", "must be seconds in (0, 3600]", time_limit)
+    _seconds(time_limit)
     if not isinstance(include, (tuple, list)) or not all(isinstance(d, (str, os.PathLike)) for d in include):
         raise InputError(WHERE, "include", "must be a list of folders", include)
     if defines is not None and not isinstance(defines, Mapping):
@@ -272,10 +282,18 @@ def read_checked(
         raise InputError(WHERE, "language", "must be cuda or ptx", language)
     if not isinstance(arch, str):
         raise InputError(WHERE, "arch", "must be an arch name (sm80, sm90, ...)", arch)
-    src, names = read_source(source, kernel, language, tuple(str(d) for d in include), defines, arch)
+    src, names = read_source(
+        source, kernel, language, tuple(str(d) for d in include), defines, arch, float(time_limit), headers
+    )
     for key in args or {}:
         check_param(str(key), src, names, "args")
     return src, names
+
+
+def _seconds(time_limit: object) -> float:
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not 0 < time_limit <= 3600:
+        raise InputError(WHERE, "time_limit", "must be seconds in (0, 3600]", time_limit)
+    return float(time_limit)
 
 
 def check_param(key: str, src: KernelSource, names: dict[str, int], field: str) -> None:
@@ -295,99 +313,6 @@ def by_param(values: Mapping, names: dict[str, int]) -> dict[str, int]:
 def known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:
     params = [n for _, n in src.code.params]
     return key in names or key in params or (key.isdigit() and int(key) < len(params))
-
-
-# ----- TMA boxes and the wgmma descriptors that read them (bankproof agree's rules) ----------------
-MMA_SHAPE = re.compile(r"\.(m\d+n\d+k\d+)\.")
-
-
-def tensor_maps_of(maps: Mapping | None, src: KernelSource, names: dict[str, int]) -> dict[str, dict]:
-    """The user's tensor maps by PTX parameter name: ``{param: {"tma": MODE, "box": [rows, cols],
-    "dtype": DTYPE}}`` (a parameter by its C++ name, PTX name or position), each field checked."""
-    if maps is None:
-        return {}
-    if not isinstance(maps, Mapping):
-        raise InputError(WHERE, "tensor_maps", "must map parameters to {tma, box, dtype}", maps)
-    params = [n for _, n in src.code.params]
-    out = {}
-    for key, spec in maps.items():
-        k = str(key)
-        pos = names.get(k, int(k) if k.isdigit() else None)
-        name = params[pos] if pos is not None and pos < len(params) else (k if k in params else None)
-        if name is None:
-            raise InputError(WHERE, "tensor_maps", f"names no parameter of {src.code.name}", key)
-        if (
-            not isinstance(spec, Mapping)
-            or set(spec) - {"tma", "box", "dtype", "panels"}
-            or "dtype" not in spec
-        ):
-            raise InputError(WHERE, "tensor_maps", "each must be {tma: MODE, box: [rows, cols], dtype}", spec)
-        if not isinstance(spec["dtype"], str):
-            raise InputError(WHERE, "tensor_maps", "dtype must be a string", spec["dtype"])
-        out[name] = dict(spec)
-    return out
-
-
-def check_descriptors(trace_engines, code, maps: dict[str, dict]) -> tuple[DescriptorCheck, ...]:
-    """Each wgmma operand descriptor of the run (per distinct value) against the TMA box whose tile
-    holds its start: ``bankproof agree`` on the box (the tensor map's mode and box at the copy's
-    shared address) and the descriptor (its K offset in the tile as ``k_origin``)."""
-    boxes = []  # (start, end, param, spec) of every TMA copy whose tensor map is given
-    for rows in trace_engines.values():
-        for r in rows:
-            if r.address is not None and r.tensor_map in maps:
-                spec = maps[r.tensor_map]
-                rows_, cols = spec["box"]
-                size = int(rows_) * int(cols) * dtypes.bits(spec["dtype"]) // 8 * int(spec.get("panels", 1))
-                boxes.append((r.address, r.address + size, r.tensor_map, spec))
-    checks, seen = [], set()
-    for i, rows in sorted(trace_engines.items()):
-        op = code.body[i]
-        for r in rows:
-            for which, value in zip("AB", r.descriptors):
-                if value is not None and (i, which, value) not in seen:
-                    seen.add((i, which, value))
-                    checks.append(_check_one(op, which, value, boxes, bool(maps)))
-    return tuple(checks)
-
-
-def _check_one(op, which: str, value: int, boxes: list, given: bool) -> DescriptorCheck:
-    loc = SourceLine(op.loc.file, op.loc.line, op.loc.column) if op.loc else None
-    d = decode(value, "sm90")
-    words = f"{d.swizzle.name}, start {d.start}, LBO {d.lbo}, SBO {d.sbo}, base offset {d.base_offset}"
-    base = dict(ptx_line=op.ptx_line, location=loc, operand=which, descriptor=hex(value), decoded=words)
-    box = next((b for b in boxes if b[0] <= d.start < b[1]), None)
-    if box is None:
-        why = (
-            "no TMA box of a given tensor map holds its start"
-            if given
-            else "no tensor maps given (--tensor-map)"
-        )
-        return DescriptorCheck(**base, verdict="unknown", reason=why)
-    start, _, param, spec = box
-    trans = op.operands[-2 if which == "A" else -1].strip()
-    major = "MN" if trans == "1" else "K"
-    delta = d.start - start
-    if major != "K" or delta >= {"128B": 128, "64B": 64, "32B": 32}.get(str(spec.get("tma")), 16):
-        why = "a descriptor starting past its tile's first row (or MN-major) is not checked here: see agree"
-        return DescriptorCheck(**base, verdict="unknown", tensor_map=param, tile_base=start, reason=why)
-    reader = {"descriptor": hex(value), "major": major, "operand": which,
-              "k_origin": delta * 8 // dtypes.bits(spec["dtype"])}  # fmt: skip
-    shape = MMA_SHAPE.search(op.opcode)
-    if shape:
-        reader["instruction"] = shape.group(1)
-    writer = {
-        "tma": spec.get("tma"),
-        "box": spec.get("box"),
-        **({"panels": spec["panels"]} if "panels" in spec else {}),
-    }
-    r = agree(writer, reader, dtype=spec["dtype"], base=start, arch="sm90")
-    mm = r.first_mismatch
-    text = None
-    if mm is not None:
-        at = f"written at byte {mm.writer_address}, read at {mm.reader_address}"
-        text = f"element ({mm.row}, {mm.col}) is {at}"
-    return DescriptorCheck(**base, verdict=r.verdict, tensor_map=param, tile_base=start, mismatch=text)
 
 
 __all__ = ["kernel", "launch_of", "read_source", "cxx_params", "read_checked", "check_param", "by_param",

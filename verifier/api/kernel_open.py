@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, TimeLimit
 from bankproof.verifier.api.kernel import MAX_STEPS, WHERE, by_param, check_param, launch_of, read_checked
 from bankproof.verifier.kernel.analyse import analyse
 from bankproof.verifier.kernel.records import Conflict, KernelResult
@@ -140,12 +140,28 @@ def kernel_open(
     ('refuted', 2, [('stride ≡ 1 (mod 2)', 1), ('stride ≡ 2 (mod 4)', 2), ('stride ≡ 4 (mod 8)', 4)])
     """
     rng = open_arg if isinstance(open_arg, OpenRange) else OpenRange.parse(str(open_arg))
-    src, names = read_checked(source, kernel, language, include, defines, arch, args, max_steps, time_limit)
+    start = time.monotonic()
+    try:
+        src, names = read_checked(
+            source, kernel, language, include, defines, arch, args, max_steps, time_limit
+        )
+    except TimeLimit as e:
+        name = "<text>" if isinstance(source, str) and "\n" in source else str(source)
+        return OpenResult(
+            1,
+            name,
+            kernel or "?",
+            rng,
+            0,
+            "unknown",
+            (),
+            (f"stopped after 0 of {len(rng.values())} values ({e}: the time limit, not a result)",),
+        )
     check_param(rng.name, src, names, "--open")
     given = dict(args or {})
     if rng.name in given:
         raise InputError(WHERE, "--open", "names an argument --arg also gives", rng.name)
-    deadline = time.monotonic() + float(time_limit)
+    deadline = start + float(time_limit)
     results: dict[int, KernelResult] = {}
     unknown: list[str] = []
     xs = rng.values()

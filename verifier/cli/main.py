@@ -23,6 +23,7 @@ from typing import TextIO
 
 from bankproof.verifier.cli.parser import EXIT_INPUT, build_parser
 
+EXIT_UNKNOWN = 3  # no verdict: the answer is unknown (here: the time limit ran out first)
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 # command -> (module, function) of its runner
@@ -49,8 +50,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         module, name = RUNNERS[args.run]
         code = getattr(importlib.import_module(module), name)(args, out, err)
     except Exception as e:  # noqa: BLE001 - sorted below; never show a user a traceback
-        from bankproof.models.errors import InputError
+        from bankproof.models.errors import InputError, TimeLimit
 
+        if isinstance(e, TimeLimit):
+            err.write(f"bankproof: unknown: {e} (the time limit, not a result)\n")
+            return EXIT_UNKNOWN
         if isinstance(e, InputError):
             _error(args, str(_as_flags(e, args)), out, err)
             return EXIT_INPUT

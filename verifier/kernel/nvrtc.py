@@ -2,11 +2,13 @@
 ``cuda-bindings``, ``nvidia-cuda-nvrtc-cu12``, the runtime headers of ``nvidia-cuda-runtime-cu12``,
 CCCL from ``nvidia-cuda-cccl-cu12``, CUTLASS/CuTe from ``nvidia-cutlass``).
 
-The compile runs in a child process with a time limit (a template that never finishes instantiating
-cannot hang the tool, a crash of the compiler cannot take it down). What a source may include is
-checked before the compiler sees it: ``#include`` names must be literal, relative, free of ``..``,
-and found in the source's folder, the folders the user gives, or the toolkit headers; so a source
-cannot make the tool read a file it was not given.
+The compile runs in a child process with the caller's time limit (a template that never finishes
+instantiating cannot hang the tool, a crash of the compiler cannot take it down), an address-space
+limit under any hard limit in force, and an environment stripped to what Python and NVRTC need. It
+sees a virtual file system (:mod:`~bankproof.verifier.kernel.includes`): the source and the user's
+headers it reaches, in memory, and the toolkit's folders; the child cannot open anything else
+(:mod:`~bankproof.verifier.kernel.sandbox`), so a source cannot make the tool read a file it was not
+given, and no compile message can quote one.
 
 >>> options("sm90", ["inc"], {"TILE": "32"})[:3]
 ['--gpu-architecture=sm_90a', '-lineinfo', '-std=c++17']
@@ -19,14 +21,17 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, TimeLimit
+from bankproof.verifier.kernel.includes import gather, outside
+from bankproof.verifier.kernel.sandbox import child_env
 
 COMPILE_SECONDS = 300.0
 MAX_SOURCE = 4 << 20  # a .cu file
-_INCLUDE = re.compile(r"^\s*#\s*include\b\s*(.*)$", re.M)
 _DEFINE_NAME = re.compile(r"[A-Za-z_]\w{0,127}")
 _ARCH = {
     "sm80": "sm_80",
@@ -113,59 +118,6 @@ def check_defines(defines: dict[str, str]) -> dict[str, str]:
     return {str(k): str(v) for k, v in defines.items()}
 
 
-def check_includes(source: str, folders: list[Path], system: list[Path]) -> None:
-    """Every ``#include`` of ``source`` (and, transitively, of the user's own headers it names) is a
-    literal relative name found in ``folders`` (the source's own and the user's ``-I``) or in the
-    toolkit's ``system`` folders; anything else is refused before compiling."""
-    seen: set[Path] = set()
-    todo = [source]
-    while todo:
-        text = todo.pop()
-        for m in _INCLUDE.finditer(text):
-            spec = m.group(1).split("//", 1)[0].strip()
-            q = re.fullmatch(r'"([^"<>]+)"|<([^"<>]+)>', spec)
-            if not q:
-                raise InputError("kernel", "source", "#include must name a file literally", spec[:80])
-            name = q.group(1) or q.group(2)
-            if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
-                raise InputError(
-                    "kernel", "source", "#include must be a relative name inside the include folders", name
-                )
-            if any((d / name).is_file() for d in system):
-                continue  # the toolkit's headers: trusted, not scanned
-            found = next((d / name for d in folders if (d / name).is_file()), None)
-            if found is None:
-                if _builtin(name):
-                    continue
-                raise InputError(
-                    "kernel",
-                    "source",
-                    "#include names a file not found in the source's folder, the -I folders or the toolkit",
-                    name,
-                )
-            found = found.resolve()
-            if found not in seen:
-                seen.add(found)
-                todo.append(found.read_text(errors="replace")[:MAX_SOURCE])
-
-
-def _builtin(name: str) -> bool:
-    """Headers NVRTC provides itself."""
-    return name in (
-        "cuda_fp16.h",
-        "cuda_bf16.h",
-        "cuda_fp8.h",
-        "cuda_runtime.h",
-        "stdint.h",
-        "cstdint",
-        "cuda/std/cstdint",
-        "cooperative_groups.h",
-        "cuda_pipeline.h",
-        "mma.h",
-        "cuda_awbarrier.h",
-    )
-
-
 def compile_ptx(
     source: str,
     name: str,
@@ -174,61 +126,111 @@ def compile_ptx(
     defines: dict[str, str] | None = None,
     folder: str | None = None,
     timeout: float = COMPILE_SECONDS,
+    headers: Mapping[str, str] | None = None,
 ) -> str:
     """PTX of CUDA C++ ``source`` (``name`` is how ``.file`` will name it), compiled by NVRTC in a
-    child process. A compile error is an :class:`InputError` quoting NVRTC's log."""
+    confined child process that sees only :func:`~bankproof.verifier.kernel.includes.gather`'s
+    files (the user's in memory) and the toolkit's folders, within ``timeout`` seconds. A compile
+    error is an :class:`InputError` quoting NVRTC's log (which can quote only what was given)."""
     tc = toolchain()
     defines = check_defines(defines or {})
-    user = [Path(folder)] if folder else []
-    user += [Path(d) for d in include]
-    for d in user:
+    user = [Path(d) for d in include]
+    for d in user + ([Path(folder)] if folder else []):
         if not d.is_dir():
             raise InputError("kernel", "include", "is not a folder", str(d))
-    check_includes(source, user, [Path(d) for d in tc.include])
-    opts = options(arch, [str(d.resolve()) for d in user] + list(tc.include), defines)
-    job = json.dumps({"source": source, "name": name, "options": opts})
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "bankproof.verifier.kernel.nvrtc_child"],
-            preexec_fn=_limit_memory,
-            input=job,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-        )
-    except subprocess.TimeoutExpired:
-        raise InputError("kernel", "source", f"did not compile within {timeout:g} s") from None
+    files = gather(source, name, Path(folder) if folder else None, tuple(user), _given(headers))
+    opts = options(arch, list(tc.include), defines)
+    job = json.dumps(
+        {
+            "source": files.source,
+            "name": name,
+            "options": opts,
+            "headers": list(files.headers),
+            "readable": list(tc.include) + _libraries(),
+        }
+    )
+    if not timeout > 0:
+        raise TimeLimit("kernel: the time limit ran out before the compile began")
+    with tempfile.TemporaryDirectory(prefix="bankproof-nvrtc-") as empty:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "bankproof.verifier.kernel.nvrtc_child"],
+                input=job,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=empty,
+                env=child_env(dict(os.environ), sys.path),
+            )
+        except subprocess.TimeoutExpired:
+            raise TimeLimit(f"kernel: the compile did not finish within {timeout:g} s") from None
     if done.returncode != 0:
-        raise InputError(
-            "kernel", "source", f"NVRTC crashed compiling it (exit {done.returncode})", done.stderr[-300:]
-        )
-    answer = json.loads(done.stdout)
+        why = "ran out of memory" if "MemoryError" in done.stderr else f"exit {done.returncode}"
+        raise InputError("kernel", "source", f"NVRTC failed compiling it ({why})")
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        raise InputError("kernel", "source", "NVRTC's compile gave no answer") from None
     if not answer["ok"]:
-        log = answer["log"].strip()
+        log = _not_given(answer["log"].strip())
         raise InputError("kernel", "source", "does not compile: " + log[:700])
-    return _short_files(answer["ptx"], name, tc.include)
+    return _short_files(answer["ptx"], name, tc.include, empty, files.paths)
 
 
-MEMORY_BYTES = 16 << 30  # the compiling process's address space (CUTLASS templates take a few GiB)
+def _given(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Headers given as content (name -> text), checked: relative names, text of bounded size."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise InputError("kernel", "headers", "must map header names to their text", headers)
+    out = {}
+    for k, v in headers.items():
+        if not isinstance(k, str) or outside(k) or len(k) > 1024:
+            raise InputError("kernel", "headers", "names must be relative header names without '..'", k)
+        if not isinstance(v, str) or len(v) > MAX_SOURCE:
+            raise InputError("kernel", "headers", f"{k} must be text of at most {MAX_SOURCE} characters", k)
+        out[k] = v
+    return out
 
 
-def _limit_memory() -> None:
-    """In the compiling child: a template that never stops growing fails there, not the machine."""
-    import resource
+def _libraries() -> list[str]:
+    """NVRTC's own folder (it loads its builtins library when the compile starts)."""
+    path = _package_dir("nvidia.cuda_nvrtc")
+    return [str(path)] if path is not None else []
 
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+
+_OPEN_FAILED = re.compile(r'(?:cannot|could not) open source file ("[^"\n]*")[^\n]*')
 
 
-def _short_files(ptx: str, name: str, system: tuple[str, ...]) -> str:
-    """``.file`` names as a user reads them: the source as it was named, a toolkit header relative
-    to its include folder (``cute/swizzle.hpp``), so locations do not depend on where things are."""
+def _not_given(log: str) -> str:
+    """NVRTC's words for a file it could not open, without why (which would tell a file outside
+    exists): every such file is one that was not given."""
+    return _OPEN_FAILED.sub(
+        r"could not open \1: not given (the source's folder, -I folders and the toolkit are)", log
+    )
+
+
+def _short_files(
+    ptx: str, name: str, system: tuple[str, ...], compiled_in: str = "", user: Mapping[str, str] | None = None
+) -> str:
+    """``.file`` names as a user reads them: the source as it was named, a user's header by its
+    path (relative to the working folder where it is under it), a toolkit header relative to its
+    include folder (``cute/swizzle.hpp``), so locations do not depend on where things are.
+    ``compiled_in`` is the child's folder, which NVRTC puts before names given in memory."""
     cwd = os.getcwd().rstrip("/") + "/"
+    inside = compiled_in.rstrip("/") + "/" if compiled_in else None
 
     def short(m: re.Match) -> str:
         path = m.group(2)
-        if path == cwd + name or path == name:
+        if inside and path.startswith(inside):
+            path = path[len(inside) :]
+            real = (user or {}).get(path, "")
+            if path != name and real and not real.startswith("given:"):
+                path = real[len(cwd) :] if real.startswith(cwd) else real
+        elif path == cwd + name:
             path = name
+        if path == name:
+            pass
         else:
             for d in system:
                 if path.startswith(d.rstrip("/") + "/"):
