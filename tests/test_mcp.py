@@ -102,7 +102,7 @@ def test_the_server_lists_and_answers_every_tool_as_its_command_does(capsys, tmp
     tools, answers = _session_calls([(n, a) for n, a in GOOD] + [(n, a) for n, a, _ in BAD])
     assert tools == {
         "agree": ["base", "spec", "timeout"], "convert": ["spec", "timeout"],
-        "kernel": ["arch", "args", "block", "grid", "kernel", "language", "source"],
+        "kernel": ["arch", "args", "block", "grid", "headers", "kernel", "language", "source"],
         "synth": ["engines", "padded", "spec", "timeout", "weights"], "triton_scan": ["args", "ptx", "ttgir"],
         "verify": ["engines", "spec", "timeout"], "wavefronts": ["arch", "cases"],
     }  # fmt: skip

@@ -25,6 +25,13 @@ from bankproof.verifier.api.kernel import kernel as kernel_api
 from bankproof.verifier.api.wavefronts import run_lines_each
 from bankproof.verifier.engine.spec import tomllib
 
+try:  # the SDK checks arguments with pydantic: strict types, so `true` is never taken as 1
+    from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
+except ImportError:  # without the mcp extra (the tools still run in process)
+    StrictBool, StrictFloat, StrictInt, StrictStr = bool, float, int, str  # type: ignore[misc]
+
+Seconds = StrictInt | StrictFloat
+
 MAX_TEXT = 1 << 20  # characters of one text argument (a spec, a kernel, a TTGIR module)
 INSTRUCTIONS = (
     "bankproof proves facts about GPU shared-memory layouts: how many wavefronts each access costs, "
@@ -55,17 +62,19 @@ def _text(value: str, where: str, field: str) -> str:
     return value if value.endswith("\n") else value + "\n"  # text, never read as a path
 
 
-def verify(spec: dict | str, engines: str = "all", timeout: float = 10.0) -> dict[str, Any]:
+def verify(
+    spec: dict[str, Any] | StrictStr, engines: StrictStr = "all", timeout: Seconds = 10.0
+) -> dict[str, Any]:
     """Wavefronts of every access of a spec, each engine's verdict, a counterexample on conflict."""
     return api.verify(spec=_spec(spec), engines=engines, timeout=timeout).to_dict()
 
 
 def synth(
-    spec: dict | str,
-    engines: str = "all",
-    timeout: float = 10.0,
-    padded: bool = False,
-    weights: dict[str, float] | None = None,
+    spec: dict[str, Any] | StrictStr,
+    engines: StrictStr = "all",
+    timeout: Seconds = 10.0,
+    padded: StrictBool = False,
+    weights: dict[StrictStr, Seconds] | None = None,
 ) -> dict[str, Any]:
     """The layout with the fewest wavefronts for a spec's writer and reader, with its proof; with
     the spec's [[engine]] tables (TMA boxes, descriptor reads), or ``padded``, also the cheapest
@@ -75,18 +84,20 @@ def synth(
     ).to_dict()
 
 
-def convert(spec: dict | str, timeout: float = 10.0) -> dict[str, Any]:
+def convert(spec: dict[str, Any] | StrictStr, timeout: Seconds = 10.0) -> dict[str, Any]:
     """A layout conversion's shuffle plan and shared-memory round trip, checked element by element."""
     return api.convert(spec=_spec(spec), timeout=timeout).to_dict()
 
 
-def agree(spec: dict | str, base: int | None = None, timeout: float = 10.0) -> dict[str, Any]:
+def agree(
+    spec: dict[str, Any] | StrictStr, base: StrictInt | None = None, timeout: Seconds = 10.0
+) -> dict[str, Any]:
     """Whether a writer (TMA box, st/stmatrix/cp.async) and a reader (wgmma/tcgen05 descriptor,
     ld/ldmatrix) agree on every byte of a tile; the first mismatch otherwise."""
     return agree_spec(_spec(spec), base=base, timeout=timeout, name="<mcp>").to_dict()
 
 
-def wavefronts(cases: list[dict], arch: str = "sm90") -> dict[str, Any]:
+def wavefronts(cases: list[dict[str, Any]], arch: StrictStr = "sm90") -> dict[str, Any]:
     """Wavefronts of warp instructions from per-lane byte offsets: one result per case, in order
     (a bad case answers ``{"line", "error"}`` in its place)."""
     if not isinstance(cases, list) or not cases:
@@ -99,14 +110,14 @@ def wavefronts(cases: list[dict], arch: str = "sm90") -> dict[str, Any]:
 
 
 def kernel(
-    source: str,
-    language: str,
-    kernel: str | None = None,
-    block: int | str = 128,
-    grid: int | str = 1,
-    args: dict[str, int] | None = None,
-    arch: str = "sm90",
-    headers: dict[str, str] | None = None,
+    source: StrictStr,
+    language: StrictStr,
+    kernel: StrictStr | None = None,
+    block: StrictInt | StrictStr = 128,
+    grid: StrictInt | StrictStr = 1,
+    args: dict[StrictStr, StrictInt] | None = None,
+    arch: StrictStr = "sm90",
+    headers: dict[StrictStr, StrictStr] | None = None,
 ) -> dict[str, Any]:
     """The shared-memory account of one CTA of a kernel given as PTX or CUDA C++ text
     (``language`` ``ptx`` or ``cuda``): every instruction's wavefronts per execution. A CUDA
@@ -118,7 +129,9 @@ def kernel(
                       language=language, arch=arch, headers=headers).to_dict()  # fmt: skip
 
 
-def triton_scan(ttgir: str, ptx: str | None = None, args: dict[str, int] | None = None) -> dict[str, Any]:
+def triton_scan(
+    ttgir: StrictStr, ptx: StrictStr | None = None, args: dict[StrictStr, StrictInt] | None = None
+) -> dict[str, Any]:
     """Every shared buffer of a Triton TTGIR module: each access's exact wavefronts, the optimum,
     a better layout where there is one; with the compile's PTX, the whole-kernel ledger."""
     text = _text(ttgir, "triton_scan", "ttgir")
@@ -162,5 +175,9 @@ def _answered(fn):
 
 
 def serve() -> None:
-    """Serve the tools over stdio until the client closes the stream."""
-    server().run("stdio")
+    """Serve the tools over stdio until the client closes the stream (behind
+    :mod:`~bankproof.verifier.agents.stdio_guard`: every line answered, EOF ends every call)."""
+    from bankproof.verifier.agents.stdio_guard import guarded
+
+    app = server()
+    guarded(lambda: app.run("stdio"))
