@@ -49,6 +49,40 @@ def read_stream(stream: BinaryIO, limit: int, where: str, field: str) -> str:
         raise InputError(where, field, f"is not UTF-8 text (byte {e.start})") from None
 
 
+_INPUTS: set[tuple[int, int]] = set()  # (device, inode) of every file this process read as input
+
+
+def begin_run() -> None:
+    """Forget the inputs of an earlier run in this process (each command line is one run)."""
+    _INPUTS.clear()
+
+
+def note_input(path: str | os.PathLike) -> None:
+    """Remember ``path`` as an input of this run: no output of the run may overwrite it
+    (:func:`is_input`). :func:`read_text` notes every file it reads."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    _INPUTS.add((st.st_dev, st.st_ino))
+
+
+def is_input(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file this run read (followed through links: a link to an input is it).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+    ...     before = is_input(f.name); _ = read_text(f.name, 10, "x", "y"); after = is_input(f.name)
+    >>> before, after
+    (False, True)
+    """
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (st.st_dev, st.st_ino) in _INPUTS
+
+
 def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> str:
     """The text of the file at ``path``, read up to ``limit`` bytes: a folder, a FIFO, a device or
     anything else that is not a regular file (opening a FIFO would wait for a writer), a missing or
@@ -60,6 +94,7 @@ def read_text(path: str | os.PathLike, limit: int, where: str, field: str) -> st
             raise InputError(where, field, "is a folder, not a file", str(path))
         if not stat.S_ISREG(mode):
             raise InputError(where, field, "is not a regular file (a FIFO, a device or a socket)", str(path))
+        note_input(p)
         with open(p, "rb") as fh:
             return read_stream(fh, limit, where, field)
     except OSError as e:

@@ -28,6 +28,20 @@ def corpus_entries():
     return corpus.run_corpus(corpus.builtin_configs(), ["sm80", "sm90", "sm100"])
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_config_home(tmp_path_factory):
+    """The results store's key file in a folder of the test session's, never the user's
+    ``~/.config`` (child processes inherit it)."""
+    home = tmp_path_factory.mktemp("config-home")
+    old = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = old
+
+
 SLOW_KINDS = ("compile", "ray", "browser", "gpu_replay", "fuzz")  # each is slow too
 
 

@@ -19,9 +19,7 @@ from bankproof.gpu_checks.source_page import read_export
 from bankproof.models.errors import InputError
 from bankproof.verifier.cli.main import main
 from bankproof.verifier.triton.corpus import check_config, load_baseline
-from bankproof.verifier.triton.corpus_records import CorpusEntry
-from bankproof.verifier.triton.scan import scan_text
-from bankproof.verifier.triton.store import ResultStore
+from bankproof.verifier.triton.store import Artifact, ResultStore
 
 import bankproof
 from tests.fuzzing import check, count, mutate, mutate_value, show
@@ -163,11 +161,14 @@ def test_baseline_files(tmp_path):
 
 
 def test_stored_results(tmp_path):
-    store = ResultStore(tmp_path)
+    """Mutated stored files: each is the artifact that was written, or refused (never another one
+    read back as a result, never a crash)."""
+    store = ResultStore(tmp_path, secret=b"f" * 32)
     key = "ab" * 32
-    entry = CorpusEntry(config="k", arch="sm90", report=scan_text((ROOT / "verifier" / "triton" / "sample.ttgir")
-                        .read_text(), "k.ttgir"), lowering=())  # fmt: skip
-    store.save(key, entry)
+    art = Artifact(
+        config="k", arch="sm90", ttgir=(ROOT / "verifier" / "triton" / "sample.ttgir").read_text(), ptx=""
+    )
+    store.save(key, art)
     path = tmp_path / key[:2] / f"{key}.json"
     good = path.read_text()
 
@@ -180,7 +181,7 @@ def test_stored_results(tmp_path):
         def call():
             path.write_text(text, errors="surrogatepass")
             got, why = store.check(key)
-            assert got is None or got == entry, "a changed file read back as another entry"
+            assert got is None or got == art, "a changed file read back as another artifact"
             if why is not None:
                 raise InputError("store", "entry", why)
 

@@ -40,4 +40,17 @@ def baseline_accesses(result: CorpusResult) -> Mapping[str, int]:
     return wing.flat_accesses(list(result.entries))
 
 
-__all__ = ["corpus", "baseline_accesses"]
+def updated_baseline(path: str, result: CorpusResult) -> tuple[dict[str, int], int]:
+    """The baseline file at ``path`` updated by this run: the entries of every compile this run
+    made replaced by its accesses now, every other entry (other kernels, other archs, compiles
+    that failed this time) kept as it was; and how many were kept. A file that is not a baseline
+    is refused (an ``InputError``), never overwritten."""
+    import os
+
+    old = wing.load_baseline(path) if os.path.exists(path) else {}
+    made = {e.name for e in result.entries if e.compiled}
+    kept = {k: v for k, v in old.items() if k.split(" ", 1)[0] not in made}
+    return {**kept, **baseline_accesses(result)}, len(kept)
+
+
+__all__ = ["corpus", "baseline_accesses", "updated_baseline"]

@@ -44,9 +44,15 @@ def _check_timeout(command: str, timeout: float) -> float:
 def check_writable(command: str, flag: str, path: str, inputs: tuple[str, ...] = ()) -> None:
     """Refuse, before any work is done, an output file that is empty, cannot be written, or is one
     of the command's ``inputs`` (writing it would destroy what was read)."""
+    from bankproof.models.files import is_input
+
     if not path.strip():
         raise InputError(command, flag, "must name a file", path)
+    if is_input(path):
+        raise InputError(command, flag, "is a file this run read: it would be overwritten", path)
     for given in inputs:
+        if not given:
+            continue
         try:
             same = os.path.exists(path) and os.path.samefile(path, given)
         except OSError:
@@ -60,7 +66,14 @@ def check_writable(command: str, flag: str, path: str, inputs: tuple[str, ...] =
         raise InputError(command, flag, "cannot be written (no such writable folder)", path)
 
 
-def write_output(command: str, flag: str, path: str, text: str) -> None:
+def write_output(command: str, flag: str, path: str, text: str, updates: bool = False) -> None:
+    """Write an output file; never one this run read (a spec, a header, an export, a kernels file
+    or a baseline): that is refused, the input kept; ``updates``: the file is one this run reads
+    in order to update it (``--update-baseline``)."""
+    from bankproof.models.files import is_input
+
+    if is_input(path) and not updates:
+        raise InputError(command, flag, "is a file this run read: it would be overwritten", path)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)

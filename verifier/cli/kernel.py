@@ -78,7 +78,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from bankproof.verifier.render import kernel as render
 
     if args.html is not None:
-        check_writable(WHERE, "--html", args.html, (args.file,))
+        check_writable(WHERE, "--html", args.html, (args.file, args.ncu or ""))
     if args.max_steps < 1:
         raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
     if args.open is not None:

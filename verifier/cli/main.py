@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
 
     out, err = SafeStream(out or sys.stdout), SafeStream(err or sys.stderr)
     args = build_parser().parse_args(argv)
+    from bankproof.models.files import begin_run
+
+    begin_run()
     try:
         module, name = RUNNERS[args.run]
         code = getattr(importlib.import_module(module), name)(args, out, err)

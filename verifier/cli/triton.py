@@ -15,7 +15,7 @@ from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier import api
-from bankproof.verifier.cli.commands import write_output
+from bankproof.verifier.cli.commands import check_writable, write_output
 from bankproof.verifier.render import sarif as sarif_render
 from bankproof.verifier.render import scan as scan_render
 from bankproof.verifier.results import EXIT
@@ -86,6 +86,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise InputError("triton corpus", "--arch", "names no arch (e.g. sm90 or sm80,sm90)", args.arch)
     if args.update_baseline and not args.baseline:
         raise InputError("triton corpus", "--update-baseline", "needs --baseline FILE")
+    if args.update_baseline:
+        check_writable("triton corpus", "--baseline", args.baseline, (args.kernels,))
     if not 0 < args.compile_timeout <= 86400:
         raise InputError(
             "triton corpus", "--compile-timeout", "must be between 0 and 86400 seconds", args.compile_timeout
@@ -98,8 +100,8 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("triton corpus", "--address", "is for --engine ray", args.address)
     if not 0 <= args.expand <= 1_000_000:
         raise InputError("triton corpus", "--expand", "must be 0 to 1000000 configurations", args.expand)
-    from bankproof.verifier.api.corpus import baseline_accesses
     from bankproof.verifier.api.corpus import corpus as run
+    from bankproof.verifier.api.corpus import updated_baseline
 
     result = run(
         archs, args.kernels, args.baseline, args.workers, compare_baseline=not args.update_baseline,
@@ -111,10 +113,11 @@ def corpus(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(result.to_json() if args.json else scan_render.corpus_text(result, archs, args.verbose))
     if args.update_baseline:
-        flat = baseline_accesses(result)
+        flat, kept = updated_baseline(args.baseline, result)
         text = json.dumps({"schema": 1, "accesses": dict(flat)}, indent=1, sort_keys=True) + "\n"
-        write_output("triton corpus", "--baseline", args.baseline, text)
-        err.write(f"baseline: {len(flat)} accesses -> {args.baseline}\n")
+        write_output("triton corpus", "--baseline", args.baseline, text, updates=True)
+        mine = len(flat) - kept
+        err.write(f"baseline: {mine} accesses of this run's compiles, {kept} kept -> {args.baseline}\n")
     for r in result.recomputed or ():
         err.write(f"results store: an entry was not trusted and was computed again: {r}\n")
     for w in result.worse:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from bankproof.models.errors import InputError
 from bankproof.verifier.triton.compile_pool import run_jobs
 from bankproof.verifier.triton.corpus_records import CorpusEntry
-from bankproof.verifier.triton.store import ResultStore, job_key
+from bankproof.verifier.triton.store import Artifact, ResultStore, job_key
 
 ENGINES = ("local", "ray")
 FUNCTION = "bankproof.verifier.triton.jobs._job_entry"  # a Ray task compiles and scans
@@ -28,18 +28,22 @@ def lost(job: tuple, why: str) -> CorpusEntry:
     return CorpusEntry(config=job[0]["name"], arch=job[1], error=f"compile {why}")
 
 
-def of_job(entry: CorpusEntry | None, job: tuple, key: str, refused: list[str]) -> CorpusEntry | None:
-    """A stored entry, where it is the job's own: one naming another configuration or arch is
-    refused (and named), like one whose digest fails.
+def of_job(art: Artifact | None, job: tuple, key: str, refused: list[str]) -> CorpusEntry | None:
+    """The entry derived again from a stored compile, where it is the job's own: one naming another
+    configuration or arch is refused (and named), like one that fails its authentication.
 
     >>> got = []
-    >>> of_job(CorpusEntry(config="b", arch="sm90", error="x"), ({"name": "a"}, "sm90"), "ab" * 32, got), got
+    >>> of_job(Artifact(config="b", arch="sm90", error="x"), ({"name": "a"}, "sm90"), "ab" * 32, got), got
     (None, ["abababababab: names b@sm90, not this job's a@sm90"])
     """
-    if entry is None or (entry.config, entry.arch) == (job[0]["name"], job[1]):
-        return entry
-    refused.append(f"{key[:12]}: names {entry.name}, not this job's {job[0]['name']}@{job[1]}")
-    return None
+    if art is None:
+        return None
+    if (art.config, art.arch) != (job[0]["name"], job[1]):
+        refused.append(f"{key[:12]}: names {art.config}@{art.arch}, not this job's {job[0]['name']}@{job[1]}")
+        return None
+    from bankproof.verifier.triton.jobs import make_entry
+
+    return make_entry(*art.job)
 
 
 def keys(jobs: list[tuple]) -> list[str]:
@@ -79,10 +83,15 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
             refused.extend(store.refused)
     todo = [i for i, e in enumerate(entries) if e is None]
 
-    def arrived(j: int, entry: CorpusEntry) -> None:
+    def arrived(j: int, result: tuple | CorpusEntry) -> None:
+        """A job's (compile, entry), or the entry of one that was lost (not stored)."""
+        if isinstance(result, CorpusEntry):
+            entries[todo[j]] = result
+            return
+        job, entry = result
         entries[todo[j]] = entry
         if store:
-            store.save(key_of[todo[j]], entry)
+            store.save(key_of[todo[j]], Artifact.of_job(job))
 
     work = [jobs[i] for i in todo]
     if engine == "local":  # workers compile; this process scans (as the corpus always has)
@@ -91,7 +100,7 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
         from bankproof.verifier.triton.jobs import make_entry
 
         def compiled(j: int, result: tuple | CorpusEntry) -> None:
-            arrived(j, result if isinstance(result, CorpusEntry) else make_entry(*result))
+            arrived(j, result if isinstance(result, CorpusEntry) else (result, make_entry(*result)))
 
         n = workers or max(1, min(len(work), os.cpu_count() or 1))
         run_jobs(work, COMPILE, n, limit_s, on_lost=lost, progress=progress, on_result=compiled)
@@ -100,6 +109,8 @@ def run(jobs: list[tuple], *, engine: str, address: str | None, workers: int, li
 
         ray_engine.run(work, FUNCTION, address=address, limit_s=limit_s, on_lost=lost, on_result=arrived,
                        progress=progress, stats=stats)  # fmt: skip
+    if store and refused is not None:
+        refused.extend(r for r in store.refused if r not in refused)
     return [e if e is not None else lost(jobs[i], "was not run") for i, e in enumerate(entries)]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
+from bankproof.models.files import note_input
 from bankproof.verifier.results import FrozenMap
 from bankproof.verifier.triton import lowering, pipeline
 from bankproof.verifier.triton.corpus_records import CorpusEntry
@@ -39,6 +40,7 @@ def load_kernels_file(path: str) -> types.ModuleType:
     """The kernels file, imported as a module (it defines ``CONFIGS`` and its kernels)."""
     if not Path(path).is_file():
         raise InputError("corpus", "kernels", "is not a file", path)
+    note_input(path)
     spec = importlib.util.spec_from_file_location("bankproof_user_kernels", path)
     if spec is None or spec.loader is None:
         raise InputError("corpus", "kernels", "is not a Python file", path)
@@ -115,9 +117,11 @@ def make_entry(name: str, arch: str, compiled: tuple[str, str] | None, error: st
                        cp_async_modes=modes, lowering=off, ledger=led, descriptors=desc)  # fmt: skip
 
 
-def _job_entry(args: tuple[dict, str, str | None]) -> CorpusEntry:
-    """Compile and scan one job (in a worker: a local process or a Ray task)."""
-    return make_entry(*_job(args))
+def _job_entry(args: tuple[dict, str, str | None]) -> tuple[tuple, CorpusEntry]:
+    """Compile and scan one job (in a worker: a local process or a Ray task): the compile's
+    output (what the results store keeps) and its entry."""
+    job = _job(args)
+    return job, make_entry(*job)
 
 
 __all__ = ["compile_config", "compile_kernel", "make_entry"]

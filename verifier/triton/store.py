@@ -1,21 +1,22 @@
-"""The corpus's results directory: one file per compile, keyed by what decides its result, so a rerun
-computes only what changed and an interrupted run resumes where it stopped.
+"""The corpus's results directory: one file per compile, keyed by what decides the compile, so a
+rerun compiles only what changed and an interrupted run resumes where it stopped.
+
+What is stored is the compile's output (:class:`Artifact`: TTGIR and PTX, or Triton's error),
+never a conclusion: every result is derived again from the artifacts when read (the analysis
+takes milliseconds; the compile is what the store saves), so an edited count cannot reach a
+report. The artifacts are authenticated with an HMAC whose key is kept outside the store
+(:mod:`~bankproof.verifier.triton.store_key`), so someone who can write the folder but not the key
+cannot forge an entry; one that fails is compiled again and named in :attr:`ResultStore.refused`.
 
 The key hashes the kernel's source as Triton sees it (``JITFunction.cache_key``: the function and
-every ``@triton.jit`` function it calls), the configuration, the arch, Triton's version, and
-bankproof's version with a digest of its analysis code (a changed scan recomputes). Each result is
-written whole to a temporary file and renamed into place, so a reader never sees half a file and
-two writers of one key leave one complete file. Timeouts and crashed workers are not stored: the
-next run tries them again.
-
-A stored file cannot lie: it carries its key and a digest of its key and content, is read only when
-it is a regular file within :data:`MAX_BYTES`, is decoded field by field into a record, and its
-numbers must agree with each other (:func:`inconsistency`); one that fails is computed again, and
-named in :attr:`ResultStore.refused` (the corpus prints each on stderr and counts them).
+every ``@triton.jit`` function it calls), the configuration, the arch, Triton's version, and the
+code of bankproof's compile step. Each file is written whole to a new file in its shard folder and
+renamed into place; a shard folder that is a link (or anything but a folder) is not written through.
+Timeouts and crashed workers are not stored: the next run tries them again.
 
 >>> import tempfile
->>> s = ResultStore(tempfile.mkdtemp())
->>> s.save("ab" * 32, CorpusEntry(config="k", arch="sm90", error="no compiler")); s.load("ab" * 32).error
+>>> s = ResultStore(tempfile.mkdtemp(), secret=b"k" * 32)
+>>> s.save("ab" * 32, Artifact(config="k", arch="sm90", error="no compiler")); s.load("ab" * 32).error
 'no compiler'
 >>> s.load("cd" * 32) is None
 True
@@ -23,31 +24,68 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bankproof.models.errors import InputError
 from bankproof.models.files import json_value, read_text
 from bankproof.models.version import VERSION
-from bankproof.verifier.triton.corpus_records import CorpusEntry, read_entry
+from bankproof.verifier.triton.store_key import store_secret
 
 TRANSIENT = ("did not finish within", "crashed the worker", "worker crashed")  # not stored: retried
-SCHEMA = 2  # a stored file: {"schema", "key", "digest", "entry"}
-MAX_BYTES = 64 << 20  # one stored entry (the largest corpus entries are a few hundred KB)
+SCHEMA = 3  # a stored file: {"schema", "key", "mac", "artifact"}
+MAX_BYTES = 64 << 20  # one stored entry (the largest corpus compiles are a few MB of PTX)
+FIELDS = ("config", "arch", "ttgir", "ptx", "error")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What one (configuration, arch) compile gave: its TTGIR and PTX, or Triton's ``error``."""
+
+    config: str
+    arch: str
+    ttgir: str | None = None
+    ptx: str | None = None
+    error: str | None = None
+
+    @property
+    def job(self) -> tuple[str, str, tuple[str, str] | None, str | None]:
+        """As a compile worker returns it (:func:`~bankproof.verifier.triton.jobs.make_entry`'s arguments)."""
+        compiled = (self.ttgir, self.ptx or "") if self.ttgir is not None and self.error is None else None
+        return self.config, self.arch, compiled, self.error
+
+    @classmethod
+    def of_job(cls, job: tuple) -> Artifact:
+        name, arch, compiled, error = job
+        ttgir, ptx = compiled if compiled is not None else (None, None)
+        return cls(name, arch, ttgir, ptx, error)
+
+    @classmethod
+    def read(cls, value: object) -> Artifact:
+        """An artifact read back (``InputError`` naming the field where it is not one)."""
+        if not isinstance(value, dict) or set(value) != set(FIELDS):
+            raise InputError("stored entry", "artifact", f"must have exactly the fields {', '.join(FIELDS)}")
+        for k in FIELDS:
+            v = value[k]
+            if not (isinstance(v, str) or (v is None and k not in ("config", "arch"))):
+                raise InputError("stored entry", k, "must be text", type(v).__name__)
+        return cls(**value)
 
 
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A digest of the code whose output the store keeps (models, proofs, the Triton wing)."""
-    root = Path(__file__).resolve().parents[2]
+    """A digest of bankproof's compile step (how a configuration becomes a Triton compile)."""
     h = hashlib.sha256(VERSION.encode())
-    for sub in ("models", "proofs", "verifier/triton", "verifier/engine"):
-        for p in sorted((root / sub).rglob("*.py")):
-            h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    h.update((Path(__file__).parent / "jobs.py").read_bytes())
     return h.hexdigest()
 
 
@@ -58,39 +96,17 @@ def job_key(config: dict, arch: str, kernel_key: str, triton_version: str) -> st
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def digest(key: str, body: object) -> str:
-    """The digest a stored entry carries: its key and its content (canonical JSON)."""
+def mac(secret: bytes, key: str, body: dict) -> str:
+    """The authentication a stored file carries: HMAC-SHA256 of its key and artifact."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(f"{SCHEMA}\0{key}\0{text}".encode()).hexdigest()
-
-
-def inconsistency(entry: CorpusEntry) -> str | None:
-    """What the numbers of an entry contradict, if anything: an access or a ledger entry below its
-    ideal, a ledger total not its count per execution times its executions."""
-    for b in entry.report.buffers if entry.report else ():
-        if b.wavefronts != sum(a.wavefronts or 0 for a in b.accesses):
-            return f"buffer {b.buffer}: its wavefronts are not the sum of its accesses'"
-        for a in b.accesses:
-            if a.wavefronts is not None and a.ideal is not None and a.wavefronts < a.ideal:
-                return f"buffer {b.buffer} {a.op}: {a.wavefronts} wavefronts, below its ideal {a.ideal}"
-    for e in entry.ledger.entries if entry.ledger else ():
-        where = f"ledger {e.location} {e.instr}"
-        if e.wavefronts is not None and e.ideal is not None and e.wavefronts < e.ideal:
-            return f"{where}: {e.wavefronts} wavefronts, below its ideal {e.ideal}"
-        runs = e.executions
-        if e.total_wavefronts is not None and (e.wavefronts is None or runs is None
-                                               or e.total_wavefronts != e.wavefronts * runs):  # fmt: skip
-            return f"{where}: its total is not its wavefronts times its executions"
-        if e.total_instructions is not None and e.total_instructions != e.instructions * (runs or 0):
-            return f"{where}: its instruction total is not per execution times executions"
-    return None
+    return hmac.new(secret, f"{SCHEMA}\0{key}\0{text}".encode(), hashlib.sha256).hexdigest()
 
 
 class ResultStore:
-    """Entries by key under ``root/KEY[:2]/KEY.json``; :attr:`refused` lists the stored entries a
-    load did not trust (each computed again)."""
+    """Artifacts by key under ``root/KEY[:2]/KEY.json``; :attr:`refused` names the stored files a
+    load did not trust (each compiled again) and the writes that were not made."""
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike, secret: bytes | None = None):
         self.refused: list[str] = []
         self.root = Path(root)
         if self.root.exists() and not self.root.is_dir():
@@ -102,56 +118,86 @@ class ResultStore:
         except OSError as e:
             why = f"cannot be written ({e.strerror})"
             raise InputError("triton corpus", "--results", why, str(root)) from None
+        self.secret = secret if secret is not None else store_secret(self.root)
 
     def _path(self, key: str) -> Path:
         if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
             raise ValueError(f"not a store key: {key!r}")
         return self.root / key[:2] / f"{key}.json"
 
-    def load(self, key: str) -> CorpusEntry | None:
-        """The stored entry, or ``None`` where there is none or it cannot be trusted (then
-        :attr:`refused` says why): computed again."""
-        entry, why = self.check(key)
+    def load(self, key: str) -> Artifact | None:
+        """The stored artifact, or ``None`` where there is none or it cannot be trusted (then
+        :attr:`refused` says why): compiled again."""
+        art, why = self.check(key)
         if why is not None:
             self.refused.append(f"{key[:12]}: {why}")
-        return entry
+        return art
 
-    def check(self, key: str) -> tuple[CorpusEntry | None, str | None]:
-        """``(entry, None)`` for a stored entry that passes every check; ``(None, None)`` where none
-        is stored; ``(None, why)`` where the file is not a regular file, is larger than
-        :data:`MAX_BYTES`, is not the store's JSON, names another key, fails its digest (a byte
-        changed since it was written), is not an entry (the typed decoder), or fails a consistency
-        check its numbers allow (:func:`inconsistency`)."""
+    def check(self, key: str) -> tuple[Artifact | None, str | None]:
+        """``(artifact, None)`` for a stored file that passes every check; ``(None, None)`` where
+        none is stored; ``(None, why)`` where the file is not a regular file, is larger than
+        :data:`MAX_BYTES`, is not the store's JSON, names another key, fails its authentication
+        (written or changed without the key), or is not an artifact."""
         path = self._path(key)
         if not path.exists() and not path.is_symlink():
             return None, None
+        if path.parent.is_symlink():
+            return None, "its shard folder is a link: not read"
         try:
             data = json_value(read_text(path, MAX_BYTES, "stored entry", "file"), "stored entry", "file")
-            if not isinstance(data, dict) or set(data) != {"schema", "key", "digest", "entry"}:
+            if not isinstance(data, dict) or set(data) != {"schema", "key", "mac", "artifact"}:
                 return None, "not a stored entry (another shape of JSON)"
             if data["schema"] != SCHEMA or data["key"] != key:
                 return None, "written for another key or schema"
-            if data["digest"] != digest(key, data["entry"]):
-                return None, "its digest does not match its content (changed since it was written)"
-            entry = read_entry(data["entry"])
+            body = data["artifact"]
+            good = mac(self.secret, key, body) if isinstance(body, dict) else ""
+            given = data["mac"].encode("utf-8", "replace") if isinstance(data["mac"], str) else b""
+            if not hmac.compare_digest(given, good.encode()):
+                return None, "fails its authentication (changed, or written without this store's key)"
+            return Artifact.read(body), None
         except (ValueError, RecursionError) as e:  # InputError is a ValueError
             return None, f"not readable as an entry ({str(e)[:200]})"
-        why = inconsistency(entry)
-        return (None, why) if why else (entry, None)
 
-    def save(self, key: str, entry: CorpusEntry) -> None:
-        if any(t in (entry.error or "") for t in TRANSIENT):
+    def save(self, key: str, art: Artifact) -> None:
+        """Store ``art`` (not a transient failure); a write that cannot be made is named in
+        :attr:`refused`, never raised, and never follows a link out of the store."""
+        if any(t in (art.error or "") for t in TRANSIENT):
             return
         path = self._path(key)
-        path.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        body = entry.to_dict()  # key order kept: a stored entry prints as a computed one
-        with os.fdopen(fd, "w") as fh:
-            json.dump({"schema": SCHEMA, "key": key, "digest": digest(key, body), "entry": body}, fh)
-        os.replace(tmp, path)
+        body = asdict(art)
+        text = json.dumps(
+            {"schema": SCHEMA, "key": key, "mac": mac(self.secret, key, body), "artifact": body}
+        )
+        try:
+            _write_in(path.parent, path.name, text.encode())
+        except OSError as e:
+            self.refused.append(f"{key[:12]}: not stored ({e.strerror or type(e).__name__})")
 
     def keys(self) -> list[str]:
         return sorted(p.stem for p in self.root.glob("??/*.json"))
 
 
-__all__ = ["ResultStore", "code_digest", "job_key"]
+def _write_in(folder: Path, name: str, data: bytes) -> None:
+    """``data`` as ``folder/name``, written whole then renamed; ``folder`` opened without
+    following a link (one that is a link, or not a folder, is an ``OSError``)."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder)
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        raise NotADirectoryError(20, "the shard folder is a link or not a folder")
+    dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        tmp = f".tmp-{secrets.token_hex(8)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
+
+
+__all__ = ["ResultStore", "Artifact", "code_digest", "job_key", "mac"]
