@@ -130,17 +130,19 @@ def test_a_compiled_kernel_holds_no_dict_anywhere():
     import tempfile
 
     from bankproof.verifier.triton.corpus_configs import builtin_configs
+    from bankproof.verifier.triton.dispatch import of_job
     from bankproof.verifier.triton.jobs import compile_kernel, make_entry
-    from bankproof.verifier.triton.store import ResultStore
+    from bankproof.verifier.triton.store import Artifact, ResultStore
 
     store = ResultStore(tempfile.mkdtemp())
     kinds = ("matmul_tma_persistent_ws", "softmax", "histogram")
     picked = [next(c for c in builtin_configs() if c["kernel"] == k) for k in kinds]
     for arch in ("sm90", "sm100"):
         for c in picked:
-            entry = make_entry(c["name"], arch, compile_kernel(c, arch), None)
+            job = (c["name"], arch, compile_kernel(c, arch), None)
+            entry = make_entry(*job)
             assert entry.compiled and entry.ledger is not None
             assert dicts_in(entry) == [], (c["name"], arch)
-            store.save("ab" * 32, entry)
-            back = store.load("ab" * 32)
+            store.save("ab" * 32, Artifact.of_job(job))
+            back = of_job(store.load("ab" * 32), ({"name": c["name"]}, arch), "ab" * 32, [])
             assert back == entry and dicts_in(back) == []
