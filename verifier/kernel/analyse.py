@@ -68,6 +68,9 @@ def _loc(loc: Loc | None) -> SourceLine | None:
     return None if loc is None else SourceLine(loc.file, loc.line, loc.column)
 
 
+RUN_SHARE = 0.4  # of a time limit, the machine's; the rest is for counting what it ran
+
+
 def analyse(
     src: KernelSource,
     launch: Launch,
@@ -82,7 +85,8 @@ def analyse(
     ``second_engine``, the counts alone (no Z3 proof per instruction, no fix searched: the Triton
     ledger's use)."""
     target.require(arch, "kernel", "kernel")
-    trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds))
+    # the machine stops at RUN_SHARE of the time: what it ran is then counted, linear in the steps
+    trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds * RUN_SHARE))
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
     runs, reused = ptxas.scan(src.code)
     merge_of: dict = {i: m for m in ptxas.merges(runs, dict(trace.instances)) for i in m.members}

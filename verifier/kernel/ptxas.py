@@ -131,6 +131,8 @@ def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
     out: list[Run] = []
     again: list[Reuse] = []
     open_: dict[tuple, list[tuple[int, int]]] = {}
+    seen: dict[tuple, dict[int, int]] = {}  # each open run's offsets -> its first load of them
+    bases: dict[str, dict[tuple, None]] = {}  # base register -> the open runs' keys on it, in order
 
     def flush() -> None:
         for (base, width, _), items in open_.items():
@@ -140,6 +142,8 @@ def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
                     Run(tuple(i for i, _ in items), tuple(o for _, o in items), width, base.startswith("%"))
                 )
         open_.clear()
+        seen.clear()
+        bases.clear()
 
     for op in code.body:
         if op.index in starts:
@@ -148,18 +152,21 @@ def scan(code: KernelCode) -> tuple[list[Run], list[Reuse]]:
         if ld is not None:
             base, off, width = ld
             key = (base, width, op.guard)
-            same = [i for i, o in open_.get(key, []) if o == off]
-            if same:
-                again.append(Reuse(op.index, same[0]))
+            first = seen.setdefault(key, {})
+            if off in first:
+                again.append(Reuse(op.index, first[off]))
             else:
+                first[off] = op.index
                 open_.setdefault(key, []).append((op.index, off))
+                bases.setdefault(base, {})[key] = None
             continue
         if op.base in _STOP:
             flush()
             continue
         dest = op.operands[0] if op.operands else ""
-        for key in [k for k in open_ if k[0] == dest]:  # the base register is written: its run ends
+        for key in bases.pop(dest, {}):  # the base register is written: its run ends
             items = open_.pop(key)
+            seen.pop(key, None)
             if len(items) > 1:
                 items.sort(key=lambda t: t[1])
                 out.append(
@@ -236,34 +243,24 @@ def exits_before(code: KernelCode) -> dict[int, tuple[bool, str]]:
     >>> exits_before(code)
     {1: (False, '%p1')}
     """
-    out = {}
-    body = code.body
-    for op in body:
+    out: dict[int, tuple[bool, str]] = {}
+    mixed = ("mixed",)
+    ends_in_ret, guard, used = False, None, {}  # what lies between here and the next unguarded effect
+    for op in reversed(code.body):  # one backward pass: linear in the instructions
         parts = op.opcode.split(".")
-        if parts[0] != "ld" or not any(p.startswith("shared") for p in parts) or not op.operands:
-            continue
-        dests = set(re.findall(r"%[\w$]+", op.operands[0]))
-        guard = None
-        for later in body[op.index + 1 :]:
-            if later.base == "ret" and later.guard is None:
-                break
-            uses = any(d in o for o in later.operands[1:] for d in dests) or (
-                later.base == "st" and any(d in " ".join(later.operands) for d in dests)
-            )
-            if later.guard is not None:
-                if guard is not None and later.guard != guard:
-                    guard = None
-                    break
-                guard = later.guard
-                continue
-            if uses or later.base in _EFFECTS:
-                guard = None
-                break
+        if parts[0] == "ld" and any(p.startswith("shared") for p in parts) and op.operands:
+            dests = set(_REG.findall(op.operands[0]))
+            if ends_in_ret and guard not in (None, mixed) and not any(d in used for d in dests):
+                out[op.index] = guard
+        if op.guard is not None:
+            guard = op.guard if guard in (None, op.guard) else mixed
+        elif op.base == "ret":
+            ends_in_ret, guard, used = True, None, {}
+        elif op.base in _EFFECTS:
+            ends_in_ret, guard, used = False, None, {}
         else:
-            guard = None
-        if guard is not None:
-            out[op.index] = guard
-    return out
+            used.update(dict.fromkeys(_REG.findall(" ".join(op.operands[1:]))))
+    return dict(sorted(out.items()))
 
 
 def after_exit(inst: Instances, pred) -> Instances:
@@ -300,37 +297,35 @@ def dead_loads(code: KernelCode) -> set[int]:
     [0]
     """
     starts = set(code.labels.values())
-    out = set()
-    body = code.body
-    for op in body:
+    out: set[int] = set()
+    live_by_default, fate = True, {}  # each register's fate from here on: read first (True) or not
+    for op in reversed(code.body):  # one backward pass: linear in the instructions
         parts = op.opcode.split(".")
-        if parts[0] not in ("ld", "ldmatrix") or "volatile" in parts or not op.operands:
-            continue
-        if not any(p.startswith("shared") for p in parts):
-            continue
-        dests = set(re.findall(r"%[\w$]+", op.operands[0]))
-        if not dests:
-            continue
-        for later in body[op.index + 1 :]:
-            if later.index in starts or later.base in ("bra", "brx", "call"):
-                break
-            first = later.operands[0] if later.operands else ""
-            reads = " ".join(later.operands[1:]) + (" " + first if later.base in _WRITES_FIRST else "")
-            if (
-                later.guard is not None
-                and later.guard[1] in dests
-                or dests & set(re.findall(r"%[\w$]+", reads))
-            ):
-                break
-            if later.base in ("ret", "exit") and later.guard is None:
+        if parts[0] in ("ld", "ldmatrix") and "volatile" not in parts and op.operands:
+            dests = set(_REG.findall(op.operands[0]))
+            shared = any(p.startswith("shared") for p in parts)
+            if dests and shared and not any(fate.get(d, live_by_default) for d in dests):
                 out.add(op.index)
-                break
-            if later.guard is None and later.base not in _WRITES_FIRST and later.operands:
-                dests -= set(re.findall(r"%[\w$]+", later.operands[0]))
-            if not dests:
-                out.add(op.index)
-                break
+        # the fate of each register just before ``op``, as a load earlier in the block sees it
+        first = op.operands[0] if op.operands else ""
+        reads = set(
+            _REG.findall(" ".join(op.operands[1:]) + (" " + first if op.base in _WRITES_FIRST else ""))
+        )
+        if op.guard is not None:
+            reads.add(op.guard[1])
+        if op.base in ("ret", "exit") and op.guard is None:
+            live_by_default, fate = False, {}
+        elif op.guard is None and op.base not in _WRITES_FIRST and op.operands:
+            for d in _REG.findall(first):
+                fate[d] = False
+        for r in reads:
+            fate[r] = True
+        if op.index in starts or op.base in ("bra", "brx", "call"):  # its result may be read elsewhere
+            live_by_default, fate = True, {}
     return out
+
+
+_REG = re.compile(r"%[\w$]+")
 
 
 # instructions whose first operand is read, not written (a store's address and value, a barrier's)
