@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bankproof.models.errors import InputError
+from bankproof.models.layout import MAX_TABLE_BITS
 from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
@@ -58,9 +61,14 @@ def synth(
     p = problem(store=store, load=load, accesses=accesses, shape=shape, dtype=dtype, arch=arch, dims=dims,
                 spec=spec, require_memory=False)  # fmt: skip
     require_modeled(p, "synth")
-    result = synthesis.synth(p, chosen, seconds)
     if not isinstance(padded, bool):
         raise InputError("synth", "padded", "must be True or False", padded)
+    elements = math.prod(p.shape)
+    if (padded or p.engines) and elements > 1 << MAX_TABLE_BITS:  # checked before anything is built
+        flag = "padded" if padded else "engine"
+        why = f"weighs layouts element by element: the tile has {elements} elements, over 2^{MAX_TABLE_BITS}"
+        raise InputError("synth", flag, why, "x".join(map(str, p.shape)))
+    result = synthesis.synth(p, chosen, seconds)
     if padded and p.engines:
         raise InputError("synth", "padded", "weighs layouts no engine takes: the spec's [[engine]] take none")
     if not p.engines and not padded:

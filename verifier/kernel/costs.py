@@ -36,6 +36,21 @@ def counts(ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> tupl
     return c, i
 
 
+def outside(ins: hardware.Instr, inst: Instances, window: int) -> tuple[int, int] | None:
+    """The first (row, lane) whose address lies outside the CTA's ``window`` bytes of shared memory
+    (below 0, or its bytes past the end), else ``None``: no GPU executes it as counted."""
+    lanes = ins.address_lanes
+    width = 16 if ins.is_matrix else ins.width
+    act = (np.ones_like(inst.active) if ins.is_matrix else inst.active)[:, :lanes] & inst.known[:, None]
+    offs = inst.offsets[:, :lanes]
+    bad = ((offs < 0) | (offs + width > window)) & act
+    rows = np.flatnonzero(bad.any(axis=1))
+    if not rows.size:
+        return None
+    row = int(rows[0])
+    return row, int(np.flatnonzero(bad[row])[0])
+
+
 def misaligned(ins: hardware.Instr, inst: Instances) -> int | None:
     """The first row where an active lane's address breaks the instruction's alignment (the
     hardware faults: a misaligned address error), else ``None``."""

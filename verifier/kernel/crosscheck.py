@@ -31,6 +31,7 @@ def cross_check(reports: list[InstructionReport], code, trace: Trace, merge_of: 
         eligible = (
             r.family == "lsu"
             and r.verdict in ("proved", "refuted")
+            and r.wavefronts is not None  # a misaligned access has no count to check
             and not r.instr.startswith(("ldsm", "stsm"))
             and inst is not None
             and bool(r.instructions)

@@ -1,0 +1,67 @@
+"""Addresses no GPU executes as counted are never proved (issue 54): below the shared window (a
+negative offset at its start, as an immediate or computed), past its end, or misaligned (the
+hardware faults: refuted, exit 1, never the engines' disagreement); and a padded synthesis of a
+tile past the enumeration limit is refused before anything is built."""
+
+from __future__ import annotations
+
+import pytest
+from bankproof.models.errors import InputError
+from bankproof.verifier.cli.main import main
+
+import bankproof
+
+
+def _ptx(address: str, size: int = 128, extra: str = "") -> str:
+    return (f".visible .entry k()\n{{\n .shared .align 4 .b8 buf[{size}];\n{extra} mov.u32 %r2, buf;\n"
+            f" add.s32 %r3, %r2, {address};\n ld.shared.u32 %r1, [%r3];\n st.shared.u32 [buf], %r1;\n}}\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "ptx, why",
+    [
+        (
+            ".visible .entry k()\n{\n .shared .align 4 .b8 buf[128];\n ld.shared.u32 %r1, [buf+-4];\n st.shared.u32 [buf], %r1;\n}\n",
+            "byte address -4",
+        ),
+        (_ptx("-4"), "byte address 4294967292"),
+        (_ptx("128"), "byte address 128 lies outside the CTA's 128 bytes"),
+        (_ptx("128", 130), "byte address 128 lies outside the CTA's 130 bytes"),  # bytes past the end
+    ],
+)
+def test_outside_the_window_is_unknown_never_proved(ptx, why):
+    r = bankproof.kernel(ptx, block=32, language="ptx")
+    (ld,) = [i for i in r.instructions if i.instr.startswith("ld")]
+    assert r.verdict == "unknown" and r.exit_code == 3
+    assert ld.verdict == "unknown" and ld.wavefronts is None and why in ld.reason
+
+
+def test_the_dynamic_array_bounds_the_window():
+    ptx = (".extern .shared .align 16 .b8 dyn[];\n.visible .entry k()\n{\n mov.u32 %r2, dyn;\n"
+           " mov.u32 %r4, %tid.x;\n shl.b32 %r5, %r4, 2;\n add.s32 %r3, %r2, %r5;\n"
+           " ld.shared.u32 %r1, [%r3+4096];\n st.shared.u32 [dyn], %r1;\n}\n")  # fmt: skip
+    assert bankproof.kernel(ptx, block=32, language="ptx", dynamic_smem=8192).verdict == "proved"
+    r = bankproof.kernel(ptx, block=32, language="ptx", dynamic_smem=4096)
+    assert r.verdict == "unknown" and "outside the CTA's 4096 bytes" in r.instructions[0].reason
+    assert bankproof.kernel(ptx, block=32, language="ptx").verdict == "proved"  # not given: 227 KB
+
+
+def test_a_misaligned_address_is_refuted_exit_1(tmp_path, capsys):
+    f = tmp_path / "k.ptx"
+    f.write_text(_ptx("2"))
+    assert main(["kernel", str(f), "--block", "32"]) == 1
+    out = capsys.readouterr().out
+    assert "is not aligned for ld.shared.b32 (the hardware faults)" in out and "None" not in out
+
+
+def test_padded_synthesis_past_the_limit_is_refused_at_once(tmp_path):
+    import time
+
+    spec = {"shape": [4096, 8192], "dtype": "f32", "arch": "sm90", "dims": ["m", "n"],
+            "memory": {"triton": "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"},
+            "access": [{"name": "s", "kind": "store", "instr": "auto", "layout": {"triton":
+                "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"}}]}  # fmt: skip
+    start = time.monotonic()
+    with pytest.raises(InputError, match="padded weighs layouts element by element: the tile has 33554432"):
+        bankproof.synth(spec=spec, padded=True)
+    assert time.monotonic() - start < 5
