@@ -97,7 +97,7 @@ def analyse(
     reports = []
     notes = list(trace.notes)
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
-    window = shared_window(src.code, dict(trace.symbols), launch.dynamic_smem)
+    window = costs.shared_window(src.code, dict(trace.symbols), launch.dynamic_smem)
     for op in src.code.body:
         rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of, shared, window)
         if rep is not None:
@@ -214,26 +214,6 @@ def _with_fixes(
 
 def _where(op: Op) -> str:
     return f"{op.loc.text()} (PTX line {op.ptx_line})" if op.loc else f"PTX line {op.ptx_line}"
-
-
-LARGEST_SMEM = 232448  # sm90's largest shared memory per block (227 KB): no launch has more
-
-
-def shared_window(code: KernelCode, symbols: dict[str, int], dynamic: int) -> int:
-    """The CTA's shared memory in bytes: its static variables as placed, and the dynamic array;
-    where an ``extern`` array is declared and no dynamic size given, the largest any launch has.
-
-    >>> from bankproof.verifier.ptx.module import read_module, kernel_code
-    >>> code = kernel_code(read_module(".visible .entry k() { .shared .align 4 .b8 a[100]; ret; }"), None)
-    >>> shared_window(code, {"a": 0}, 256)
-    368
-    """
-    end, extern = 0, False
-    for s in code.shared:
-        at = symbols.get(s.name, 0)
-        extern |= s.size is None
-        end = max(end, at + (s.size if s.size is not None else dynamic or LARGEST_SMEM))
-    return end if extern or not dynamic else -(-end // 16) * 16 + dynamic  # no extern array: they follow
 
 
 def _instruction(

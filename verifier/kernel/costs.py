@@ -36,6 +36,26 @@ def counts(ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> tupl
     return c, i
 
 
+LARGEST_SMEM = 232448  # sm90's largest shared memory per block (227 KB): no launch has more
+
+
+def shared_window(code: KernelCode, symbols: dict[str, int], dynamic: int) -> int:
+    """The CTA's shared memory in bytes: its static variables as placed, and the dynamic array;
+    where an ``extern`` array is declared and no dynamic size given, the largest any launch has.
+
+    >>> from bankproof.verifier.ptx.module import read_module, kernel_code
+    >>> code = kernel_code(read_module(".visible .entry k() { .shared .align 4 .b8 a[100]; ret; }"), None)
+    >>> shared_window(code, {"a": 0}, 256)
+    368
+    """
+    end, extern = 0, False
+    for s in code.shared:
+        at = symbols.get(s.name, 0)
+        extern |= s.size is None
+        end = max(end, at + (s.size if s.size is not None else dynamic or LARGEST_SMEM))
+    return end if extern or not dynamic else -(-end // 16) * 16 + dynamic  # no extern array: they follow
+
+
 def outside(ins: hardware.Instr, inst: Instances, window: int) -> tuple[int, int] | None:
     """The first (row, lane) whose address lies outside the CTA's ``window`` bytes of shared memory
     (below 0, or its bytes past the end), else ``None``: no GPU executes it as counted."""
