@@ -21,6 +21,7 @@ by the PTX machine; every shared-memory instruction's wavefronts over all its dy
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -238,7 +239,7 @@ def kernel(
     src, names = read_checked(
         source, kernel, language, include, defines, arch, args, max_steps, time_limit, headers
     )
-    launch = launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names))
+    launch = check_launch(src, launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names)))
     maps = tensor_maps_of(tensor_maps, src, names)
     left = max(deadline - time.monotonic(), 1e-3)
     result, trace = analyse(src, launch, arch, max_steps, left, keep_trace=True)
@@ -285,9 +286,41 @@ def read_checked(
     src, names = read_source(
         source, kernel, language, tuple(str(d) for d in include), defines, arch, float(time_limit), headers
     )
+    given: dict[int, str] = {}
     for key in args or {}:
         check_param(str(key), src, names, "args")
+        at = param_index(str(key), src, names)
+        if at in given:
+            raise InputError(WHERE, "args", f"gives parameter {at} twice (as {given[at]} and {key})", key)
+        given[at] = str(key)
     return src, names
+
+
+def check_launch(src: KernelSource, launch: Launch) -> Launch:
+    """``launch``, unless the kernel's ``.reqntid`` or ``.maxntid`` says it would fail."""
+    need, most = src.code.block_hint, src.code.max_block
+    if need is not None and tuple(launch.block) != tuple(need) + (1,) * (3 - len(need)):
+        shape = "x".join(map(str, need))
+        raise InputError(
+            WHERE, "block", f"contradicts the kernel's .reqntid {shape} (the launch fails)", launch.block
+        )
+    if most is not None and math.prod(launch.block) > math.prod(most):
+        shape = "x".join(map(str, most))
+        raise InputError(
+            WHERE,
+            "block",
+            f"has more threads than the kernel's .maxntid {shape} (the launch fails)",
+            launch.block,
+        )
+    return launch
+
+
+def param_index(key: str, src: KernelSource, names: dict[str, int]) -> int:
+    """The position of the parameter ``key`` names (a C++ name, a PTX name or a position)."""
+    if key in names:
+        return names[key]
+    params = [n for _, n in src.code.params]
+    return params.index(key) if key in params else int(key)
 
 
 def _seconds(time_limit: object) -> float:

@@ -43,10 +43,36 @@ def tensor_maps_of(maps: Mapping | None, src: KernelSource, names: dict[str, int
             or "dtype" not in spec
         ):
             raise InputError(WHERE, "tensor_maps", "each must be {tma: MODE, box: [rows, cols], dtype}", spec)
-        if not isinstance(spec["dtype"], str):
-            raise InputError(WHERE, "tensor_maps", "dtype must be a string", spec["dtype"])
+        if name in out:
+            raise InputError(WHERE, "tensor_maps", f"gives {name}'s tensor map twice", key)
+        _check_box(k, spec)
         out[name] = dict(spec)
     return out
+
+
+def _check_box(key: str, spec: Mapping) -> None:
+    """A tensor map's fields as TMA takes them (the box built once: 0 rows, a box wider than its
+    mode's span or not a multiple of 16 bytes refused here, naming the map, whether or not a
+    descriptor reads it)."""
+    from bankproof.models.engines.placement import TmaBox
+    from bankproof.models.engines.tma import mode
+
+    box, panels = spec.get("box"), spec.get("panels", 1)
+    try:
+        if not isinstance(spec["dtype"], str):
+            raise InputError(WHERE, "dtype", "must be a string", spec["dtype"])
+        if (
+            not isinstance(box, (list, tuple))
+            or len(box) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in box)
+        ):
+            raise InputError(WHERE, "box", "must be [rows, cols] (integers)", box)
+        if isinstance(panels, bool) or not isinstance(panels, int):
+            raise InputError(WHERE, "panels", "must be an integer", panels)
+        TmaBox(mode(str(spec.get("tma"))), box[0], box[1], dtypes.bits(spec["dtype"]), panels)
+    except InputError as e:
+        what = "dtype" if e.where == "dtype" else e.field
+        raise InputError(WHERE, "tensor_maps", f"{key}: {what} {e.problem}", e.value) from None
 
 
 def check_descriptors(trace_engines, code, maps: dict[str, dict]) -> tuple[DescriptorCheck, ...]:

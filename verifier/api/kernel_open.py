@@ -21,7 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from bankproof.models.errors import InputError, TimeLimit
-from bankproof.verifier.api.kernel import MAX_STEPS, WHERE, by_param, check_param, launch_of, read_checked
+from bankproof.verifier.api.kernel import (
+    MAX_STEPS,
+    WHERE,
+    by_param,
+    check_launch,
+    check_param,
+    launch_of,
+    param_index,
+    read_checked,
+)
 from bankproof.verifier.kernel.analyse import analyse
 from bankproof.verifier.kernel.records import Conflict, KernelResult
 from bankproof.verifier.results import Result, optional
@@ -159,7 +168,7 @@ def kernel_open(
         )
     check_param(rng.name, src, names, "--open")
     given = dict(args or {})
-    if rng.name in given:
+    if param_index(rng.name, src, names) in {param_index(str(k), src, names) for k in given}:
         raise InputError(WHERE, "--open", "names an argument --arg also gives", rng.name)
     deadline = start + float(time_limit)
     results: dict[int, KernelResult] = {}
@@ -170,7 +179,9 @@ def kernel_open(
         if left <= 0:
             unknown.append(f"stopped after {len(results)} of {len(xs)} values (the time limit, not a result)")
             break
-        launch = launch_of(block, grid, cta, dynamic_smem, by_param({**given, rng.name: x}, names))
+        launch = check_launch(
+            src, launch_of(block, grid, cta, dynamic_smem, by_param({**given, rng.name: x}, names))
+        )
         results[x] = analyse(src, launch, arch, max_steps, left)
     instructions = _instructions(rng, results)
     if unknown:

@@ -111,6 +111,8 @@ def _weights(text: str | None) -> dict[str, float] | None:
     out: dict[str, float] = {}
     for part in text.split(","):
         key, eq, value = part.partition("=")
+        if key.strip() in out:
+            raise InputError("synth", "--weights", "names one cost twice", key.strip())
         try:
             out[key.strip()] = float(value)
         except ValueError:

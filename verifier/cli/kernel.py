@@ -43,6 +43,8 @@ def _tensor_maps(items: list[str]) -> dict[str, dict]:
             raise InputError(
                 WHERE, "--tensor-map", "must be NAME=MODE,ROWSxCOLS,DTYPE (tmA=128B,64x64,bf16)", item
             )
+        if m.group(1) in out:
+            raise InputError(WHERE, "--tensor-map", "gives one tensor map twice", m.group(1))
         out[m.group(1)] = {"tma": m.group(2), "box": [int(m.group(3)), int(m.group(4))], "dtype": m.group(5)}
     return out
 
@@ -51,6 +53,8 @@ def _defines(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         name, _, value = item.partition("=")
+        if name in out and out[name] != value:
+            raise InputError(WHERE, "--define", "gives one name two values", name)
         out[name] = value
     return out
 
@@ -67,9 +71,26 @@ def _with_measurement(result, path: str):
         rows = read_export(read_text(path, TEXT_BYTES, WHERE, "--ncu"))
     except InputError as e:
         raise InputError(WHERE, "--ncu", e.problem, e.value) from None
-    lines = tuple(join(result, rows))
+    functions = {r.function for r in rows if r.function}
+    mine = [r for r in rows if _same_function(r.function, result.kernel)]
+    if functions and not mine:
+        names = ", ".join(sorted(functions)[:4])
+        raise InputError(WHERE, "--ncu", f"is an export of {names}, not of kernel {result.kernel}", path)
+    lines = tuple(join(result, mine if functions else rows))
     verdict = "disagree" if any(not m.agrees for m in lines) else result.verdict
     return replace(result, measured=lines, verdict=verdict)
+
+
+def _same_function(function: str, kernel: str) -> bool:
+    """Whether an export's function name (demangled, maybe with its parameters) is ``kernel``
+    (the PTX name: ``extern "C"`` names equal, mangled ones hold the length-prefixed name).
+
+    >>> _same_function("transpose(float *, int)", "_Z9transposePfi"), _same_function("k2", "k")
+    (True, False)
+    """
+    name = function.split("(", 1)[0].strip().split("::")[-1].split("<", 1)[0].split()[-1:] or [""]
+    base = name[0]
+    return bool(function) and (function == kernel or base == kernel or f"{len(base)}{base}" in kernel)
 
 
 def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

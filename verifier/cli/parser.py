@@ -17,8 +17,31 @@ EXIT_INPUT = 2
 DTYPES = "f64 f32 tf32 f16 bf16 f8e4m3 f8e5m2 i64 i32 i16 i8 ..."
 
 
+class _Once(argparse._StoreAction):
+    """An option that takes one value: given twice is an error (never the last one silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        seen = namespace.__dict__.setdefault("_given_options", set())
+        if option_string is not None:
+            if self.dest in seen:
+                parser.error(f"{option_string} is given twice (it takes one value)")
+            seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit code 2."""
+    """argparse that reports usage errors as one line and exit code 2, and refuses an option of
+    one value given twice."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        ns, rest = super().parse_known_args(args, namespace)
+        ns.__dict__.pop("_given_options", None)
+        return ns, rest
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"bankproof: {message}\n(see '{self.prog} --help')\n")  # the command's own help

@@ -326,6 +326,8 @@ class _Statements:
             while lab:
                 scope = self.scopes[-1]
                 self.last_label = lab.group(1) if scope == 0 else f"{lab.group(1)}@{scope}"
+                if self.last_label in self.labels:  # ptxas refuses it: a branch to it means nothing
+                    raise InputError("kernel", "ptx", "defines one label twice in a scope", lab.group(1))
                 self.labels[self.last_label] = self.first + len(self.body)
                 self.labels.setdefault(lab.group(1), self.first + len(self.body))
                 piece = piece[lab.end() :].strip()

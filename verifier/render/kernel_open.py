@@ -15,8 +15,8 @@ from bankproof.verifier.api.kernel_open import OpenResult
 def to_text(r: OpenResult) -> str:
     a = r.argument
     step = f" step {a.step}" if a.step > 1 else ""
-    lines = [f"{r.source}: {r.kernel} with {a.name} over {a.lo}..{a.hi}{step} "
-             f"({r.runs} values, one CTA run for each)"]  # fmt: skip
+    runs = f"{r.runs} value{'' if r.runs == 1 else 's'}, one CTA run for {'it' if r.runs == 1 else 'each'}"
+    lines = [f"{r.source}: {r.kernel} with {a.name} over {a.lo}..{a.hi}{step} ({runs})"]
     for i in r.instructions:
         head = f"  {i.location} {i.instr} (PTX line {i.ptx_line}): "
         if i.verdict == "proved":
@@ -35,7 +35,8 @@ def to_text(r: OpenResult) -> str:
         if i.verdict != "proved" or len(i.classes) > 1:
             for c in i.classes:
                 cost = "unknown" if c.wavefronts is None else f"{c.wavefronts} wavefronts (ideal {c.ideal})"
-                lines.append(f"    {c.values}: {cost}, {c.instructions} instructions, {c.verdict}")
+                count = "an unknown number of" if c.instructions is None else c.instructions
+                lines.append(f"    {c.values}: {cost}, {count} instructions, {c.verdict}")
     lines += [f"  unknown: {u}" for u in r.unknown]
     lines.append(f"verdict: {r.verdict} (exit {r.exit_code})")
     return "\n".join(lines)
