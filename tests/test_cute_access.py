@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bankproof.models.errors import InputError
+from bankproof.models.errors import InputError, Untranslatable
 from bankproof.models.hardware import instruction
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import copy_atom, tiled_copy, tv_to_layout
@@ -166,8 +166,11 @@ def test_tiled_copy_raked_product_and_atom_checks():
         tiled_copy("SM75_U32x4_LDSM_N", "(32,1)", "(1,8)", [32, 8], 16)
     with pytest.raises(InputError, match="SM80_CP_ASYNC_CACHEGLOBAL copies uint128_t"):
         copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint32_t>", 16)
-    with pytest.raises(InputError, match="is not one bankproof models"):
+    with pytest.raises(Untranslatable, match="is a real CuTe atom, but not one bankproof has"):
         copy_atom("SM100_TMEM_LOAD_32dp32b1x", 16)
+    with pytest.raises(InputError, match="the nearest: SM75_U32x4_LDSM_N") as typo:
+        copy_atom("SM75_U32x4_LDSM_M", 16)  # a typo: an input error, not an unread atom
+    assert not isinstance(typo.value, Untranslatable)
     assert instruction(copy_atom("SM90_U16x8_STSM_T", 16).store).short == "stsm.x4.trans"
 
 
@@ -248,7 +251,7 @@ def test_atoms_of_one_shape_keep_their_own_fragments():
     assert mma_atom("SM80_16x8x8_F32TF32TF32F32_TN").b == "((4,8),2):((8,1),32)"
     assert mma_atom("SM80_8x8x4_F64F64F64F64_TN").mnk == (8, 8, 4)
     assert mma_atom("SM89_16x8x32_F32E4M3E5M2F32_TN") == mma_atom("SM80_16x8x32_S32U8S8S32_TN_SATURATE")
-    with pytest.raises(InputError, match="mma atom is not one bankproof has CuTe's fragments for"):
+    with pytest.raises(InputError, match="mma atom names no atom any CUTLASS release defines"):
         mma_atom("SM80_16x8x8_F32XYZ_TN")  # a shape alone no longer picks a fragment
 
 

@@ -116,7 +116,8 @@ def test_wheel_has_one_top_level_name(tmp_path):
     static = sorted(f"bankproof/verifier/web/static/{p.name}" for p in (ROOT / "verifier/web/static").iterdir()
                     if p.suffix in (".html", ".js", ".css"))  # fmt: skip
     assert data == sorted(["bankproof/py.typed", "bankproof/verifier/schema/verify-report.schema.json",
-                           "bankproof/verifier/triton/sample.ttgir", *static])  # fmt: skip
+                           "bankproof/verifier/triton/sample.ttgir", "bankproof/models/notation/cute_atoms.json",
+                           *static])  # fmt: skip
     assert not any("gpu_checks/results/" in n for n in names)
     assert wheel.stat().st_size < 2_000_000, wheel.stat().st_size
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()

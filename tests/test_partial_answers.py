@@ -37,7 +37,7 @@ def unknown_mma(name: str = "dp4a") -> dict:
 
 
 def unknown_copy(name: str = "s2r_copy") -> dict:
-    return {**LOAD, "name": name, "layout": {"cute_copy": {"atom": "SM100_TMEM_LOAD_32dp32b1x", "thr": "(32,4):(4,1)",
+    return {**LOAD, "name": name, "layout": {"cute_copy": {"atom": "SM75_U32x1_MOVM_T", "thr": "(32,4):(4,1)",
                                                            "val": "(1,8)"}}}  # fmt: skip
 
 
@@ -48,7 +48,7 @@ def test_the_other_accesses_are_answered_as_alone_and_the_unknown_one_named():
     assert alone.verdict == "proved" and both.verdict == "unknown" and both.exit_code == 3
     assert [(u.name, u.kind) for u in both.unread] == [("dp4a", "load"), ("s2r_copy", "load")]
     assert "access[1].layout.cute_mma" in both.unread[0].reason and "got SM61_DP4A" in both.unread[0].reason
-    assert "copy atom is not one bankproof models" in both.unread[1].reason
+    assert "copy atom is a real CuTe atom, but not one bankproof has" in both.unread[1].reason
     assert alone.unread is None and "unread" not in alone.to_dict()
 
 
@@ -79,7 +79,7 @@ def test_other_commands_refuse_it_naming_the_field(command, tmp_path, capsys):
     path.write_text(_toml(spec(STORE, unknown_mma())))
     assert main([command, str(path)]) == 2
     err = capsys.readouterr().err
-    assert "spec: access[1].layout.cute_mma: cute: mma atom is not one" in err and "Traceback" not in err
+    assert "spec: access[1].layout.cute_mma: cute: mma atom is a real CuTe atom, but not one" in err and "Traceback" not in err
 
 
 def test_a_partial_spec_handed_to_synth_is_refused():

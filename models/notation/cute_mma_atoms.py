@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bankproof.models.errors import InputError, Untranslatable
+from bankproof.models.errors import InputError
 from bankproof.models.notation.cute_expr import strip_namespaces
+from bankproof.models.notation.cute_names import unknown_atom
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ _S8_16x8x16 = MmaAtom((16, 8, 16), 32, "((4,8),(4,2)):((64,1),(16,8))", _8x16_RO
 _S8_16x8x32 = MmaAtom(
     (16, 8, 32), 32, "((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))", _16x8_ROW
 )
+
+# CuTe's SIMT atom (mma_traits.hpp: MMA_Traits<UniversalFMA<D,A,B,C>>): one thread, one FMA,
+# Shape_MNK 1x1x1, ThrID Layout<_1>, A, B and C each Layout<Shape<_1,_1>>
+UNIVERSAL_FMA = MmaAtom((1, 1, 1), 1, "(1,1):(0,0)", "(1,1):(0,0)", "(1,1):(0,0)")
 
 MMA_ATOMS: dict[str, MmaAtom] = {
     # fp16/bf16 inputs (every accumulator CuTe pairs with them)
@@ -127,15 +132,11 @@ def mma_atom(name: str) -> MmaAtom:
         n = m.group(1)
     if n in MMA_ATOMS:
         return MMA_ATOMS[n]
+    if re.fullmatch(r"UniversalFMA(?:<[\w:,]*>)?(?:\{\})?", n):
+        return UNIVERSAL_FMA
     gmma = gmma_atom(n)
     if gmma is not None:
         return gmma
-    raise Untranslatable(
-        "cute",
-        "mma atom",
-        "is not one bankproof has CuTe's fragments for (SM80/SM89 mma.sync atoms by their full CuTe "
-        "name, e.g. SM80_16x8x16_F32F16F16F32_TN, SM80_16x8x8_F32TF32TF32F32_TN, "
-        "SM80_16x8x32_S32S8S8S32_TN, SM80_8x8x4_F64F64F64F64_TN; SM90 GMMA atoms "
-        "SM90_64xNxK_..._SS/_RS with their template arguments)",
-        name,
-    )
+    bare = re.sub(r"(?:<.*>)?(?:\{\})?$", "", n) if n.count("<") == n.count(">") else ""
+    unknown_atom("mma", bare, name if isinstance(name, str) else str(type(name).__name__))
+    raise AssertionError("unreachable")  # unknown_atom always raises

@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.models.errors import InputError, Untranslatable, is_pow2, log2
+from bankproof.models.errors import InputError, is_pow2, log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation.cute_expr import read
+from bankproof.models.notation.cute_names import unknown_atom
 from bankproof.models.notation.cute_shapes import compact, leaves, size
 from bankproof.models.notation.cute_shapes import evaluate as _at
 from bankproof.models.notation.cute_values import TYPE_BITS, Layout, Tag
@@ -116,9 +117,7 @@ def copy_atom(text: str, elem_bits: int) -> CopyAtom:
         if width is None:
             raise InputError("cute", "copy atom", f"{name} takes an element type such as uint128_t", text)
     else:
-        known = ", ".join([*FIXED_ATOMS, "UniversalCopy<T>", *(f"{a}<T>" for a in CP_ASYNC_ATOMS)])
-        known += ", AutoVectorizingCopyWithAssumedAlignment<N>"
-        raise Untranslatable("cute", "copy atom", f"is not one bankproof models ({known})", text)
+        unknown_atom("copy", name, text)
     full = f"{name}<{args[0].name}>" if args else name
     if name.startswith("SM80_CP_ASYNC"):
         mode = "cg" if "GLOBAL" in name else "ca"

@@ -32,6 +32,7 @@ from bankproof.models.notation import MAX_BASES_LOG2, foreign_text, parse_layout
 from bankproof.models.notation import cutlass_releases as releases
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.cute import CuteLayout
+from bankproof.models.notation.cute_names import check_arch
 from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import CuteAccess, tiled_copy, tv_to_layout
 from bankproof.models.notation.cute_view import read_view
@@ -283,6 +284,9 @@ def _access(
     if "view" in a and key not in CUTE_ACCESS_KEYS:
         raise _err(f"{where}.view", "is read with a CuTe layout (layout.cute_tv, cute_copy or cute_mma)")
     if key in CUTE_ACCESS_KEYS:
+        for f in ("atom", "copy"):
+            if isinstance(value, dict) and isinstance(value.get(f), str):
+                check_arch(value[f], arch, f"{where}.layout.{key}.{f}")
         view = _field(f"{where}.view", lambda: read_view(a["view"], shape)) if "view" in a else None
         at = view.shape if view else shape
         cute = _field(
