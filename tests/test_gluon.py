@@ -65,6 +65,21 @@ class SharedLinearLayout:
         raise ZeroDivisionError
 
 
+class constexpr:  # noqa: N801 - named as Gluon names its wrapper
+    """A Gluon-like constexpr whose ``.value`` raises (an object the user built)."""
+
+    @property
+    def value(self):
+        return 1 // 0
+
+
+def test_a_constexpr_whose_value_raises_is_refused_naming_the_field():
+    with pytest.raises(InputError, match="gluon: BlockedLayout.size_per_thread cannot be read"):
+        parse_layout(BlockedLayout(constexpr()), (32, 32))
+    with pytest.raises(InputError, match="gluon: BlockedLayout.size_per_thread cannot be read"):
+        parse_layout(BlockedLayout([1, constexpr()]), (32, 32))
+
+
 @pytest.mark.compile
 @needs_triton
 def test_gluon_objects_answer_like_their_attribute_text():

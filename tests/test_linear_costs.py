@@ -207,3 +207,24 @@ def test_sixty_thousand_loads_answer_within_the_time_limit(tmp_path):
     took = time.monotonic() - start
     assert done.returncode in (0, 1, 3), done.stderr
     assert took < 10, took
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("#ttg.linear<{register = [" + ", ".join(["[0, 1]"] * 700_000) + "], lane = [[1, 0]], warp = [], block = []}>",
+         "more than 20000 list items"),
+        ("#ttg.linear<{register = [[" + ", ".join(["0"] * 1_500_000) + "]], lane = [], warp = [], block = []}>",
+         "more than 20000 list items"),
+        ("#ttg.linear<{register = [" + ", ".join(["[0, 1]"] * 6000) + "], lane = [[1, 0]], warp = [], block = []}>",
+         "register has more than 32 bases"),
+    ],
+)  # fmt: skip
+def test_a_huge_attribute_is_refused_before_it_is_read(text, why):
+    from bankproof.models.errors import InputError
+    from bankproof.models.notation import parse_layout
+
+    start = time.monotonic()
+    with pytest.raises(InputError, match=why):
+        parse_layout(text, (32, 32))
+    assert time.monotonic() - start < 2  # was 11 s for the 5.6 MB one

@@ -44,10 +44,10 @@ def _value(obj: object, cls: str, name: str, depth: int = 0) -> object:
     """A field's value as plain ints, bools and lists; anything else is refused naming it."""
     try:
         v = getattr(obj, name, None) if depth == 0 else obj
+        if type(v).__name__ == "constexpr" and hasattr(v, "value"):  # Gluon's constexpr wrapper
+            v = v.value
     except Exception:  # noqa: BLE001 - a property of the user's object failed: name it
         raise InputError(WHERE, f"{cls}.{name}", "cannot be read") from None
-    if hasattr(v, "value") and type(v).__name__ == "constexpr":  # Gluon's constexpr wrapper
-        v = v.value
     if isinstance(v, bool):
         return v
     if isinstance(v, int):

@@ -31,6 +31,7 @@ _TOKEN = re.compile(
 
 
 _MAX_NESTING = 32
+MAX_ITEMS = 20_000  # commas and brackets of one attribute (a rank-8 linear layout of 30 bases: ~500)
 
 
 @dataclass
@@ -232,6 +233,9 @@ def split_top(text: str) -> list[str]:
 def parse_attribute(text: str, aliases: Mapping[str, str] | None = None, depth: int = 0) -> Attribute:
     """Parse one attribute (after resolving any ``#alias = ...`` lines in ``text``)."""
     defs, body = split_aliases(text)
+    items = body.count(",") + body.count("[")
+    if items > MAX_ITEMS:  # counted before anything is read: no layout attribute is near it
+        raise InputError("triton", "attribute", f"has more than {MAX_ITEMS} list items and fields", items)
     all_aliases = {**(aliases or {}), **defs}
     r = _Reader(body, all_aliases, depth)
     if not r.toks:

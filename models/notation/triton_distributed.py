@@ -71,6 +71,9 @@ class Blocked(TritonLayout):
         return tl.combine_cta_cga(cta, self.cga(), shape, drop_registers=True)
 
 
+MAX_BASES = 32  # bases of one input dim of a linear layout
+
+
 @dataclass(frozen=True)
 class Linear(TritonLayout):
     register: tuple[tuple[int, ...], ...]
@@ -90,6 +93,9 @@ class Linear(TritonLayout):
         if rank is None:
             raise InputError(f.kind, "register", "cannot fix the rank: no bases given")
         for name, bs in (("register", reg), ("lane", lane), ("warp", warp), ("block", block)):
+            if len(bs) > MAX_BASES:
+                why = f"has more than {MAX_BASES} bases (2^{MAX_BASES} of any is past a GPU)"
+                raise InputError(f.kind, name, why, len(bs))
             for b in bs:
                 if len(b) != rank:
                     raise InputError(f.kind, name, f"bases must have {rank} coordinates", fmt_value(b))
