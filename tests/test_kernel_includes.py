@@ -218,3 +218,50 @@ def test_the_memory_limit_stays_under_the_hard_one():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == f"({1 << 33}, {1 << 33})", done.stderr
+
+
+def _variant(rng, target: str) -> str:
+    """A random spelling of one include of ``target`` the preprocessor takes: comments and
+    splices anywhere a token may be split or spaced, either hash, either directive, either quote."""
+
+    def splice(word: str) -> str:
+        out = []
+        for ch in word:
+            out.append(ch)
+            if rng.random() < 0.15:
+                out.append(rng.choice(["\\\n", "\\\r\n"]))
+        return "".join(out)
+
+    def gap() -> str:
+        return "".join(
+            rng.choice([" ", "\t", "/* c */", "/*\n*/", "\\\n", "\f"]) for _ in range(rng.randrange(0, 3))
+        )
+
+    lead = rng.choice(["", "  ", "/* x */ ", "/*\n\n*/", "\n"])
+    hash_ = rng.choice(["#", "%:"])
+    word = splice(rng.choice(["include", "include_next"]))
+    name = f'"{target}"' if rng.random() < 0.5 else f"<{target}>"
+    return lead + hash_ + gap().replace("\n*/", "*/") + word + (gap() or " ") + name + "\n"
+
+
+@pytest.mark.fuzz
+def test_include_spellings_fuzzed():
+    """2,000 random spellings of an include of a file outside: every one is seen and refused; and
+    2,000 random mutations of a source: the scan answers or refuses, nothing else."""
+    import random
+
+    from tests.fuzzing import mutate
+
+    rng = random.Random(54)
+    for _ in range(2000):
+        text = _variant(rng, "/etc/passwd") + KERNEL
+        with pytest.raises(InputError, match="not given"):
+            includes.gather(text, "k.cu")
+    good = '#include "a.h"\n#if __has_include(<cute/tensor.hpp>)\n#endif\n' + KERNEL
+    for _ in range(2000):
+        text = mutate(good, rng, rng.choice([1, 2, 3]))
+        try:
+            v = includes.gather(text, "k.cu")
+        except InputError:
+            continue
+        assert "/etc" not in v.source
