@@ -97,15 +97,22 @@ def test_every_line_is_answered():
 
 
 @pytest.mark.slow
-def test_no_answer_quotes_the_servers_files_or_environment():
+def test_no_answer_quotes_the_servers_files_or_environment(tmp_path):
     env = {**os.environ, "BANKPROOF_AGENT_KEY": "agent-secret-4f2a"}
+    secret = tmp_path / "secret.h"
+    secret.write_text("agent-secret-4f2a in a file\n")
     c = Client(env)
     try:
-        for n, source in enumerate(['#include "/proc/self/environ"\n', "%:include </proc/self/environ>\n",
-                                    '#inc\\\nlude "../../../../proc/self/environ"\n']):  # fmt: skip
+        spellings = ['#include "/proc/self/environ"\n', "%:include </proc/self/environ>\n",
+                     '#inc\\\nlude "../../../../proc/self/environ"\n', f'/* x */ # include "{secret}"\n',
+                     f'#include_next <{secret}>\n', f'#if __has_include("{secret}")\n#error found\n#endif\n']  # fmt: skip
+        for n, source in enumerate(spellings):
             r = c.call(10 + n, "kernel", {"source": source, "language": "cuda"})
             text = json.dumps(r)
-            assert r["result"]["isError"] and "not given" in text
+            if "__has_include" in source:  # answers false: compiles, no #error
+                assert "found" not in text
+            else:
+                assert r["result"]["isError"] and "not given" in text
             assert "agent-secret" not in text and "BANKPROOF_AGENT_KEY" not in text
     finally:
         c.close()

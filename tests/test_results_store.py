@@ -139,3 +139,39 @@ def test_the_refused_entries_reach_the_summary():
 
     r = CorpusResult(1, (CorpusEntry(config="k", arch="sm90", error="x"),), (), (), (), ("abc: changed",))
     assert ", 1 stored entries not trusted (computed again): exit 0" in corpus_summary(r, 0)
+
+
+def test_a_shard_that_is_a_file_is_named_not_raised(tmp_path):
+    s = ResultStore(tmp_path / "store", secret=b"s" * 32)
+    (tmp_path / "store" / KEY[:2]).write_text("not a folder")
+    s.save(KEY, Artifact(config="k", arch="sm80", error="x"))
+    assert s.load(KEY) is None and "not stored" in s.refused[-1]
+
+
+@pytest.mark.triton
+@pytest.mark.compile
+def test_an_edited_entry_through_the_command_is_recompiled_and_the_report_true(tmp_path, capsys):
+    """``triton corpus --results``: an entry edited and its checksum recomputed (SHA-256, the way
+    anyone who can write the folder could) is named on stderr and the report is the true one."""
+    pytest.importorskip("triton")
+    from bankproof.verifier.cli.main import main
+
+    from tests.test_triton_corpus import USER_KERNELS
+
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text(USER_KERNELS)
+    argv = ["triton", "corpus", "--arch", "sm80", "--kernels", str(kernels), "--results", str(tmp_path / "r"),
+            "--json", "--allow-unknown"]  # fmt: skip
+    main(argv)
+    first = json.loads(capsys.readouterr().out)
+    (path,) = (tmp_path / "r").glob("??/*.json")
+    data = json.loads(path.read_text())
+    body = data["artifact"]
+    body["ttgir"] = body["ttgir"].replace("#ttg.swizzled_shared<{vec = 8", "#ttg.swizzled_shared<{vec = 1")
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    data["mac"] = hashlib.sha256(f"3\0{data['key']}\0{text}".encode()).hexdigest()
+    path.write_text(json.dumps(data))
+    main(argv)
+    captured = capsys.readouterr()
+    assert "results store: an entry was not trusted and was computed again" in captured.err
+    assert json.loads(captured.out)["entries"] == first["entries"]
