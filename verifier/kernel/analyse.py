@@ -216,6 +216,12 @@ def _where(op: Op) -> str:
     return f"{op.loc.text()} (PTX line {op.ptx_line})" if op.loc else f"PTX line {op.ptx_line}"
 
 
+def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: str) -> InstructionReport:
+    """An instruction executed but not counted: an address no GPU runs as counted."""
+    return InstructionReport(**base, instructions=on, wavefronts=None, ideal=None, max_per_instruction=None,
+                             verdict=verdict, status=status, reason=reason, **extra)  # fmt: skip
+
+
 def _instruction(
     code: KernelCode,
     op: Op,
@@ -306,34 +312,15 @@ def _instruction(
         away = costs.outside(ins, inst, window) if "cluster" not in op.opcode else None
         if away is not None:
             row, lane = away
-            return InstructionReport(
-                **base,
-                instructions=on,
-                wavefronts=None,
-                ideal=None,
-                max_per_instruction=None,
-                verdict="unknown",
-                status="outside the window",
-                reason=f"warp {int(inst.warp[row])} lane {lane}: byte address {int(inst.offsets[row][lane])} "
-                f"lies outside the CTA's {window} bytes of shared memory (no count is claimed)",
-                **extra,
-            )
+            where = f"warp {int(inst.warp[row])} lane {lane}: byte address {int(inst.offsets[row][lane])}"
+            why = f"{where} lies outside the CTA's {window} bytes of shared memory (no count is claimed)"
+            return _uncounted(base, extra, on, "unknown", "outside the window", why)
         bad = costs.misaligned(ins, inst)
         if bad is not None:
             lane = int(np.flatnonzero(inst.offsets[bad] % (16 if ins.is_matrix else ins.width))[0])
-            return InstructionReport(
-                **base,
-                instructions=on,
-                wavefronts=None,
-                ideal=None,
-                max_per_instruction=None,
-                verdict="refuted",
-                status="misaligned",
-                reason=f"warp {int(inst.warp[bad])} lane {lane}: byte address "
-                f"{int(inst.offsets[bad][lane])} is not aligned for {ins.name} "
-                "(the hardware faults)",
-                **extra,
-            )
+            where = f"warp {int(inst.warp[bad])} lane {lane}: byte address {int(inst.offsets[bad][lane])}"
+            why = f"{where} is not aligned for {ins.name} (the hardware faults)"
+            return _uncounted(base, extra, on, "refuted", "misaligned", why)
         ok = inst.known.copy()
         off = np.where(ok[:, None], inst.offsets, 0)
         cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
