@@ -1,7 +1,8 @@
 """Addresses no GPU executes as counted are never proved (issue 54): below the shared window (a
-negative offset at its start, as an immediate or computed), past its end, or misaligned (the
-hardware faults: refuted, exit 1, never the engines' disagreement); and a padded synthesis of a
-tile past the enumeration limit is refused before anything is built."""
+negative offset at its start, as an immediate or computed) or past its end (out of bounds), or
+misaligned (the hardware faults): refuted, exit 1, with the lane and address, never counted and
+never the engines' disagreement; and a padded synthesis of a tile past the enumeration limit is
+refused before anything is built."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ def _ptx(address: str, size: int = 128, extra: str = "") -> str:
         (_ptx("128", 130), "byte address 128 lies outside the CTA's 130 bytes"),  # bytes past the end
     ],
 )
-def test_outside_the_window_is_unknown_never_proved(ptx, why):
+def test_outside_the_window_is_refuted_never_counted(ptx, why):
     r = bankproof.kernel(ptx, block=32, language="ptx")
     (ld,) = [i for i in r.instructions if i.instr.startswith("ld")]
-    assert r.verdict == "unknown" and r.exit_code == 3
-    assert ld.verdict == "unknown" and ld.wavefronts is None and why in ld.reason
+    assert r.verdict == "refuted" and r.exit_code == 1
+    assert ld.verdict == "refuted" and ld.wavefronts is None and why in ld.reason
 
 
 def test_the_dynamic_array_bounds_the_window():
@@ -42,7 +43,7 @@ def test_the_dynamic_array_bounds_the_window():
            " ld.shared.u32 %r1, [%r3+4096];\n st.shared.u32 [dyn], %r1;\n}\n")  # fmt: skip
     assert bankproof.kernel(ptx, block=32, language="ptx", dynamic_smem=8192).verdict == "proved"
     r = bankproof.kernel(ptx, block=32, language="ptx", dynamic_smem=4096)
-    assert r.verdict == "unknown" and "outside the CTA's 4096 bytes" in r.instructions[0].reason
+    assert r.verdict == "refuted" and "outside the CTA's 4096 bytes" in r.instructions[0].reason
     assert bankproof.kernel(ptx, block=32, language="ptx").verdict == "proved"  # not given: 227 KB
 
 

@@ -313,8 +313,8 @@ def _instruction(
         if away is not None:
             row, lane = away
             where = f"warp {int(inst.warp[row])} lane {lane}: byte address {int(inst.offsets[row][lane])}"
-            why = f"{where} lies outside the CTA's {window} bytes of shared memory (no count is claimed)"
-            return _uncounted(base, extra, on, "unknown", "outside the window", why)
+            why = f"{where} lies outside the CTA's {window} bytes of shared memory (the access is out of bounds)"
+            return _uncounted(base, extra, on, "refuted", "outside the window", why)
         bad = costs.misaligned(ins, inst)
         if bad is not None:
             lane = int(np.flatnonzero(inst.offsets[bad] % (16 if ins.is_matrix else ins.width))[0])
