@@ -272,8 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         "all its dynamic instances: per instruction a verdict and the first conflicting lanes, per source "
         "line and per kernel the totals as Nsight Compute's SASS-level counters count them. What depends on "
         "values it cannot know is unknown, never a number. Exit 0 conflict-free, 1 conflicts (or a "
-        "misaligned or out-of-bounds address, or a wgmma descriptor reading a TMA tile from the wrong bytes), 2 input error, "
-        "3 unknown, 4 the engines (or a measured --ncu profile) disagree.",
+        "misaligned or out-of-bounds address, or a wgmma descriptor reading a TMA tile from the wrong "
+        "bytes), 2 input error, 3 unknown, 4 the engines (or a measured --ncu profile) disagree.",
     )
     ker.add_argument("file", metavar="FILE.cu|FILE.ptx", help="the kernel's CUDA C++ or PTX")
     ker.add_argument("--kernel", help="which kernel of the module (required when it has several)")
