@@ -71,6 +71,7 @@ def is_input(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a file this run read (followed through links: a link to an input is it).
 
     >>> import tempfile
+    >>> begin_run()  # a new run: what earlier ones read (and deleted: inodes are reused) is forgotten
     >>> with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
     ...     before = is_input(f.name); _ = read_text(f.name, 10, "x", "y"); after = is_input(f.name)
     >>> before, after

@@ -40,7 +40,7 @@ def test_corpus_matches_the_committed_baseline(entries, records, capsys):
     for arch in ("sm80", "sm90", "sm100"):
         compiled = [e for e in entries if e["arch"] == arch and "report" in e]
         assert len(compiled) >= 40, arch
-    baseline = corpus.load_baseline(str(BASELINE))
+    baseline = dict(corpus.load_baseline(str(BASELINE)))
     assert corpus.compare(records, baseline) == ([], [])
     assert corpus.flat_accesses(records) == baseline
     with capsys.disabled():
@@ -92,7 +92,7 @@ def test_suggested_layouts_cost_what_the_scan_says(entries):
 
 
 def test_a_lowered_baseline_entry_is_named(records):
-    baseline = corpus.load_baseline(str(BASELINE))
+    baseline = dict(corpus.load_baseline(str(BASELINE)))
     key = sorted(baseline)[7]
     baseline[key] -= 1
     assert corpus.compare(records, baseline) == (
@@ -104,7 +104,7 @@ def test_a_lowered_baseline_entry_is_named(records):
 def test_an_access_the_run_no_longer_makes_is_removed_not_worse(records):
     """A baseline access whose compile ran but no longer makes it (fewer pipeline stages: fewer
     buffers) is reported as removed, and does not fail the gate as a regression."""
-    baseline = corpus.load_baseline(str(BASELINE))
+    baseline = dict(corpus.load_baseline(str(BASELINE)))
     compiled = sorted(baseline)[3].split(" ", 1)[0]
     gone = f"{compiled} no_such_buffer ttg.local_load #0"
     worse, removed = corpus.compare(records, {**baseline, gone: 12})

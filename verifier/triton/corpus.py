@@ -100,7 +100,7 @@ def compare(entries: list[CorpusEntry], baseline: Mapping[str, int]) -> tuple[li
 BASELINE_FIELDS = ("schema", "accesses")  # a baseline file's fields (docs/reference/formats/baseline.md)
 
 
-def load_baseline(path: str) -> dict[str, int]:
+def load_baseline(path: str) -> Mapping[str, int]:
     """A baseline file's ``{access key: wavefronts}``, checked like any input: a JSON object of
     ``schema`` 1 (optional) and ``accesses``, each a key and a whole number of wavefronts."""
     data = json_value(read_text(path, BASELINE_BYTES, "corpus", "baseline"), "corpus", "baseline")
@@ -121,7 +121,7 @@ def load_baseline(path: str) -> dict[str, int]:
             raise InputError(
                 "corpus", f"baseline.accesses[{k[:120]!r}]", "must be a whole number of wavefronts", v
             )
-    return acc
+    return FrozenMap(acc)
 
 
 CONFIG_FIELDS = {"name": str, "kernel": str, "signature": dict, "constexprs": dict, "num_warps": int,
