@@ -31,6 +31,11 @@ from bankproof.models.memory import PaddedLayout, layout_from_offsets, memory_fr
 from bankproof.models.notation import tma_layout
 
 KINDS = ("tma", "descriptor")
+# which archs have each engine: TMA from sm90 (Hopper, Blackwell); wgmma descriptors on sm90,
+# tcgen05's on sm100; none on sm80 or AMD (PTX ISA: cp.async.bulk.tensor sm_90, wgmma sm_90a,
+# tcgen05 sm_100a)
+ENGINE_ARCHS = {"tma": ("sm90", "sm100"), "descriptor": ("sm90", "sm100")}
+ENGINE_NAMES = {"tma": "the TMA unit", "descriptor": "wgmma/tcgen05 descriptors"}
 FIELDS = {"name", "major", *KINDS}
 MAX_ENGINES = 8
 
@@ -87,6 +92,10 @@ def read_engines(raw: object, arch: str) -> tuple[EngineSpec, ...]:
             raise InputError("spec", f"{where}.name", "must be a name of 1 to 80 characters", name)
         if name in {e.name for e in out}:
             raise InputError("spec", f"{where}.name", "repeats another engine's name", name)
+        if arch not in ENGINE_ARCHS[kind]:
+            has = ", ".join(ENGINE_ARCHS[kind])
+            why = f"is not an engine {arch} has ({ENGINE_NAMES[kind]}: {has})"
+            raise InputError("spec", f"{where}.{kind}", why, t[kind])
         given, known = t[kind], arch_modes(arch)
         modes = known if given == "any" else (given,) if isinstance(given, str) else given
         if not isinstance(modes, (list, tuple)) or not modes or not all(m in known for m in modes):
