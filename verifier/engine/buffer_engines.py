@@ -32,7 +32,7 @@ from bankproof.models.notation import tma_layout
 
 KINDS = ("tma", "descriptor")
 # which archs have each engine: TMA from sm90 (Hopper, Blackwell); wgmma descriptors on sm90,
-# tcgen05's on sm100; none on sm80 or AMD (PTX ISA: cp.async.bulk.tensor sm_90, wgmma sm_90a,
+# tcgen05's on sm100; none on sm80 or gfx archs (PTX ISA: cp.async.bulk.tensor sm_90, wgmma sm_90a,
 # tcgen05 sm_100a)
 ENGINE_ARCHS = {"tma": ("sm90", "sm100"), "descriptor": ("sm90", "sm100")}
 ENGINE_NAMES = {"tma": "the TMA unit", "descriptor": "wgmma/tcgen05 descriptors"}
