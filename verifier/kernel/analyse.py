@@ -42,9 +42,10 @@ from bankproof.verifier.kernel.records import (
     SourceLine,
     Trace,
 )
-from bankproof.verifier.kernel.sites import COUNTED, shared_pointers
+from bankproof.verifier.kernel.sites import COUNTED, UNMODELLED, shared_pointers
 from bankproof.verifier.kernel.totals import kind_totals, line_totals
 from bankproof.verifier.ptx.module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
+from bankproof.verifier.ptx.opcodes import PTX_OPCODES
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def analyse(
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
+    unknown += _unknown_opcodes(src.code)
     if second_engine:
         reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
     if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
@@ -116,7 +118,7 @@ def analyse(
             "unknown"
             if unknown
             or any(
-                r.verdict == "unknown" and r.family in COUNTED and r.status != "not modelled" for r in reports
+                r.verdict == "unknown" and (r.family in COUNTED or r.family in UNMODELLED) for r in reports
             )
             else "proved"
         )
@@ -216,6 +218,19 @@ def _where(op: Op) -> str:
     return f"{op.loc.text()} (PTX line {op.ptx_line})" if op.loc else f"PTX line {op.ptx_line}"
 
 
+def _unknown_opcodes(code: KernelCode) -> list[str]:
+    """An opcode outside the PTX instruction set, at its first line: what it does is unknown."""
+    out, seen = [], set()
+    for op in code.body:
+        base = op.opcode.split(".", 1)[0]
+        if base not in PTX_OPCODES and base not in seen:
+            seen.add(base)
+            out.append(
+                f"{_where(op)}: {op.opcode} is not a PTX instruction bankproof knows (its effect is unknown)"
+            )
+    return out
+
+
 def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: str) -> InstructionReport:
     """An instruction executed but not counted: an address no GPU runs as counted."""
     return InstructionReport(**base, instructions=on, wavefronts=None, ideal=None, max_per_instruction=None,
@@ -313,7 +328,7 @@ def _instruction(
         if away is not None:
             row, lane = away
             where = f"warp {int(inst.warp[row])} lane {lane}: byte address {int(inst.offsets[row][lane])}"
-            why = f"{where} lies outside the CTA's {window} bytes of shared memory (the access is out of bounds)"
+            why = f"{where} lies outside the CTA's {window} bytes of shared memory (out of bounds)"
             return _uncounted(base, extra, on, "refuted", "outside the window", why)
         bad = costs.misaligned(ins, inst)
         if bad is not None:

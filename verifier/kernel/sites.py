@@ -55,6 +55,9 @@ _NO_DEST = frozenset(
     }
 )
 COUNTED = frozenset({"lsu", "ldgsts"})  # families whose per-lane addresses are recorded
+# families that touch shared memory with no measured rule yet (shared atomics and reductions: ATOMS,
+# a CAS loop): their lines and the kernel are unknown, never proved
+UNMODELLED = frozenset({"atomic"})
 
 
 @dataclass(frozen=True)

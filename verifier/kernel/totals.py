@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bankproof.verifier.kernel.records import InstructionReport, KindTotal, LineTotal, SourceLine
-from bankproof.verifier.kernel.sites import COUNTED
+from bankproof.verifier.kernel.sites import COUNTED, UNMODELLED
 
 COUNTERS = {  # op kind -> Nsight Compute's SASS-level counters (instructions, wavefronts)
     "ld": (
@@ -56,18 +56,19 @@ def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
         costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.family in ("tma", "mma")]
         wf = [r.wavefronts for r in costed]
         idl = [r.ideal for r in costed]
+        unmodelled = any(r.family in UNMODELLED for r in rs)
         if any(r.verdict == "refuted" for r in rs):
             verdict = "refuted"
         elif not costed:
             verdict = "not modelled"
-        elif any(r.verdict == "unknown" for r in costed):
+        elif unmodelled or any(r.verdict == "unknown" for r in costed):
             verdict = "unknown"
         else:
             verdict = "proved"
         kinds = tuple(sorted({kind_of(r.family, r.instr) for r in rs}))
         total = None if None in ins else sum(ins)
-        wsum = None if None in wf or not costed else sum(wf)
-        isum = None if None in idl or not costed else sum(idl)
+        wsum = None if None in wf or not costed or unmodelled else sum(wf)
+        isum = None if None in idl or not costed or unmodelled else sum(idl)
         out.append(LineTotal(SourceLine(f, ln) if f else None, kinds, total, wsum, isum, verdict))
     return tuple(out)
 
