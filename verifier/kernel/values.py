@@ -113,8 +113,15 @@ def _bits(parts: list[str], a: np.ndarray, w: int) -> np.ndarray | None:
         return np.array([w - int(t).bit_length() for t in x], dtype=np.int64)
     if parts[0] == "brev":
         return np.array([int(f"{int(t):0{w}b}"[::-1], 2) for t in x], dtype=np.uint64).view(np.int64)
-    if parts[0] == "bfind":
-        return np.array([int(t).bit_length() - 1 if t else M32 for t in x], dtype=np.int64)
+    if parts[0] == "bfind":  # the PTX ISA's pseudo-code: a negative signed input is inverted first
+        signed = any(p[:1] == "s" and p[1:].isdigit() for p in parts)
+        out = []
+        for t in (int(t) for t in x):
+            if signed and t >> (w - 1) & 1:
+                t = ~t & ((1 << w) - 1)
+            d = t.bit_length() - 1 if t else M32
+            out.append(w - 1 - d if "shiftamt" in parts and d != M32 else d)
+        return np.array(out, dtype=np.int64)
     return None
 
 

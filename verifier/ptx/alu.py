@@ -66,11 +66,21 @@ def _min_max(o: _Args):
 
 
 def _div_rem(o: _Args):
-    if np.any(o.s[1] == 0):
-        return None
-    x, y = o.pair(o.a, o.s[1])
-    q = np.trunc(x / y).astype(np.int64) if o.signed else x // y
-    return o.wrap(q if o.parts[0] == "div" else x - q * y)
+    """Integer division truncating toward zero (and its remainder), exact at every width: on
+    Python integers, never through floating point (which rounds past 2^53)."""
+    w, signed = o.w, o.signed
+    xs, ys = (np.asarray(v, dtype=np.int64).tolist() for v in (o.a, o.s[1]))
+    out = []
+    for x, y in zip(xs, ys, strict=True):
+        x, y = x & ((1 << w) - 1), y & ((1 << w) - 1)
+        if signed:
+            x, y = (x - (1 << w) if x >> (w - 1) else x), (y - (1 << w) if y >> (w - 1) else y)
+        if y == 0:
+            return None
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        r = (q if o.parts[0] == "div" else x - q * y) & ((1 << w) - 1)
+        out.append(r - (1 << 64) if r >> 63 else r)
+    return o.wrap(np.array(out, dtype=np.int64))
 
 
 def _mul(o: _Args):
@@ -99,12 +109,19 @@ def _prmt(o: _Args):  # byte permute of {b, a}, default mode
 
 
 def _bfe(o: _Args):
-    pos, ln = o.s[1] & 0xFF, o.s[2] & 0xFF
-    field_ = (o.wrap(o.a) >> pos) & ((np.int64(1) << ln) - 1)
-    if o.signed:
-        top = (field_ >> np.maximum(ln - 1, 0)) & 1
-        field_ = np.where((ln > 0) & (top == 1), field_ - (np.int64(1) << ln), field_)
-    return o.wrap(field_)
+    """The PTX ISA's pseudo-code: bits ``pos`` .. ``pos + len - 1`` of ``a`` (``pos`` and ``len``
+    each their low byte); past the width, the sign bit ``a[min(pos + len - 1, msb)]`` (signed
+    types, ``len`` > 0) or 0 fills."""
+    w, out = o.w, []
+    for a, b, c in zip(*(np.asarray(v, dtype=np.int64).tolist() for v in (o.a, o.s[1], o.s[2])), strict=True):
+        a, pos, ln = a & ((1 << w) - 1), b & 0xFF, c & 0xFF
+        sbit = 0 if not o.signed or ln == 0 else a >> min(pos + ln - 1, w - 1) & 1
+        d = 0
+        for i in range(w):
+            bit = a >> (pos + i) & 1 if i < ln and pos + i <= w - 1 else sbit
+            d |= bit << i
+        out.append(d - (1 << 64) if d >> 63 else d)
+    return o.wrap(np.array(out, dtype=np.int64))
 
 
 def _bfi(o: _Args):
