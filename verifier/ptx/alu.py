@@ -52,7 +52,10 @@ def _cvt(o: _Args):  # cvt.DST.SRC: the source's width and signedness decide
         x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
     dst = o.parts[1] if len(o.parts) > 2 else ""
     dw = int(dst[1:]) if dst[:1] in "usb" and dst[1:].isdigit() else 64
-    return x & ((1 << dw) - 1) if dw < sw else x  # narrowing keeps the low bits
+    if dst == "s8":  # the register around a signed byte: its extension is not measured here
+        return None
+    # the destination register holds dw bits (a 16- or 32-bit register is never sign-extended past them)
+    return x & ((1 << dw) - 1) if dw < 64 else x
 
 
 def _shr(o: _Args):
