@@ -5,6 +5,12 @@ bit-field positions past the width, values past 2^53); the results are written a
 in ``gpu_checks/results/`` and replayed by ``tests/test_ptx_semantics.py`` against the machine.
 
     python -m lab.gpu.ptx_semantics run OUT.json     # on the device (CuPy compiles each probe)
+    python -m lab.gpu.ptx_semantics replay RECORD     # here: each case against the machine
+
+>>> replay_case({"op": "add.s32", "kinds": ["r", "r", "r"], "in": [5, (1 << 32) - 1], "out": 4})
+'equal'
+>>> replay_case({"op": "bfind.shiftamt.u32", "kinds": ["r", "r"], "in": [16], "out": 27})
+'equal'
 """
 
 from __future__ import annotations
@@ -49,7 +55,11 @@ TEMPLATES: list[tuple[str, tuple[str, ...]]] = [
     *[(f"prmt.b32.{m}", ("r", "r", "r", "r")) for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")],
     *[(f"shf.{d}.{m}.b32", ("r", "r", "r", "r")) for d in ("l", "r") for m in ("wrap", "clamp")],
     *[(f"lop3.b32 LUT{lut}", ("r", "r", "r", "r")) for lut in (0x96, 0xE8, 0xF0, 0x3C, 0x01, 0xFE)],
-    *[(f"setp.{c}.{t}", ("p", "r", "r")) for c in ("eq", "ne", "lt", "le", "gt", "ge") for t in ("s32", "u32")],
+    *[
+        (f"setp.{c}.{t}", ("p", "r", "r"))
+        for c in ("eq", "ne", "lt", "le", "gt", "ge")
+        for t in ("s32", "u32")
+    ],
     *[(f"setp.{c}.u32", ("p", "r", "r")) for c in ("lo", "ls", "hi", "hs")],
     *[(f"setp.{c}.{t}", ("p", "l", "l")) for c in ("lt", "ge") for t in ("s64", "u64")],
     ("selp.b32", ("r", "r", "r", "p")),
@@ -71,7 +81,7 @@ CASES_PER = 64
 def _operands(rng: random.Random, n: int) -> list[list[int]]:
     """``CASES_PER`` operand tuples of ``n`` values (as 64-bit patterns): edges and random."""
     out = []
-    for i in range(CASES_PER):
+    for _ in range(CASES_PER):
         row = []
         for _ in range(n):
             pick = rng.random()
@@ -137,7 +147,9 @@ def run(out: str) -> None:
             fn((1,), (len(rows),), (x, y, cp.int32(len(rows))))
             got = [int(v) for v in y.get()]
         except Exception as e:  # noqa: BLE001 - a form the device refuses is recorded as such
-            record["cases"].append({"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]})
+            record["cases"].append(
+                {"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]}
+            )
             continue
         for r, d in zip(rows, got, strict=True):
             record["cases"].append({"op": op, "kinds": list(kinds), "in": r, "out": d})
@@ -146,9 +158,56 @@ def run(out: str) -> None:
     print(f"{len(record['cases'])} cases, {sum('error' in c for c in record['cases'])} refused forms")
 
 
+WIDTH = {"h": 16, "r": 32, "l": 64, "p": 1}
+
+
+def _pattern(x: int, kind: str) -> int:
+    """A source operand as the device's register held it, as the machine holds one (int64)."""
+    if kind == "p":
+        return int((x & 0xFFFFFFFF) != 0)
+    v = x & ((1 << WIDTH[kind]) - 1)
+    return v - (1 << 64) if v >> 63 else v
+
+
+def replay_case(case: dict) -> str:
+    """``equal``, ``refused`` (the machine leaves the result unknown) or ``mismatch``: the
+    machine's :func:`~bankproof.verifier.kernel.values.arith` on the case's operands."""
+    from bankproof.verifier.kernel.values import Value, arith
+
+    op, kinds = case["op"], case["kinds"]
+    opcode, _, lut = op.partition(" LUT")
+    srcs = [Value.const(_pattern(x, k), 1) for x, k in zip(case["in"], kinds[1:], strict=False)]
+    if lut:
+        srcs.append(Value.const(int(lut), 1))
+    got = arith(opcode, srcs)
+    if got is None or not bool(got.k[0]):
+        return "refused"
+    mask = (1 << WIDTH[kinds[0]]) - 1
+    return "equal" if int(got.v[0]) & mask == case["out"] & mask else "mismatch"
+
+
+def replay(path: str) -> None:
+    import gzip
+    from collections import Counter
+
+    raw = open(path, "rb").read()
+    record = json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
+    got, wrong = Counter(), {}
+    for c in record["cases"]:
+        r = "error" if "error" in c else replay_case(c)
+        got[r] += 1
+        if r == "mismatch":
+            wrong.setdefault(c["op"], c)
+    print(dict(got))
+    for op, c in wrong.items():
+        print(f"{op}: {c['in']} -> device {c['out']}")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["run"]:
         run(sys.argv[2])
+    elif sys.argv[1:2] == ["replay"]:
+        replay(sys.argv[2])
     elif sys.argv[1:2] == ["source"]:
         for t, (op, kinds) in enumerate(TEMPLATES):
             print(kernel_source(f"probe_{t}", op, kinds))
