@@ -190,7 +190,8 @@ def replay(path: str) -> None:
     import gzip
     from collections import Counter
 
-    raw = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        raw = fh.read()
     record = json.loads(gzip.decompress(raw) if path.endswith(".gz") else raw)
     got, wrong = Counter(), {}
     for c in record["cases"]:
