@@ -69,21 +69,22 @@ def _min_max(o: _Args):
 
 
 def _div_rem(o: _Args):
-    """Integer division truncating toward zero (and its remainder), exact at every width: on
-    Python integers, never through floating point (which rounds past 2^53)."""
-    w, signed = o.w, o.signed
-    xs, ys = (np.asarray(v, dtype=np.int64).tolist() for v in (o.a, o.s[1]))
+    """Integer division truncating toward zero (and its remainder), exact at every width, never
+    through floating point (which rounds past 2^53): numpy integers up to 32 bits, Python's for 64."""
+    if np.any(o.s[1] == 0):
+        return None
+    if o.w <= 32:
+        x, y = o.pair(o.a, o.s[1])
+        q = np.abs(x) // np.abs(y) * np.where((x < 0) == (y < 0), 1, -1)
+        return o.wrap(q if o.parts[0] == "div" else x - q * y)
     out = []
-    for x, y in zip(xs, ys, strict=True):
-        x, y = x & ((1 << w) - 1), y & ((1 << w) - 1)
-        if signed:
-            x, y = (x - (1 << w) if x >> (w - 1) else x), (y - (1 << w) if y >> (w - 1) else y)
-        if y == 0:
-            return None
+    for x, y in zip(*(np.asarray(v, dtype=np.int64).tolist() for v in (o.a, o.s[1])), strict=True):
+        if not o.signed:
+            x, y = x % (1 << 64), y % (1 << 64)
         q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-        r = (q if o.parts[0] == "div" else x - q * y) & ((1 << w) - 1)
+        r = (q if o.parts[0] == "div" else x - q * y) % (1 << 64)
         out.append(r - (1 << 64) if r >> 63 else r)
-    return o.wrap(np.array(out, dtype=np.int64))
+    return np.array(out, dtype=np.int64)
 
 
 def _mul(o: _Args):
@@ -114,17 +115,23 @@ def _prmt(o: _Args):  # byte permute of {b, a}, default mode
 def _bfe(o: _Args):
     """The PTX ISA's pseudo-code: bits ``pos`` .. ``pos + len - 1`` of ``a`` (``pos`` and ``len``
     each their low byte); past the width, the sign bit ``a[min(pos + len - 1, msb)]`` (signed
-    types, ``len`` > 0) or 0 fills."""
-    w, out = o.w, []
-    for a, b, c in zip(*(np.asarray(v, dtype=np.int64).tolist() for v in (o.a, o.s[1], o.s[2])), strict=True):
-        a, pos, ln = a & ((1 << w) - 1), b & 0xFF, c & 0xFF
-        sbit = 0 if not o.signed or ln == 0 else a >> min(pos + ln - 1, w - 1) & 1
-        d = 0
-        for i in range(w):
-            bit = a >> (pos + i) & 1 if i < ln and pos + i <= w - 1 else sbit
-            d |= bit << i
-        out.append(d - (1 << 64) if d >> 63 else d)
-    return o.wrap(np.array(out, dtype=np.int64))
+    types, ``len`` > 0) or 0 fills.
+
+    >>> bfe = lambda op, a, p, n: int(compute(op, [np.array([a]), np.array([p]), np.array([n])], [])[0])
+    >>> hex(bfe("bfe.s32", 0x80000000, 28, 8)), bfe("bfe.u32", 0xF0, 4, 40), bfe("bfe.s32", 0xF0, 4, 0)
+    ('0xfffffff8', 15, 0)
+    """
+    w = o.w
+    full = np.uint64((1 << w) - 1) if w < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+    a = np.asarray(o.a, dtype=np.int64).view(np.uint64) & full
+    pos, ln = np.asarray(o.s[1], dtype=np.int64) & 0xFF, np.asarray(o.s[2], dtype=np.int64) & 0xFF
+    take = np.clip(np.minimum(ln, w - pos), 0, w)  # the bits of a the field holds
+    low = np.where(take >= 64, full, (np.uint64(1) << np.minimum(take, 63).astype(np.uint64)) - np.uint64(1))
+    field = np.where(pos >= w, np.uint64(0), a >> np.minimum(pos, 63).astype(np.uint64)) & low
+    top = np.minimum(pos + ln - 1, w - 1).clip(0).astype(np.uint64)
+    sbit = ((a >> top) & np.uint64(1)).astype(bool) & (ln > 0) if o.signed else np.zeros(a.shape, dtype=bool)
+    d = np.where(sbit, field | (full & ~low), field)
+    return o.wrap(d.view(np.int64))
 
 
 def _bfi(o: _Args):
