@@ -21,61 +21,77 @@ import sys
 
 # (opcode, register kinds: destination then sources; h 16-bit, r 32-bit, l 64-bit, p a predicate
 # source given as 0/1 and made with setp) -- the asm is "opcode %0, %1, ..." unless it needs a
-# predicate
-_R3 = ("r", "r", "r")
-_L3 = ("l", "l", "l")
-TEMPLATES: list[tuple[str, tuple[str, ...]]] = [
-    *[(f"{op}.{t}", _R3) for op in ("add", "sub", "min", "max", "div", "rem") for t in ("s32", "u32")],
-    *[(f"{op}.{t}", _L3) for op in ("add", "sub", "min", "max", "div", "rem") for t in ("s64", "u64")],
-    *[(f"mul.{m}.{t}", _R3) for m in ("lo", "hi") for t in ("s32", "u32")],
-    *[(f"mul.lo.{t}", _L3) for t in ("s64", "u64")],
-    *[(f"mul.wide.{t}", ("l", "r", "r")) for t in ("s32", "u32")],
-    *[(f"mad.lo.{t}", ("r", "r", "r", "r")) for t in ("s32", "u32")],
-    *[(f"mad.wide.{t}", ("l", "r", "r", "l")) for t in ("s32", "u32")],
-    *[(f"mul24.lo.{t}", _R3) for t in ("s32", "u32")],
-    *[(f"{op}.b32", _R3) for op in ("and", "or", "xor", "shl")],
-    *[(f"{op}.b64", ("l", "l", "l")) for op in ("and", "or", "xor")],
-    ("shl.b64", ("l", "l", "r")),
-    *[(f"shr.{t}", _R3) for t in ("s32", "u32", "b32")],
-    *[(f"shr.{t}", ("l", "l", "r")) for t in ("s64", "u64", "b64")],
-    *[(f"{op}.b32", ("r", "r")) for op in ("not", "popc", "clz", "brev", "cnot")],
-    *[(f"{op}.b64", ("l", "l")) for op in ("not", "brev")],
-    *[(f"{op}.b64", ("r", "l")) for op in ("popc", "clz")],
-    *[(f"neg.{t}", ("r", "r")) for t in ("s32",)],
-    ("neg.s64", ("l", "l")),
-    ("abs.s32", ("r", "r")),
-    ("abs.s64", ("l", "l")),
-    *[(f"bfe.{t}", ("r", "r", "r", "r")) for t in ("s32", "u32")],
-    *[(f"bfe.{t}", ("l", "l", "r", "r")) for t in ("s64", "u64")],
-    ("bfi.b32", ("r", "r", "r", "r", "r")),
-    ("bfi.b64", ("l", "l", "l", "r", "r")),
-    *[(f"bfind.{m}{t}", ("r", "r")) for m in ("", "shiftamt.") for t in ("s32", "u32")],
-    *[(f"bfind.{m}{t}", ("r", "l")) for m in ("", "shiftamt.") for t in ("s64", "u64")],
-    ("prmt.b32", ("r", "r", "r", "r")),
-    *[(f"prmt.b32.{m}", ("r", "r", "r", "r")) for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")],
-    *[(f"shf.{d}.{m}.b32", ("r", "r", "r", "r")) for d in ("l", "r") for m in ("wrap", "clamp")],
-    *[(f"lop3.b32 LUT{lut}", ("r", "r", "r", "r")) for lut in (0x96, 0xE8, 0xF0, 0x3C, 0x01, 0xFE)],
-    *[
-        (f"setp.{c}.{t}", ("p", "r", "r"))
-        for c in ("eq", "ne", "lt", "le", "gt", "ge")
-        for t in ("s32", "u32")
-    ],
-    *[(f"setp.{c}.u32", ("p", "r", "r")) for c in ("lo", "ls", "hi", "hs")],
-    *[(f"setp.{c}.{t}", ("p", "l", "l")) for c in ("lt", "ge") for t in ("s64", "u64")],
-    ("selp.b32", ("r", "r", "r", "p")),
-    ("selp.b64", ("l", "l", "l", "p")),
-    *[(f"cvt.{d}.{s}", ("r", "r")) for d in ("s32", "u32") for s in ("s8", "u8", "s16", "u16")],
-    *[(f"cvt.{d}.{s}", ("h", "r")) for d in ("s16", "u16") for s in ("s8", "u8", "s32", "u32")],
-    *[(f"cvt.{d}.{s}", ("l", "r")) for d in ("s64", "u64") for s in ("s32", "u32", "s8", "u16")],
-    *[(f"cvt.{d}.{s}", ("r", "l")) for d in ("s32", "u32") for s in ("s64", "u64")],
-    ("cvt.u32.u32", ("r", "r")),
-    ("mov.b32", ("r", "r")),
-    ("mov.b64", ("l", "l")),
+# predicate. Every integer form the machine evaluates, at every type width and modifier it reads.
+_REG = {16: "h", 32: "r", 64: "l"}
+_INT = [f"{s}{w}" for w in (16, 32, 64) for s in ("s", "u")]
+_BITS = ["b16", "b32", "b64"]
+
+
+def _k(t: str) -> str:
+    return _REG[int(t[1:])] if t[1:] in ("16", "32", "64") else "r"
+
+
+def _templates() -> list[tuple[str, tuple[str, ...]]]:
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for t in _INT:
+        k = _k(t)
+        out += [(f"{op}.{t}", (k, k, k)) for op in ("add", "sub", "min", "max", "div", "rem")]
+        out += [(f"mul.{m}.{t}", (k, k, k)) for m in ("lo", "hi")]
+        out += [(f"mad.{m}.{t}", (k, k, k, k)) for m in ("lo", "hi")]
+        if t[1:] != "64":
+            wide = _REG[2 * int(t[1:])]
+            out += [(f"mul.wide.{t}", (wide, k, k)), (f"mad.wide.{t}", (wide, k, k, wide))]
+        if t[0] == "s":
+            out += [(f"neg.{t}", (k, k)), (f"abs.{t}", (k, k))]
+        out += [(f"setp.{c}.{t}", ("p", k, k)) for c in ("eq", "ne", "lt", "le", "gt", "ge")]
+        if t[0] == "u":
+            out += [(f"setp.{c}.{t}", ("p", k, k)) for c in ("lo", "ls", "hi", "hs")]
+        out += [(f"shr.{t}", (k, k, "r")), (f"selp.{t}", (k, k, k, "p")), (f"mov.{t}", (k, k))]
+        out += [(f"setp.lt.{b}.{t}", ("p", k, k, "p")) for b in ("and", "or", "xor")]
+    out += [(f"mul24.{m}.{t}", ("r", "r", "r")) for m in ("lo", "hi") for t in ("s32", "u32")]
+    for t in _BITS:
+        k = _k(t)
+        out += [(f"{op}.{t}", (k, k, k)) for op in ("and", "or", "xor")]
+        out += [(f"{op}.{t}", (k, k)) for op in ("not", "cnot", "mov")]
+        out += [(f"shl.{t}", (k, k, "r")), (f"shr.{t}", (k, k, "r")), (f"selp.{t}", (k, k, k, "p"))]
+        out += [(f"setp.{c}.{t}", ("p", k, k)) for c in ("eq", "ne")]
+    for t in ("b32", "b64"):
+        k = _k(t)
+        out += [(f"{op}.{t}", ("r", k)) for op in ("popc", "clz")] + [(f"brev.{t}", (k, k))]
+        out += [(f"bfi.{t}", (k, k, k, "r", "r"))]
+    for t in ("s32", "u32", "s64", "u64"):
+        k = _k(t)
+        out += [(f"bfe.{t}", (k, k, "r", "r"))]
+        out += [(f"bfind.{m}{t}", ("r", k)) for m in ("", "shiftamt.")]
+    out += [("prmt.b32", ("r", "r", "r", "r"))]
+    out += [(f"prmt.b32.{m}", ("r", "r", "r", "r")) for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
+    out += [(f"shf.{d}.{m}.b32", ("r", "r", "r", "r")) for d in ("l", "r") for m in ("wrap", "clamp")]
+    luts = (0x96, 0xE8, 0xF0, 0x3C, 0x01, 0xFE, 0x80, 0x7F, 0xCA, 0x6A)
+    out += [(f"lop3.b32 LUT{lut}", ("r", "r", "r", "r")) for lut in luts]
+    cvt_types = ["s8", "u8", *_INT]
+    for d in cvt_types:
+        for s in cvt_types:
+            dk = "h" if d[1:] == "8" else _k(d)
+            sk = "h" if s[1:] == "8" else _k(s)
+            out.append((f"cvt.{d}.{s}", (dk, sk)))
+    out += [(f"cvt.sat.{d}.{s}", (_k(d), _k(s))) for d in ("s32", "u32") for s in ("s64", "u64", "s32", "u32") if d != s]
+    out += [(f"{op}.pred", ("p", "p", "p")) for op in ("and", "or", "xor")]
+    out += [("not.pred", ("p", "p")), ("mov.pred", ("p", "p"))]
+    return out
+
+
+TEMPLATES = _templates()
+# warp-wide forms: a case is one warp (32 lanes' sources, 32 lanes' results)
+WARP_TEMPLATES = [
+    *[(f"shfl.sync.{m}.b32", ("r", "r", "r", "r")) for m in ("up", "down", "bfly", "idx")],
+    *[(f"vote.sync.{m}.pred", ("p", "p")) for m in ("all", "any", "uni")],
+    ("vote.sync.ballot.b32", ("r", "p")),
 ]
 EDGES = [0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 255, 256, 0x7F, 0x80, 0xFF, 0x7FFF,
          0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000, (1 << 53) + 1, (1 << 62) + 3,
          (1 << 63) - 1, 1 << 63, (1 << 64) - 1, (1 << 64) - 2, (1 << 64) - 31]  # fmt: skip
 CASES_PER = 64
+WARP_CASES = 48
 
 
 def _operands(rng: random.Random, n: int) -> list[list[int]]:
@@ -101,35 +117,62 @@ _CON = {"h": "h", "r": "r", "l": "l", "p": "r"}
 
 def kernel_source(name: str, op: str, kinds: tuple[str, ...]) -> str:
     """One probe: thread i reads its operands (64-bit patterns), runs ``op`` once, writes the
-    destination zero-extended."""
+    destination zero-extended (a predicate as 0/1). Predicate sources are made from their 0/1
+    operand with ``setp.ne``."""
     dst, srcs = kinds[0], kinds[1:]
     opcode, lut = (op.split(" LUT") + [""])[:2]
     loads = "\n".join(f"  {_CTYPE[k]} s{j} = ({_CTYPE[k]})x[i * 4 + {j}];" for j, k in enumerate(srcs))
     ins = ", ".join(f'"{_CON[k]}"(s{j})' for j, k in enumerate(srcs))
-    n = len(srcs)
-    args = [f"%{j + 1}" for j in range(n)]
-    pre = []
-    if "p" in srcs:  # a predicate source: setp.ne from the 0/1 operand
-        j = srcs.index("p")
-        pre.append(f"setp.ne.u32 q, %{j + 1}, 0;")
-        args[j] = "q"
+    args = [f"%{j + 1}" for j in range(len(srcs))]
+    regs, pre = ["q"], []
+    for j, k in enumerate(srcs):
+        if k == "p":
+            regs.append(f"q{j}")
+            pre.append(f"setp.ne.u32 q{j}, %{j + 1}, 0;")
+            args[j] = f"q{j}"
+    if "mask" in opcode or opcode.startswith(("shfl", "vote")):
+        args.append("-1")  # the whole warp takes part
     if lut:
         args.append(lut)
     if dst == "p":
         body = f"{opcode} q, {', '.join(args)}; selp.u32 %0, 1, 0, q;"
     else:
         body = f"{opcode} %0, {', '.join(args)};"
-    asm = "{ .reg .pred q; " + " ".join(pre) + " " + body + " }"
+    asm = "{ .reg .pred " + ", ".join(regs) + "; " + " ".join(pre) + " " + body + " }"
     return f"""
 extern "C" __global__ void {name}(const unsigned long long *x, unsigned long long *y, int n) {{
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
 {loads}
   {_CTYPE[dst]} d = 0;
-  asm volatile("{asm}" : "={_CON[dst]}"(d) : {ins});
+  asm volatile("{asm}" : "={_CON[dst] if dst != "p" else "r"}"(d) : {ins});
   y[i] = (unsigned long long)d;
 }}
 """
+
+
+def _warp_operands(rng: random.Random, op: str) -> list[list[list[int]]]:
+    """``WARP_CASES`` warps, each 32 lanes' operand rows: shuffles get per-lane values, a lane or
+    delta uniform or per lane, and a clamp/segment word uniform over the warp."""
+    cases = []
+    for _ in range(WARP_CASES):
+        if op.startswith("shfl"):
+            uniform = rng.random() < 0.6
+            b0 = rng.choice([0, 1, 2, 5, 16, 31, 32, 33, rng.getrandbits(32)])
+            c = rng.choice([31, 0, 0x1F, 0x1C1F, 0x181F, 0x1E00, 0x1F00, 0x1000, 7, rng.getrandbits(13)])
+            rows = [[rng.getrandbits(32), b0 if uniform else rng.getrandbits(6), c] for _ in range(32)]
+        else:
+            bias = rng.choice([0.0, 1.0, 0.5, 0.05, 0.95])
+            rows = [[int(rng.random() < bias) * rng.choice([1, 2, 0x80000000])] for _ in range(32)]
+        cases.append(rows)
+    return cases
+
+
+def _launch(cp, fn, rows: list[list[int]]) -> list[int]:
+    x = cp.asarray([(r + [0] * 4)[:4] for r in rows], dtype=cp.uint64).ravel()
+    y = cp.zeros(len(rows), dtype=cp.uint64)
+    fn(((len(rows) + 255) // 256,), (256,), (x, y, cp.int32(len(rows))))
+    return [int(v) for v in y.get()]
 
 
 def run(out: str) -> None:
@@ -137,22 +180,22 @@ def run(out: str) -> None:
 
     rng = random.Random(55)
     record = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cases": []}
-    for t, (op, kinds) in enumerate(TEMPLATES):
-        rows = _operands(rng, len(kinds) - 1)
+    for t, (op, kinds) in enumerate(TEMPLATES + WARP_TEMPLATES):
+        warp = (op, kinds) in WARP_TEMPLATES
+        groups = _warp_operands(rng, op) if warp else [[r] for r in _operands(rng, len(kinds) - 1)]
         name = f"probe_{t}"
         try:
             fn = cp.RawKernel(kernel_source(name, op, kinds), name)
-            x = cp.asarray([(r + [0] * 4)[:4] for r in rows], dtype=cp.uint64).ravel()
-            y = cp.zeros(len(rows), dtype=cp.uint64)
-            fn((1,), (len(rows),), (x, y, cp.int32(len(rows))))
-            got = [int(v) for v in y.get()]
+            got = _launch(cp, fn, [r for g in groups for r in g])
         except Exception as e:  # noqa: BLE001 - a form the device refuses is recorded as such
-            record["cases"].append(
-                {"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]}
-            )
+            record["cases"].append({"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]})
             continue
-        for r, d in zip(rows, got, strict=True):
-            record["cases"].append({"op": op, "kinds": list(kinds), "in": r, "out": d})
+        for g_i, g in enumerate(groups):
+            outs = got[g_i * len(g) : (g_i + 1) * len(g)]
+            if warp:
+                record["cases"].append({"op": op, "kinds": list(kinds), "warp": g, "out": outs})
+            else:
+                record["cases"].append({"op": op, "kinds": list(kinds), "in": g[0], "out": outs[0]})
     with open(out, "w") as fh:
         json.dump(record, fh)
     print(f"{len(record['cases'])} cases, {sum('error' in c for c in record['cases'])} refused forms")
