@@ -64,7 +64,9 @@ def gmma_atoms() -> dict[str, str]:
         for major in ("K", "MN"):
             for kind in ("INTER", "SW32", "SW64", "SW128"):
                 for name, t in types.items():
-                    atom = warpgroup.make_smem_layout_atom(getattr(warpgroup.SmemLayoutAtomKind, f"{major}_{kind}"), t)
+                    atom = warpgroup.make_smem_layout_atom(
+                        getattr(warpgroup.SmemLayoutAtomKind, f"{major}_{kind}"), t
+                    )
                     out[f"Layout_{major}_{kind}_Atom<{name}>"] = str(atom)
 
     trace()
@@ -126,7 +128,11 @@ def epilogue_cases() -> list[dict]:
         for c in sm90:
             op = warpgroup.MmaF16BF16Op(f16, f16, (64, c["n"], 16), warpgroup.OperandSource.SMEM,
                                         OperandMajorMode.K, OperandMajorMode.K)  # fmt: skip
-            record(c, cute.make_copy_atom(warp.StMatrix8x8x16bOp(c["trans"], c["mats"]), f16), cute.make_tiled_mma(op))
+            record(
+                c,
+                cute.make_copy_atom(warp.StMatrix8x8x16bOp(c["trans"], c["mats"]), f16),
+                cute.make_tiled_mma(op),
+            )
         for c in sm80:
             tm = cute.make_tiled_mma(warp.MmaF16BF16Op(f16, f32, (16, 8, 16)), cute.make_layout(c["sm80"]))
             record(c, cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), f16, num_bits_per_copy=32), tm)
@@ -178,13 +184,21 @@ def tiled_mma_cases(seed: int = SEED, n: int = CASES) -> list[dict]:
     }
     for nn in (64, 128):
         atoms[f"SM90_64x{nn}x16_F32F16F16_RS<GMMA::Major::K,GMMA::Major::K>"] = (
-            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), rs, k_major, k_major), (64, nn, 16))
+            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), rs, k_major, k_major),
+            (64, nn, 16),
+        )
         atoms[f"SM90_64x{nn}x16_F32F16F16_SS<GMMA::Major::K,GMMA::Major::K>"] = (
-            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), ss, k_major, k_major), (64, nn, 16))
+            lambda nn=nn: warpgroup.MmaF16BF16Op(f16, f32, (64, nn, 16), ss, k_major, k_major),
+            (64, nn, 16),
+        )
     atoms["SM90_64x64x32_S32S8S8_RS_TN"] = (
-        lambda: warpgroup.MmaI8Op(i8, i8, cutlass.Int32, (64, 64, 32), rs, k_major, k_major), (64, 64, 32))
+        lambda: warpgroup.MmaI8Op(i8, i8, cutlass.Int32, (64, 64, 32), rs, k_major, k_major),
+        (64, 64, 32),
+    )
     atoms["SM90_64x64x32_F32E4M3E4M3_RS_TN"] = (
-        lambda: warpgroup.MmaF8Op(e4m3, e4m3, f32, (64, 64, 32), rs, k_major, k_major), (64, 64, 32))
+        lambda: warpgroup.MmaF8Op(e4m3, e4m3, f32, (64, 64, 32), rs, k_major, k_major),
+        (64, 64, 32),
+    )
     rng = random.Random(seed)
     plans = []
     for _ in range(n):

@@ -60,7 +60,9 @@ def prepare(out_dir: str) -> None:
             attrs = {(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t != "constexpr"}
             src = ASTSource(fn=getattr(mod, kernel), signature=sig, constexprs={"BM": 64}, attrs=attrs)
             compiled[kernel] = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-            assert compiled[kernel].asm["ttgir"] == (HERE / f"{kernel}.ttgir").read_text(), "recompile the fixtures"
+            assert compiled[kernel].asm["ttgir"] == (HERE / f"{kernel}.ttgir").read_text(), (
+                "recompile the fixtures"
+            )
             (out / f"{kernel}.cubin").write_bytes(compiled[kernel].asm["cubin"])
         k = compiled[kernel]
         ptx = parse_kernel(k.asm["ptx"])
@@ -76,7 +78,9 @@ def prepare(out_dir: str) -> None:
         plan.append({"name": name, "kernel": ptx.name, "cubin": f"{kernel}.cubin", "source": kernel,
                      "threads": ptx.threads, "shared": int(k.metadata.shared), "params": params,
                      "args": args, "grid": list(grid), "ledger_totals": {}})  # fmt: skip
-    (out / "plan.json").write_text(json.dumps({"arch": "sm90", "triton": triton.__version__, "kernels": plan}, indent=1))
+    (out / "plan.json").write_text(
+        json.dumps({"arch": "sm90", "triton": triton.__version__, "kernels": plan}, indent=1)
+    )
     print(f"{len(plan)} runs -> {out}")
 
 

@@ -85,7 +85,9 @@ def run() -> None:
 
 
 def collect(csv_path: str, out_path: str, sass_path: str | None = None) -> None:
-    rows = [r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("dw_")]
+    rows = [
+        r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("dw_")
+    ]
     runs = [{**p, **counters(r, METRICS)} for p, r in zip(plan(), rows, strict=True)]
     rec = {"kind": "dead_warps", "warps": WARPS, "runs": runs}
     if sass_path:

@@ -144,7 +144,12 @@ def pack(outdir: str, record: str) -> None:
     rec: dict = {"kind": "engines", "env": (d / "env.txt").read_text() if (d / "env.txt").exists() else ""}
     for section in ("tma", "gmma", "mixed", "boff", "random"):
         rec[section] = _lines(d / f"{section}.jsonl")
-    for name, metrics in (("gmma", METRICS), ("tma", METRICS + TMA_METRICS), ("boff", METRICS), ("random", METRICS)):
+    for name, metrics in (
+        ("gmma", METRICS),
+        ("tma", METRICS + TMA_METRICS),
+        ("boff", METRICS),
+        ("random", METRICS),
+    ):
         csv = d / f"ncu_{name}.csv"
         if csv.exists():
             rows = [r for r in parse_ncu_csv(csv.read_text()) if r.get("Kernel Name", "").startswith("k_")]

@@ -53,9 +53,11 @@ def prepare(out_dir: str, arch: str = "sm90", *kernels_files: str, only: set[str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
-    jobs = [(c, None) for c in corpus.builtin_configs()] if not kernels_files else [
-        (c, f) for f in kernels_files for c in corpus.load_kernels_file(f).CONFIGS
-    ]
+    jobs = (
+        [(c, None) for c in corpus.builtin_configs()]
+        if not kernels_files
+        else [(c, f) for f in kernels_files for c in corpus.load_kernels_file(f).CONFIGS]
+    )
     for config, kernels_file in jobs:
         if arch not in config.get("archs", ARCHS) or (only and config["name"] not in only):
             continue

@@ -117,7 +117,10 @@ def join(rows_path: str, ncu_path: str, out_path: str) -> None:
         rows = json.load(fh)["rows"]
     with open(ncu_path) as fh:
         measured = {
-            r["Kernel Name"]: {"store": number_value(r[WAVEFRONTS["st"]]), "load": number_value(r[WAVEFRONTS["ld"]])}
+            r["Kernel Name"]: {
+                "store": number_value(r[WAVEFRONTS["st"]]),
+                "load": number_value(r[WAVEFRONTS["ld"]]),
+            }
             for r in parse_ncu_csv(fh.read())
             if r.get("Kernel Name", "").startswith("k_bench_")
         }

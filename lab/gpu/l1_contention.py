@@ -62,7 +62,7 @@ BODY = {
     "ldg_cg": "acc += __ldcg(g + base + t);",
     "ldg_ca_scatter": "acc += __ldca(g + ((base + t) * 32) % (1u << 24));",
     "stg": "sink[base + t] = acc;",
-    "cp_async": f'{CP_ASYNC} {WAIT_ALL}',
+    "cp_async": f"{CP_ASYNC} {WAIT_ALL}",
     "cp_async_nowait": f"{CP_ASYNC} if ((i & 7) == 7) {WAIT_ALL}",  # waits every 8th copy
     # one thread: a 4 KiB bulk copy (the TMA engine, no tensor map) per iteration, waited on by that thread
     "bulk": r"""if (t == 0) {
@@ -76,7 +76,9 @@ BODY = {
 
 
 def source() -> str:
-    return "\n".join(SOURCE.replace("MODE", m).replace("BODY", BODY[m]).replace("ITERS", str(ITERS)) for m in MODES)
+    return "\n".join(
+        SOURCE.replace("MODE", m).replace("BODY", BODY[m]).replace("ITERS", str(ITERS)) for m in MODES
+    )
 
 
 def exact(mode: str, grid: int) -> dict[str, int]:
@@ -102,7 +104,11 @@ def run() -> None:
 
 
 def collect(csv_path: str, out_path: str) -> None:
-    rows = [r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("contend_")]
+    rows = [
+        r
+        for r in parse_ncu_csv(Path(csv_path).read_text())
+        if r.get("Kernel Name", "").startswith("contend_")
+    ]
     order = [(grid, mode) for grid in GRIDS for mode in MODES for _ in range(REPEAT)]
     runs = [{"mode": mode, "grid": grid, "exact": exact(mode, grid), **counters(r, METRICS)}
             for (grid, mode), r in zip(order, rows, strict=False)]  # fmt: skip

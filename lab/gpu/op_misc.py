@@ -68,9 +68,13 @@ def run() -> None:
 
 
 def collect(csv_path: str, out_path: str) -> None:
-    rows = [r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("probe_")]
+    rows = [
+        r for r in parse_ncu_csv(Path(csv_path).read_text()) if r.get("Kernel Name", "").startswith("probe_")
+    ]
     runs = [{"kernel": r["Kernel Name"], **counters(r, METRICS)} for r in rows]
-    Path(out_path).write_text(json.dumps({"kind": "op_misc_probes", "warps": 4, "runs": runs}, indent=1) + "\n")
+    Path(out_path).write_text(
+        json.dumps({"kind": "op_misc_probes", "warps": 4, "runs": runs}, indent=1) + "\n"
+    )
     print(f"{len(runs)} probes -> {out_path}")
 
 

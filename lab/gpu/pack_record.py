@@ -43,7 +43,9 @@ def pack(plan_path: str, counters: str, repeat: str, profile: str, out_path: str
 
     plan = {k["name"]: k for k in json.loads(Path(plan_path).read_text())["kernels"]}
     first = {r["name"]: r for r in json.loads(Path(counters).read_text())["runs"]}
-    second = {r["name"]: r for r in json.loads(Path(repeat).read_text())["runs"]} if Path(repeat).exists() else {}
+    second = (
+        {r["name"]: r for r in json.loads(Path(repeat).read_text())["runs"]} if Path(repeat).exists() else {}
+    )
     pages = {e["name"]: e["csv"] for e in json.loads(Path(profile).read_text())["exports"]}
     runs = []
     for name, kp in plan.items():

@@ -12,8 +12,14 @@ import sys
 from collections.abc import Callable
 
 
-def main(module: str, argv: list[str], run: Callable[[], None], metrics: list[str], collect: Callable,
-         **extra: Callable[[], None]) -> None:
+def main(
+    module: str,
+    argv: list[str],
+    run: Callable[[], None],
+    metrics: list[str],
+    collect: Callable,
+    **extra: Callable[[], None],
+) -> None:
     cmd = argv[0] if argv else ""
     if cmd == "run":
         run()

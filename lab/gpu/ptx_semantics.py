@@ -74,9 +74,16 @@ def _templates() -> list[tuple[str, tuple[str, ...]]]:
             dk = "h" if d[1:] == "8" else _k(d)
             sk = "h" if s[1:] == "8" else _k(s)
             out.append((f"cvt.{d}.{s}", (dk, sk)))
-    out += [(f"cvt.sat.{d}.{s}", (_k(d), _k(s))) for d in ("s32", "u32") for s in ("s64", "u64", "s32", "u32") if d != s]
+    out += [
+        (f"cvt.sat.{d}.{s}", (_k(d), _k(s)))
+        for d in ("s32", "u32")
+        for s in ("s64", "u64", "s32", "u32")
+        if d != s
+    ]
     out += [(f"{op}.pred", ("p", "p", "p")) for op in ("and", "or", "xor")]
     out += [("not.pred", ("p", "p")), ("mov.pred", ("p", "p"))]
+    out += [("mov.f32", ("r", "r")), ("mov.f64", ("l", "l")), ("selp.f32", ("r", "r", "r", "p"))]
+    out += [("selp.f64", ("l", "l", "l", "p"))]
     return out
 
 
@@ -188,7 +195,9 @@ def run(out: str) -> None:
             fn = cp.RawKernel(kernel_source(name, op, kinds), name)
             got = _launch(cp, fn, [r for g in groups for r in g])
         except Exception as e:  # noqa: BLE001 - a form the device refuses is recorded as such
-            record["cases"].append({"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]})
+            record["cases"].append(
+                {"op": op, "kinds": list(kinds), "error": f"{type(e).__name__}: {e}"[:300]}
+            )
             continue
         for g_i, g in enumerate(groups):
             outs = got[g_i * len(g) : (g_i + 1) * len(g)]
@@ -212,21 +221,70 @@ def _pattern(x: int, kind: str) -> int:
     return v - (1 << 64) if v >> 63 else v
 
 
-def replay_case(case: dict) -> str:
-    """``equal``, ``refused`` (the machine leaves the result unknown) or ``mismatch``: the
-    machine's :func:`~bankproof.verifier.kernel.values.arith` on the case's operands."""
-    from bankproof.verifier.kernel.values import Value, arith
+def _judge(got, known, case: dict) -> str:
+    if got is None or not all(known):
+        return "refused"
+    mask = (1 << WIDTH[case["kinds"][0]]) - 1
+    outs = case["out"] if isinstance(case["out"], list) else [case["out"]]
+    return "equal" if all(int(g) & mask == o & mask for g, o in zip(got, outs, strict=True)) else "mismatch"
+
+
+def _kernel_machine(case: dict) -> str:
+    """The CUDA/PTX kernel path's evaluator (:mod:`bankproof.verifier.kernel.values`)."""
+    import numpy as np
+    from bankproof.verifier.kernel.values import Value, arith, shuffle, vote
 
     op, kinds = case["op"], case["kinds"]
     opcode, _, lut = op.partition(" LUT")
-    srcs = [Value.const(_pattern(x, k), 1) for x, k in zip(case["in"], kinds[1:], strict=False)]
+    rows = case.get("warp") or [case["in"]]
+    cols = [[_pattern(r[j], k) for r in rows] for j, k in enumerate(kinds[1:])]
+    srcs = [Value(np.array(c, dtype=np.int64), np.ones(len(c), bool)) for c in cols]
     if lut:
-        srcs.append(Value.const(int(lut), 1))
-    got = arith(opcode, srcs)
-    if got is None or not bool(got.k[0]):
-        return "refused"
-    mask = (1 << WIDTH[kinds[0]]) - 1
-    return "equal" if int(got.v[0]) & mask == case["out"] & mask else "mismatch"
+        srcs.append(Value.const(int(lut), len(rows)))
+    parts = opcode.split(".")
+    everyone = np.ones(len(rows), bool)
+    if parts[0] == "shfl":
+        got = shuffle(parts, *srcs[:3], everyone)
+    elif parts[0] == "vote":
+        got = vote(parts, srcs[0], everyone)
+    else:
+        got = arith(opcode, srcs)
+    return _judge(None if got is None else got.v, [True] if got is None else got.k, case)
+
+
+def _triton_machine(case: dict) -> str:
+    """The Triton path's evaluator (:func:`bankproof.verifier.ptx.alu.compute`)."""
+    import numpy as np
+    from bankproof.verifier.ptx.alu import compute
+
+    op, kinds = case["op"], case["kinds"]
+    opcode, _, lut = op.partition(" LUT")
+    rows = case.get("warp") or [case["in"]]
+    srcs = [np.array([_pattern(r[j], k) for r in rows], dtype=np.int64) for j, k in enumerate(kinds[1:])]
+    if lut:
+        srcs.append(np.full(len(rows), int(lut), dtype=np.int64))
+    got = compute(opcode, srcs, [])
+    return _judge(got, [True], case)
+
+
+def replay_case(case: dict) -> str:
+    """``equal`` (both of the tool's evaluators give the device's result, or one refuses),
+    ``refused`` (neither evaluates it: the result is unknown) or ``mismatch`` (either differs)."""
+    got = {_kernel_machine(case), _triton_machine(case)}
+    if "mismatch" in got:
+        return "mismatch"
+    return "equal" if "equal" in got else "refused"
+
+
+def measured_forms(record: dict) -> list[str]:
+    """The forms every recorded case of which is ``equal`` or ``refused`` (none mismatches, the
+    device compiled it): the forms the evaluators may compute; any other is left unknown."""
+    ok: dict[str, bool] = {}
+    for c in record["cases"]:
+        op = c["op"].partition(" LUT")[0]
+        good = "error" not in c and replay_case(c) != "mismatch"
+        ok[op] = ok.get(op, True) and good
+    return sorted(op for op, good in ok.items() if good)
 
 
 def replay(path: str) -> None:
@@ -244,7 +302,7 @@ def replay(path: str) -> None:
             wrong.setdefault(c["op"], c)
     print(dict(got))
     for op, c in wrong.items():
-        print(f"{op}: {c['in']} -> device {c['out']}")
+        print(f"{op}: {c.get('in') or c['warp'][:2]} -> device {c['out']}")
 
 
 if __name__ == "__main__":

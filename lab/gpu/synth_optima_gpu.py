@@ -31,7 +31,7 @@ MMA_PAIR = (
     'shape = [64, 64]\ndtype = "f16"\n[[access]]\nname = "store"\nkind = "store"\n'
     'layout.triton = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], '
     'order = [1, 0]}>"\n[[access]]\nname = "read"\nkind = "load"\nlayout.triton = "#ttg.dot_op<{opIdx = 0, '
-    'parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], '
+    "parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], "
     'instrShape = [16, 8]}>, kWidth = 2}>"\n'
 )
 
@@ -56,8 +56,9 @@ ROWS_I8, COLS_I8 = _blocked([1, 16], [16, 2], [4, 1], [1, 0]), _blocked([16, 1],
 MORE = {  # where the searched optimum differs from §5.4 with the common vector (timed on the GPU)
     "transpose_64x64_fp8_16x2": _pair([64, 64], "i8", ROWS_I8, COLS_I8),
     "transpose_128x64_fp8_16x2": _pair([128, 64], "i8", ROWS_I8, COLS_I8),
-    "mma_a_colmajor_64x64_bf16": _pair([64, 64], "bf16", _blocked([8, 1], [8, 4], [1, 4], [0, 1]),
-                                       _dot(0, 2)),  # fmt: skip
+    "mma_a_colmajor_64x64_bf16": _pair(
+        [64, 64], "bf16", _blocked([8, 1], [8, 4], [1, 4], [0, 1]), _dot(0, 2)
+    ),  # fmt: skip
     "mma_a_64x64_fp8": _pair([64, 64], "i8", _blocked([1, 16], [8, 4], [4, 1], [1, 0]), _dot(0, 4)),
 }
 # a random pair (bench/synth_vs_z3.py) where a 32-bit writer fills the 16-byte rows ldmatrix.trans

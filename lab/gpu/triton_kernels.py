@@ -101,7 +101,9 @@ def run(plan_path: str, launched_path: str | None = None) -> None:
     launched = []
     for kp in plan["kernels"]:
         if kp["shared"] > limit:
-            print(f"skip {kp['name']}: needs {kp['shared']} bytes of shared memory, the device allows {limit}")
+            print(
+                f"skip {kp['name']}: needs {kp['shared']} bytes of shared memory, the device allows {limit}"
+            )
             continue
         mod = cp.RawModule(path=str(base / kp["cubin"]))
         fn = mod.get_function(kp["kernel"])
@@ -110,7 +112,11 @@ def run(plan_path: str, launched_path: str | None = None) -> None:
         args = []
         for p in kp["params"]:
             if "buffer" in p:  # zeroed, or filled with one int32 value ("fill")
-                buf = cp.full(max(p["buffer"], 256) // 4, p.get("fill", 0), dtype=cp.int32) if p["buffer"] else None
+                buf = (
+                    cp.full(max(p["buffer"], 256) // 4, p.get("fill", 0), dtype=cp.int32)
+                    if p["buffer"]
+                    else None
+                )
                 args.append(buf if buf is not None else np.uint64(0))
             else:
                 width = {"u32": np.uint32, "s32": np.int32, "u64": np.uint64, "s64": np.int64}
@@ -155,6 +161,4 @@ if __name__ == "__main__":
     elif cmd == "metrics":
         print(",".join(METRICS))
     else:
-        sys.exit(
-            "usage: python -m lab.gpu.triton_kernels run PLAN | collect PLAN CSV OUT | metrics"
-        )
+        sys.exit("usage: python -m lab.gpu.triton_kernels run PLAN | collect PLAN CSV OUT | metrics")

@@ -56,6 +56,7 @@ from bankproof.verifier.kernel.values import (
     per_warp,
     shuffle,
     special_registers,
+    vote,
     width,
 )
 from bankproof.verifier.ptx.module import KernelCode, Op
@@ -293,7 +294,7 @@ class Machine:
         if base == "shfl":
             res = [shuffle(op.opcode.split("."), srcs[0], srcs[1], srcs[2], group)]
         elif base == "vote":
-            res = [self.vote(op, srcs[0], group)]
+            res = [vote(op.opcode.split("."), srcs[0], group)]
         elif base == "activemask":
             res = [Value(per_warp(group), np.ones(self.n, bool))]
         elif base == "elect":
@@ -320,21 +321,6 @@ class Machine:
             self.write(d, op, r if r is not None else Value.unknown(self.n), on)
             if unknown.any():
                 self.write(d, op, Value.unknown(self.n), unknown)
-
-    def vote(self, op: Op, p: Value, group: np.ndarray) -> Value:
-        parts = op.opcode.split(".")
-        bits = per_warp(group & (p.v != 0))
-        known = ~(per_warp(group & ~p.k) != 0)
-        if "ballot" in parts:
-            return Value(bits, known)
-        mine = per_warp(group)
-        if "all" in parts:
-            return Value((bits == mine).astype(np.int64), known)
-        if "any" in parts:
-            return Value((bits != 0).astype(np.int64), known)
-        if "uni" in parts:
-            return Value(((bits == mine) | (bits == 0)).astype(np.int64), known)
-        return Value.unknown(self.n)
 
     def elect(self, mask: Value, group: np.ndarray) -> list[Value | None]:
         lane = np.arange(self.n) % 32

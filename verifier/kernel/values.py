@@ -205,6 +205,24 @@ def shuffle(parts: list[str], a: Value, b: Value, c: Value, lanes_on: np.ndarray
     return Value(a.v[src], known)
 
 
+def vote(parts: list[str], p: Value, group: np.ndarray) -> Value:
+    """``vote.sync.MODE`` over each warp's threads in ``group``: ``ballot`` the mask of lanes whose
+    ``p`` is set, ``all``/``any``/``uni`` as predicates; known where every taking lane's ``p`` is."""
+    n = len(p.v)
+    bits = per_warp(group & (p.v != 0))
+    known = ~(per_warp(group & ~p.k) != 0)
+    if "ballot" in parts:
+        return Value(bits, known)
+    mine = per_warp(group)
+    if "all" in parts:
+        return Value((bits == mine).astype(np.int64), known)
+    if "any" in parts:
+        return Value((bits != 0).astype(np.int64), known)
+    if "uni" in parts:
+        return Value(((bits == mine) | (bits == 0)).astype(np.int64), known)
+    return Value.unknown(n)
+
+
 def per_warp(mask: np.ndarray) -> np.ndarray:
     """For every thread, the 32-bit mask of its warp's lanes where ``mask`` holds."""
     n = len(mask)

@@ -44,17 +44,33 @@ class _Args:
         return (self.sx(a), self.sx(b)) if self.signed else (self.wrap(a), self.wrap(b))
 
 
-def _cvt(o: _Args):  # cvt.DST.SRC: the source's width and signedness decide
-    src = o.parts[-1]
-    sw = int(src[1:]) if src[1:].isdigit() else 64
-    x = o.a & ((1 << sw) - 1) if sw < 64 else o.a
-    if src[0] == "s" and sw < 64:
-        x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
-    dst = o.parts[1] if len(o.parts) > 2 else ""
-    dw = int(dst[1:]) if dst[:1] in "usb" and dst[1:].isdigit() else 64
+def _cvt(o: _Args):
+    """``cvt[.sat].DST.SRC``: the source's width and signedness read the value; ``.sat`` clamps it
+    to the destination type's range; the destination register holds its width's bits only.
+
+    >>> cvt = lambda op, a: int(compute(op, [np.array([a])], [])[0])
+    >>> cvt("cvt.u32.s8", 0x80), cvt("cvt.sat.s32.s64", 1 << 40), cvt("cvt.sat.u32.s32", -5)
+    (4294967168, 2147483647, 0)
+    """
+    if len(o.parts) < 3:
+        return None
+    src, dst = o.parts[-1], o.parts[-2]
+    if not (src[1:].isdigit() and dst[1:].isdigit()) or src[0] not in "usb" or dst[0] not in "usb":
+        return None
+    sw, dw = int(src[1:]), int(dst[1:])
+    x = np.asarray(o.a, dtype=np.int64)
+    if sw < 64:
+        x = x & ((1 << sw) - 1)
+        if src[0] == "s":
+            x = np.where(x >= (1 << (sw - 1)), x - (1 << sw), x)
+    if "sat" in o.parts[1:-2]:
+        lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dst[0] == "s" else (0, (1 << dw) - 1)
+        if sw == 64 and src[0] != "s":  # an unsigned 64-bit source above 2^63 reads negative as int64
+            x = np.where(x < 0, hi, np.minimum(x, hi))
+        else:
+            x = np.clip(x, lo, min(hi, (1 << 63) - 1))
     if dst == "s8":  # the register around a signed byte: its extension is not measured here
         return None
-    # the destination register holds dw bits (a 16- or 32-bit register is never sign-extended past them)
     return x & ((1 << dw) - 1) if dw < 64 else x
 
 
