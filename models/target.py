@@ -131,6 +131,10 @@ TARGETS: dict[str, Target] = {
     )
 }  # fmt: skip
 ARCHS = tuple(TARGETS)
+# where the SASS tools (ptxas, nvdisasm) of the NVIDIA archs are installed from PyPI: (import name,
+# folder under it), newest first; Triton's wheel carries its own in backends/nvidia/bin
+SASS_TOOL_PACKAGES = (("nvidia.cu13", "bin"), ("nvidia.cuda_nvcc", "bin"), ("nvidia.cuda_nvdisasm", "bin"))
+SASS_TOOLS_IN_TRITON = ("backends", "nvidia", "bin")
 _NOT_MODELED = {
     ("lane groups", "optimum"): "AMD: the optimum search is NVIDIA-only so far",
     ("lane groups", "ledger"): "AMD: the ledger reads NVIDIA PTX only; AMDGCN is not read yet",

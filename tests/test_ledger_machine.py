@@ -19,9 +19,30 @@ TTGIR, PTX = (
 )  # a reduce's scratch, moving each iteration
 
 
-def test_addresses_that_move_each_iteration_are_totalled_by_the_run():
+def test_a_store_ptxas_merges_across_iterations_is_unknown():
+    """The SASS decides: ptxas unrolls the loop and merges two iterations' 4-byte stores into one
+    STS.64 (and a remainder STS): no rule counts that, so the entry is unknown with the SASS named,
+    where the PTX alone said 8 executions of 2 wavefronts."""
+    pytest.importorskip("bankproof.verifier.kernel.sass")
+    from bankproof.verifier.kernel import sass
+
+    if sass.tools() is None:
+        pytest.skip("ptxas and nvdisasm are not installed")
+    (e,) = ledger.build(scan_text(TTGIR), TTGIR, PTX, {"K": 8}).entries
+    assert (
+        e.wavefronts is None
+        and not e.counted
+        and e.reason == "the SASS runs STS.64, STS for it: not modelled"
+    )
+
+
+def test_addresses_that_move_each_iteration_are_totalled_by_the_run(monkeypatch):
     """Each iteration stores at tid*8 + i*4 (2 wavefronts): the per-execution reading cannot know
-    i; with K given, the run counts K executions of 2 wavefronts (ideal 1)."""
+    i; with K given, the run of the PTX counts K executions of 2 wavefronts (ideal 1) where no SASS
+    is at hand (the counts then rest on the PTX)."""
+    from bankproof.verifier.kernel import sass
+
+    monkeypatch.setattr(sass, "disassemble_cached", lambda *a: None)
     (open_,) = ledger.build(scan_text(TTGIR), TTGIR, PTX, {}).entries
     assert open_.wavefronts is None and "loop-carried" in open_.reason and not open_.counted
     led = ledger.build(scan_text(TTGIR), TTGIR, PTX, {"K": 8})

@@ -79,7 +79,10 @@ def test_other_commands_refuse_it_naming_the_field(command, tmp_path, capsys):
     path.write_text(_toml(spec(STORE, unknown_mma())))
     assert main([command, str(path)]) == 2
     err = capsys.readouterr().err
-    assert "spec: access[1].layout.cute_mma: cute: mma atom is a real CuTe atom, but not one" in err and "Traceback" not in err
+    assert (
+        "spec: access[1].layout.cute_mma: cute: mma atom is a real CuTe atom, but not one" in err
+        and "Traceback" not in err
+    )
 
 
 def test_a_partial_spec_handed_to_synth_is_refused():

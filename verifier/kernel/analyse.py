@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from bankproof.models import target
 from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, simt
+from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, reconcile, simt
 from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -45,7 +45,7 @@ from bankproof.verifier.kernel.records import (
 from bankproof.verifier.kernel.sites import COUNTED, UNMODELLED, shared_pointers
 from bankproof.verifier.kernel.totals import kind_totals, line_totals
 from bankproof.verifier.ptx.module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
-from bankproof.verifier.ptx.opcodes import PTX_OPCODES
+from bankproof.verifier.ptx.opcodes import unknown_opcodes
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ def _loc(loc: Loc | None) -> SourceLine | None:
 
 
 RUN_SHARE = 0.4  # of a time limit, the machine's; the rest is for counting what it ran
+SASS_SHARE = 0.3  # of a time limit, for building and reading the SASS
 
 
 def analyse(
@@ -89,22 +90,18 @@ def analyse(
     # the machine stops at RUN_SHARE of the time: what it ran is then counted, linear in the steps
     trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds * RUN_SHARE))
     lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
-    runs, reused = ptxas.scan(src.code)
-    merge_of: dict = {i: m for m in ptxas.merges(runs, dict(trace.instances)) for i in m.members}
-    merge_of.update({r.index: r for r in reused})
-    merge_of.update(
-        {i: ptxas.Reuse(i, -1) for i in ptxas.dead_loads(src.code)}
-    )  # of = -1: its result is unread
-    reports = []
     notes = list(trace.notes)
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
+    seen = reconcile.effects(src.code, src.module.text, arch, shared, max_seconds * SASS_SHARE, notes)
+    merge_of, orphans = seen if seen is not None else (ptxas.predicted(src.code, dict(trace.instances)), [])
+    reports = []
     window = costs.shared_window(src.code, dict(trace.symbols), launch.dynamic_smem)
     for op in src.code.body:
         rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of, shared, window)
         if rep is not None:
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
-    unknown += _unknown_opcodes(src.code)
+    unknown += _unknown_opcodes(src.code) + orphans
     if second_engine:
         reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
     if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
@@ -220,15 +217,11 @@ def _where(op: Op) -> str:
 
 def _unknown_opcodes(code: KernelCode) -> list[str]:
     """An opcode outside the PTX instruction set, at its first line: what it does is unknown."""
-    out, seen = [], set()
+    first = {}
     for op in code.body:
-        base = op.opcode.split(".", 1)[0]
-        if base not in PTX_OPCODES and base not in seen:
-            seen.add(base)
-            out.append(
-                f"{_where(op)}: {op.opcode} is not a PTX instruction bankproof knows (its effect is unknown)"
-            )
-    return out
+        first.setdefault(op.base, op)
+    why = "is not a PTX instruction bankproof knows (its effect is unknown)"
+    return [f"{_where(first[b])}: {first[b].opcode} {why}" for b in unknown_opcodes(first)]
 
 
 def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: str) -> InstructionReport:
@@ -298,6 +291,8 @@ def _instruction(
     if inst is None:  # never executed in this CTA
         return _none_issued(base, extra, "measured", "not executed by this CTA")
     m = merge_of.get(op.index)
+    if isinstance(m, reconcile.Fate):
+        return _from_sass(base, extra, on, m)
     if isinstance(m, ptxas.Reuse) and m.of < 0:
         return _none_issued(base, extra, "assumed", "ptxas removes it: nothing reads its result (measured)")
     if isinstance(m, ptxas.Reuse):
@@ -307,16 +302,21 @@ def _instruction(
         )
     if m is not None and op.index != m.members[0]:
         first = code.body[m.members[0]].ptx_line
-        return _none_issued(
-            base, extra, "assumed", f"merged by ptxas into the LDS.{8 * m.size} of PTX line {first}"
-        )
+        sass_op = f"{name[:2].upper()}S.{8 * m.size}"
+        status = "measured" if m.seen else "assumed"
+        return _none_issued(base, extra, status, f"merged by ptxas into the {sass_op} of PTX line {first}")
     if m is not None:
         inst = ptxas.merged_instances(m, dict(trace.instances))
-        name = f"ld{8 * m.size}"
+        name = f"{name[:2]}{8 * m.size}"
         lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
         notes.append(
-            f"ptxas merges adjacent aligned shared loads (PTX lines {lines}: one LDS.{8 * m.size}; "
-            "measured, assumed where ptxas cannot prove the alignment)"
+            f"ptxas merges adjacent shared accesses (PTX lines {lines}: one {base['instr'][:2].upper()}S."
+            f"{8 * m.size}; "
+            + (
+                "read from the SASS)"
+                if m.seen
+                else "measured, assumed where ptxas cannot prove the alignment)"
+            )
         )
         base["instr"] = name
     if fam == "ldgsts":
@@ -339,7 +339,7 @@ def _instruction(
         ok = inst.known.copy()
         off = np.where(ok[:, None], inst.offsets, 0)
         cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
-        status = costs.status(arch, ins) if m is None else "assumed"
+        status = costs.status(arch, ins) if m is None or m.seen else "assumed"
         if "shared" not in op.opcode:  # SASS LD/ST on a shared address: counted as LDS/STS are
             notes.append("generic ld/st of shared addresses count as shared loads and stores (measured: "
                          "gpu_checks/results/h100-2026-11-28-kernel-truth-2.json.gz)")  # fmt: skip
@@ -358,7 +358,7 @@ def _instruction(
     all_known = bool(ok.all())
     verdict = "refuted" if over.size else ("proved" if all_known else "unknown")
     total = int(cnt[ok].sum()) if all_known else None
-    reason = reason if all_known else _why_unknown(fam, inst, ok, name)
+    reason = reason if all_known else costs.why_unknown(fam, inst, ok, name)
     return InstructionReport(
         **base,
         instructions=on,
@@ -374,22 +374,17 @@ def _instruction(
     )
 
 
+def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
+    """A PTX instruction as the SASS runs it: deleted (nothing issued), or split, rewritten or
+    unexplained (unknown; ``disagree`` where the tool cannot explain the SASS)."""
+    if f.kind == "deleted":
+        return _none_issued(base, extra, "measured", f.why)
+    return _uncounted(
+        base, extra, on, "disagree" if f.kind == "disagree" else "unknown", "not modelled", f.why
+    )
+
+
 def _none_issued(base: dict, extra: dict, status: str, reason: str) -> InstructionReport:
     """An instruction no warp issues as written (never reached, or folded into another by ptxas)."""
     return InstructionReport(**base, instructions=0, wavefronts=0, ideal=0, max_per_instruction=0,
                              verdict="proved", status=status, reason=reason, **extra)  # fmt: skip
-
-
-def _why_unknown(fam: str, inst, ok, name: str = "") -> str:
-    if not inst.known.all():
-        return (
-            "an address or guard depends on values the analysis does not know "
-            "(loaded data, an argument not given)"
-        )
-    if fam == "ldgsts" and name.endswith("cg"):
-        return costs.ZFILL_CG
-    if fam == "ldgsts":
-        return (
-            "cp.async.ca: lanes copying to one shared address, or global addresses not known (not modelled)"
-        )
-    return "not decided"

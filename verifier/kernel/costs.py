@@ -189,3 +189,19 @@ def reachable(code: KernelCode, starts: list[int]) -> set[int]:
             nxt.append(i + 1)
         todo += nxt
     return seen
+
+
+def why_unknown(fam: str, inst, ok, name: str = "") -> str:
+    """Why an instruction's count is not decided (its reason in the report)."""
+    if not inst.known.all():
+        return (
+            "an address or guard depends on values the analysis does not know "
+            "(loaded data, an argument not given)"
+        )
+    if fam == "ldgsts" and name.endswith("cg"):
+        return ZFILL_CG
+    if fam == "ldgsts":
+        return (
+            "cp.async.ca: lanes copying to one shared address, or global addresses not known (not modelled)"
+        )
+    return "not decided"

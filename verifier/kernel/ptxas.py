@@ -86,6 +86,7 @@ class Merge:
     members: tuple[int, ...]
     size: int
     delta: int
+    seen: bool = False  # read from the SASS, not predicted
 
 
 def _load(op: Op) -> tuple[str, int, int] | None:
@@ -331,3 +332,13 @@ _REG = re.compile(r"%[\w$]+")
 # instructions whose first operand is read, not written (a store's address and value, a barrier's)
 _WRITES_FIRST = frozenset({"st", "stmatrix", "red", "cp", "bar", "barrier", "mbarrier", "wgmma", "tcgen05",
                            "fence", "membar", "prefetch", "tensormap", "ret", "exit", "trap"})  # fmt: skip
+
+
+def predicted(code: KernelCode, instances: dict[int, Instances]) -> dict:
+    """What ptxas does, predicted by the measured rules above (where no SASS is at hand): index ->
+    :class:`Merge` or :class:`Reuse` (``of`` = -1: its result is unread)."""
+    runs, reused = scan(code)
+    out: dict = {i: m for m in merges(runs, instances) for i in m.members}
+    out.update({r.index: r for r in reused})
+    out.update({i: Reuse(i, -1) for i in dead_loads(code)})
+    return out

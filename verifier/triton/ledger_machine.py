@@ -99,6 +99,14 @@ def fill(entries: list[dict], reports: Mapping[int, InstructionReport], disagree
         if e["family"] not in ("lsu", "ldgsts") or e.get("executions") == 0:
             continue
         reps = [reports.get(line) for line in e["ptx_lines"]]
+        odd = [
+            r for r in reps if r is not None and r.status == "not modelled" and r.family in ("lsu", "ldgsts")
+        ]
+        if odd:  # the SASS runs it in a way no rule counts (split, mixed, unexplained): unknown
+            e.update(wavefronts=None, ideal=None, counted=False, reason=odd[0].reason)
+            for k in ("wavefronts_max", "total_wavefronts", "total_instructions"):
+                e.pop(k, None)
+            continue
         if any(r is None or r.wavefronts is None or r.instructions is None for r in reps):
             continue
         if any(r.family == "tensormap" or r.reason == ZFILL_CG for r in reps):

@@ -1,0 +1,295 @@
+"""Every PTX shared-memory instruction against the SASS at its line (:mod:`.sass`): what the GPU
+runs is what is counted.
+
+Each PTX instruction's fate: ``kept`` (SASS of the same kind and width at its line, any number of
+copies: an unrolled loop runs each copy fewer times), ``deleted`` (no SASS shared instruction at
+its line, or only ``@!PT`` placeholders, which never run: it counts nothing), ``merged`` (a wider
+SASS load or store at its line standing for it and the neighbours of one base whose lines have
+none), ``rewritten`` (an atomic ptxas turns into a loop of other instructions), ``split`` (SASS
+narrower than the PTX, or mixed: not modelled, unknown) or ``disagree`` (SASS of another kind at
+its line: the tool cannot explain it; exit 4). SASS shared instructions at a line with no PTX
+shared instruction (``orphans``) make the kernel unknown at their line.
+
+>>> from bankproof.verifier.kernel.sass import SassOp
+>>> from bankproof.verifier.ptx.module import Op
+>>> ops = [Op(0, 5, "ld.shared.u32", ("%r1", "[buf]"), None, 0, None, None),
+...        Op(1, 6, "ld.shared.u32", ("%r2", "[buf+4]"), None, 0, None, None)]
+>>> r = reconcile(ops, {0: ("lsu", "ld32"), 1: ("lsu", "ld32")}, [SassOp("k", 0, 5, "", "LDS.64", "")], "k")
+>>> [(f.kind, f.members) for f in r.fates.values()]
+[('merged', (0, 1)), ('merged', (0, 1))]
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from bankproof.verifier.kernel.sass import SassOp, sass_kind
+from bankproof.verifier.ptx.module import Op
+
+_ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What ptxas made of one PTX instruction (see the module docstring): ``sass`` the opcodes at
+    its line; for ``merged``, the PTX instructions one SASS access stands for (``members``, the
+    carrier first), its ``size`` in bytes and its start relative to the carrier (``delta``)."""
+
+    index: int
+    kind: str
+    sass: tuple[str, ...]
+    why: str
+    members: tuple[int, ...] = ()
+    size: int = 0
+    delta: int = 0
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """Fates by PTX instruction index, and the SASS with no PTX origin (their reasons)."""
+
+    tools: str
+    fates: dict[int, Fate]
+    orphans: tuple[str, ...]
+
+
+def _bits(name: str) -> int:
+    m = re.match(r"(?:ld|st)(\d+)$", name)
+    return int(m.group(1)) if m else 0
+
+
+def _address(op: Op) -> tuple[str, int] | None:
+    mem = next((o for o in op.operands if o.strip().startswith("[")), "")
+    m = _ADDR.match(mem.strip())
+    return (m.group(1), int(m.group(2) or 0)) if m else None
+
+
+def _same(ptx: tuple[str, str], sass: tuple[str, str]) -> bool:
+    fam, name = ptx
+    if fam == "ldgsts":
+        return sass[0] == "ldgsts" and sass[1] == name.split(".")[0]
+    return sass[1] == name and sass[0] in ("lsu", "generic")
+
+
+_SASS_ADDR = re.compile(r"\[([^\]+]+?)(?:\s*\+\s*(-?0x[0-9a-f]+|-?\d+))?\]")
+
+
+def _sass_address(s: SassOp) -> tuple[str, int] | None:
+    """(base, immediate) of a SASS memory operand (``[R5+0x8]`` -> ``("R5", 8)``)."""
+    m = _SASS_ADDR.search(s.operands)
+    return (m.group(1).strip(), int(m.group(2) or "0", 0)) if m else None
+
+
+def _blocks(body) -> dict[int, int]:
+    """Instruction index -> its straight-line block's number (a label, a branch, a barrier or an
+    exit starts a new one)."""
+    out, n = {}, 0
+    starts = set()
+    for op in body:
+        if op.base in ("bra", "brx", "bar", "barrier", "ret", "exit", "call"):
+            starts.add(op.index + 1)
+    for op in body:
+        if op.index in starts:
+            n += 1
+        out[op.index] = n
+    return out
+
+
+def _reattribute(at: dict, ops: dict, classes: dict, lines: dict, blocks: dict) -> dict[int, str]:
+    """ptxas's line table can give one PTX line the SASS of a neighbour of the same base (two LDS at
+    line L, none at L+1): where the SASS's immediate offsets match the neighbours' PTX offsets one to
+    one, the SASS moves to their lines; where neighbours without SASS cannot be matched, both are
+    unknown (index -> why). Several copies of one access (an unrolled loop) stay where they are."""
+    unsure: dict[int, str] = {}
+    for line, here in list(at.items()):
+        if len(lines[line]) != 1 or len(here) < 2:
+            continue
+        i = lines[line][0]
+        a = _address(ops[i])
+        addrs = [_sass_address(s) for s in here]
+        kinds = {sass_kind(s.opcode) for s in here}
+        if a is None or None in addrs or len(kinds) != 1 or len({b for b, _ in addrs}) != 1:
+            continue
+        near = [
+            j for j in classes
+            if j != i and blocks.get(j) == blocks.get(i) and classes[j] == classes[i]
+            and len(lines[ops[j].ptx_line]) == 1 and not at.get(ops[j].ptx_line)
+            and (b := _address(ops[j])) is not None and b[0] == a[0]
+        ]  # fmt: skip
+        imms = [o for _, o in addrs]
+        if not near or len(set(imms)) != len(imms):
+            continue
+        by_off = {_address(ops[j])[1]: j for j in near}
+        for k, mine in enumerate(imms):  # the k-th SASS access is this line's own
+            shift = mine - a[1]
+            owners = [by_off.get(o - shift) for o in imms]
+            if all(owners[m] is not None for m in range(len(imms)) if m != k):
+                for m, s in enumerate(here):
+                    if m != k:
+                        at[ops[owners[m]].ptx_line].append(s)
+                at[line] = [here[k]]
+                break
+        else:
+            others = ", ".join(str(ops[j].ptx_line) for j in near)
+            why = (f"ptxas's line table gives PTX line {line} {len(here)} SASS accesses and PTX lines "
+                   f"{others} none: which runs which is not known")  # fmt: skip
+            for j in (i, *near):
+                unsure[j] = why
+    return unsure
+
+
+def _merge(
+    i: int, op: Op, name: str, wide: int, ops: dict[int, Op], classes: dict, empty: set
+) -> Fate | None:
+    """The window of ``wide`` bits of one base, holding ``op`` (the carrier) and instructions of
+    the same kind and width whose lines have no SASS: the one such window, or ``None``."""
+    here = _address(op)
+    width = _bits(name) // 8
+    if here is None or not width or wide % (8 * width):
+        return None
+    base, off = here
+    by_offset: dict[int, list[int]] = defaultdict(list)
+    for j in empty:
+        a = _address(ops[j])
+        if a is not None and a[0] == base and classes[j][1] == name:
+            by_offset[a[1]].append(j)
+    n = wide // (8 * width)
+    found = []
+    for k in range(n):  # the carrier is the k-th piece of the window
+        start = off - k * width
+        members = []
+        for p in range(n):
+            if p == k:
+                continue
+            at = by_offset.get(start + p * width, [])
+            if len(at) != 1:
+                break
+            members.append(at[0])
+        else:
+            found.append((start, members))
+    if len(found) != 1:
+        return None
+    start, members = found[0]
+    return Fate(i, "merged", (), "", (i, *members), wide // 8, start - off)
+
+
+def reconcile(
+    body: list[Op] | tuple[Op, ...],
+    classes: dict[int, tuple[str, str]],
+    sass: list[SassOp],
+    kernel: str,
+    tools: str = "",
+) -> Reconciliation:
+    """The fates of the shared instructions ``classes`` (index -> (family, name)) of ``body``
+    against ``sass`` (the module's SASS; ``kernel`` names the kernel's own section)."""
+    ops = {op.index: op for op in body}
+    lines: dict[int, list[int]] = defaultdict(list)
+    for i in classes:
+        lines[ops[i].ptx_line].append(i)
+    kernel_lines = {op.ptx_line for op in body}
+    at: dict[int, list[SassOp]] = defaultdict(list)
+    orphans = []
+    for s in sass:
+        kind = sass_kind(s.opcode)
+        if kind is None or s.never_runs:
+            continue
+        if s.line in lines:
+            at[s.line].append(s)
+        elif (s.line in kernel_lines or (s.line == 0 and s.function == kernel)) and kind[0] != "generic":
+            where = f"PTX line {s.line}" if s.line else f"{kernel}+{s.pc:#x} (no PTX line)"
+            orphans.append(
+                f"{where}: the SASS runs {s.opcode}, which no PTX shared instruction there explains"
+            )
+    fates: dict[int, Fate] = {}
+    blocks = _blocks(body)
+    unsure = _reattribute(at, ops, classes, lines, blocks)
+    empty = {i for i in classes if not at.get(ops[i].ptx_line)}
+    pending: list = []  # wider SASS than the PTX: merges, resolved from the lowest offset of each base
+    for i, (fam, name) in classes.items():
+        line = ops[i].ptx_line
+        here = at.get(line, [])
+        codes = tuple(dict.fromkeys(s.opcode for s in here))
+        kinds = {sass_kind(s.opcode) for s in here}
+        if i in unsure:
+            fates[i] = Fate(i, "split", codes, unsure[i])
+        elif len(lines[line]) > 1 and here:
+            fates[i] = Fate(i, "split", codes, f"PTX line {line} holds several shared instructions: "
+                            "which SASS is whose is not known")  # fmt: skip
+        elif not here:
+            fates[i] = Fate(i, "deleted", codes, "no SASS instruction runs it (ptxas removed it)")
+        elif fam == "atomic":
+            fates[i] = Fate(i, "rewritten", codes, f"the SASS runs {', '.join(codes)}")
+        elif all(_same((fam, name), k) for k in kinds):
+            fates[i] = Fate(i, "kept", codes, "")
+        elif fam == "lsu" and len(kinds) == 1 and _bits(name) and _bits(next(iter(kinds))[1]) > _bits(name) \
+                and next(iter(kinds))[1][:2] == name[:2]:  # fmt: skip
+            pending.append((_address(ops[i]) or ("", 0), i, name, _bits(next(iter(kinds))[1]), codes))
+        elif (
+            any(k[1][:2] == name[:2] for k in kinds)
+            or fam == "ldgsts"
+            and any(k[0] == "ldgsts" for k in kinds)
+        ):
+            fates[i] = Fate(i, "split", codes, f"the SASS runs {', '.join(codes)} for it: not modelled")
+        else:
+            fates[i] = Fate(i, "disagree", codes, f"the PTX's {name} runs as {', '.join(codes)} in the SASS, "
+                            "which bankproof cannot explain")  # fmt: skip
+    for _, i, name, wide, codes in sorted(pending):
+        m = _merge(i, ops[i], name, wide, ops, classes, empty)
+        if m is None:
+            why = f"the SASS runs {codes[0]} here and no neighbour of one base explains it: not modelled"
+            fates[i] = Fate(i, "split", codes, why)
+        else:
+            empty -= set(m.members)  # each PTX access merged once
+            fates[i] = Fate(i, "merged", codes, f"one {codes[0]}", m.members, m.size, m.delta)
+    for f in list(fates.values()):
+        if f.kind == "merged":
+            for j in f.members[1:]:
+                if fates.get(j) is None or fates[j].kind == "deleted":
+                    why = f"merged into the SASS of PTX line {ops[f.members[0]].ptx_line}"
+                    fates[j] = Fate(j, "merged", (), why, f.members, f.size, f.delta)
+    return Reconciliation(tools, fates, tuple(orphans))
+
+
+NO_SASS = (
+    "counts rest on the PTX: ptxas and nvdisasm are not installed (the cuda extra), so what ptxas "
+    "deletes or merges is predicted by measured rules (assumed)"
+)
+
+
+def effects(
+    code, module_text: str, arch: str, shared: set, seconds: float, notes: list
+) -> tuple[dict, list] | None:
+    """What ptxas does to ``code``'s shared instructions, read from the SASS: index -> a
+    :class:`~.ptxas.Merge` (merged: the carrier and its members) or a :class:`Fate` (deleted,
+    split, disagree, rewritten); and the orphans' reasons. ``None`` where the SASS is not at hand
+    (tools missing, time out, ptxas refuses): the caller predicts instead, and ``notes`` says so."""
+    from bankproof.models.errors import TimeLimit
+    from bankproof.verifier.kernel import ptxas, sass
+    from bankproof.verifier.kernel.sites import classify
+
+    if not arch.startswith("sm"):
+        return None
+    try:
+        dis = sass.disassemble_cached(module_text, arch, seconds)
+    except TimeLimit:
+        notes.append(f"the SASS was not built within {seconds:.0f} s: {NO_SASS.split(': ', 1)[1]}")
+        return None
+    if dis is None:
+        notes.append(NO_SASS)
+        return None
+    if dis.error:
+        notes.append(f"{dis.error}; counts rest on the PTX (assumed)")
+        return None
+    classes = {op.index: c for op in code.body if (c := classify(op, shared)) is not None}
+    r = reconcile(code.body, classes, list(dis.ops), code.name, dis.tools.text())
+    out: dict = {}
+    for i, f in r.fates.items():
+        if f.kind == "merged":
+            out[i] = ptxas.Merge(f.members, f.size, f.delta, seen=True)
+        elif f.kind != "kept":
+            out[i] = f
+    notes.append(f"what runs is read from the SASS ({r.tools}, -arch={dis.arch}): PTX shared instructions "
+                 "ptxas removed count nothing, merged ones count as the SASS access")  # fmt: skip
+    return out, list(r.orphans)
