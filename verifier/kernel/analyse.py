@@ -271,7 +271,7 @@ def _instruction(
     inst = trace.instances.get(op.index)
     if fam not in COUNTED:
         wf = 0 if fam in ("tma", "mma") else None
-        why = costs.TMA_NOTE if fam == "tma" else None
+        why = costs.TMA_NOTE if fam == "tma" else reconcile.rewritten(merge_of.get(op.index))
         return InstructionReport(
             **base,
             instructions=on,
@@ -380,7 +380,11 @@ def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
     if f.kind == "deleted":
         return _none_issued(base, extra, "measured", f.why)
     return _uncounted(
-        base, extra, on, "disagree" if f.kind == "disagree" else "unknown", "not modelled", f.why
+        base,
+        extra,
+        on,
+        *(("disagree", reconcile.DISAGREES) if f.kind == "disagree" else ("unknown", reconcile.UNMODELLED)),
+        f.why,
     )
 
 

@@ -31,6 +31,10 @@ from bankproof.verifier.ptx.module import Op
 _ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
 
 
+UNMODELLED = "SASS not modelled"  # a report's status: the SASS runs it in a way no rule counts
+DISAGREES = "SASS disagrees"  # a report's status: the SASS runs something the PTX does not explain
+
+
 @dataclass(frozen=True)
 class Fate:
     """What ptxas made of one PTX instruction (see the module docstring): ``sass`` the opcodes at
@@ -250,6 +254,21 @@ def reconcile(
                     why = f"merged into the SASS of PTX line {ops[f.members[0]].ptx_line}"
                     fates[j] = Fate(j, "merged", (), why, f.members, f.size, f.delta)
     return Reconciliation(tools, fates, tuple(orphans))
+
+
+def rewritten(fate: object) -> str | None:
+    """The reason of an instruction ptxas rewrites (an atomic as a loop), else ``None``.
+
+    >>> rewritten(Fate(0, "rewritten", ("LDS", "ATOMS.CAST.SPIN"), ""))[:52]
+    'ptxas rewrites it as a compare-and-swap loop (LDS, A'
+    """
+    if not isinstance(fate, Fate) or fate.kind != "rewritten":
+        return None
+    runs = ", ".join(fate.sass)
+    if any(".CAS" in c for c in fate.sass):
+        return (f"ptxas rewrites it as a compare-and-swap loop ({runs}): each thread runs at least one "
+                "pass, its retries are timing (not modelled)")  # fmt: skip
+    return f"the SASS runs {runs} for it: shared atomics have no measured rule yet (not modelled)"
 
 
 NO_SASS = (
