@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from bankproof.verifier.kernel.analyse import KernelSource, analyse
 from bankproof.verifier.kernel.costs import ZFILL_CG
 from bankproof.verifier.kernel.functions import with_functions
+from bankproof.verifier.kernel.reconcile import DISAGREES, UNMODELLED
 from bankproof.verifier.kernel.records import InstructionReport, Launch
 from bankproof.verifier.ptx.module import KernelCode, PtxModule
 from bankproof.verifier.results import FrozenMap
@@ -99,9 +100,7 @@ def fill(entries: list[dict], reports: Mapping[int, InstructionReport], disagree
         if e["family"] not in ("lsu", "ldgsts") or e.get("executions") == 0:
             continue
         reps = [reports.get(line) for line in e["ptx_lines"]]
-        odd = [
-            r for r in reps if r is not None and r.status == "not modelled" and r.family in ("lsu", "ldgsts")
-        ]
+        odd = [r for r in reps if r is not None and r.status in (UNMODELLED, DISAGREES)]
         if odd:  # the SASS runs it in a way no rule counts (split, mixed, unexplained): unknown
             e.update(wavefronts=None, ideal=None, counted=False, reason=odd[0].reason)
             for k in ("wavefronts_max", "total_wavefronts", "total_instructions"):
