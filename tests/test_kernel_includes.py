@@ -15,6 +15,7 @@ import pytest
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel import includes, sandbox
 
+import bankproof
 from tests import kernel_cases as kc
 
 SECRET = "BANKPROOF_SECRET_7c1e0d"
@@ -265,3 +266,14 @@ def test_include_spellings_fuzzed():
         except InputError:
             continue
         assert "/etc" not in v.source
+
+
+@pytest.mark.slow
+def test_toolkit_headers_find_their_own_quoted_siblings():
+    """cooperative_groups.h includes "info.h" beside itself: found (the compile once refused it),
+    and the kernel's lines keep the source's own name."""
+    pytest.importorskip("cuda.bindings")
+    path = Path(__file__).resolve().parent / "data" / "cooperative_groups.cu"
+    r = bankproof.kernel(str(path), block=64)
+    assert [(i.location.line, i.wavefronts) for i in r.instructions] == [(9, 2), (11, 4)]
+    assert r.instructions[1].location.file == str(path)

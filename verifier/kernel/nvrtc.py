@@ -98,8 +98,8 @@ def options(arch: str, include: list[str], defines: dict[str, str]) -> list[str]
         "-lineinfo",
         "-std=c++17",
         "-default-device",
-        "--no-source-include",
-    ]
+    ]  # no --no-source-include: a toolkit header's quoted includes are found beside it (cooperative
+    # groups' details/); the program is named without a folder and compiled in an empty one
     opts += [f"-I{d}" for d in include]
     opts += [f"-D{k}={v}" if v != "" else f"-D{k}" for k, v in defines.items()]
     return opts
@@ -143,7 +143,7 @@ def compile_ptx(
     job = json.dumps(
         {
             "source": files.source,
-            "name": name,
+            "name": _program_name(name),
             "options": opts,
             "headers": list(files.headers),
             "readable": list(tc.include) + _libraries(),
@@ -174,7 +174,14 @@ def compile_ptx(
     if not answer["ok"]:
         log = _not_given(answer["log"].strip())
         raise InputError("kernel", "source", "does not compile: " + log[:700])
-    return _short_files(answer["ptx"], name, tc.include, empty, files.paths)
+    ptx = answer["ptx"].replace(f'"{empty}/{_program_name(name)}"', f'"{empty}/{name}"')
+    return _short_files(ptx, name, tc.include, empty, files.paths)
+
+
+def _program_name(name: str) -> str:
+    """The name NVRTC gets: no folder (NVRTC searches the folder of each input source)."""
+    base = Path(name).name
+    return base if base and base not in (".", "..") else "source.cu"
 
 
 def _given(headers: Mapping[str, str] | None) -> dict[str, str]:
