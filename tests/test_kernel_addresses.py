@@ -96,3 +96,24 @@ def test_addresses_fuzzed():
         (ld,) = [i for i in r.instructions if i.instr.startswith("ld")]
         if form is not None and not 0 <= static[form] <= size - 4:  # outside buf: never proved
             assert ld.verdict != "proved", (addr, size, ld)
+
+
+def test_a_lane_predicated_off_may_hold_a_negative_address():
+    """Lanes 0-2 compute buf - 12 .. buf - 4 but do not load (their guard is off): counted as the
+    active lanes read, never a crash (llm.c's softmax_forward_kernel4 at 256 threads did this)."""
+    ptx = """.visible .entry k()
+{
+ .shared .align 4 .b8 buf[256];
+ .reg .pred %p<2>;
+ mov.u32 %r1, %tid.x;
+ add.s32 %r2, %r1, -3;
+ shl.b32 %r3, %r2, 2;
+ mov.u32 %r4, buf;
+ add.s32 %r5, %r4, %r3;
+ setp.ge.u32 %p1, %r1, 3;
+ @%p1 ld.shared.u32 %r6, [%r5];
+}
+"""
+    r = bankproof.kernel(ptx, block=32, language="ptx")
+    (line,) = r.instructions
+    assert (r.verdict, line.wavefronts, line.ideal) == ("proved", 1, 1)

@@ -337,7 +337,7 @@ def _instruction(
             why = f"{where} is not aligned for {ins.name} (the hardware faults)"
             return _uncounted(base, extra, on, "refuted", "misaligned", why)
         ok = inst.known.copy()
-        off = np.where(ok[:, None], inst.offsets, 0)
+        off = np.where(ok[:, None] & inst.active, inst.offsets, 0)  # an inactive lane's address is never used
         cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
         status = costs.status(arch, ins) if m is None or m.seen else "assumed"
         if "shared" not in op.opcode:  # SASS LD/ST on a shared address: counted as LDS/STS are

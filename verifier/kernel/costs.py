@@ -32,7 +32,8 @@ TMA_NOTE = (
 def counts(ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Wavefronts and ideals of each row (a warp instruction) under the phase model."""
     act = np.ones_like(active) if ins.is_matrix else active
-    c, i, _ = hardware.evaluate(ins, offsets, act)
+    used = (np.arange(32) < ins.address_lanes)[None, :] if ins.is_matrix else active
+    c, i, _ = hardware.evaluate(ins, np.where(used, offsets, 0), act)  # an unused lane's address is not read
     return c, i
 
 
@@ -118,6 +119,7 @@ def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: 
     offs, act = inst.offsets[row], inst.active[row].copy()
     if ins.is_matrix:
         act = np.arange(32) < ins.address_lanes
+    offs = np.where(act, offs, 0)  # an unused lane's address is not read (nor shown)
     phase = hardware.phase_ids(ins, offs[None], act[None])[0]
     warp = int(inst.warp[row])
     for p in sorted(set(phase[act].tolist())):
