@@ -117,3 +117,21 @@ def test_a_lane_predicated_off_may_hold_a_negative_address():
     r = bankproof.kernel(ptx, block=32, language="ptx")
     (line,) = r.instructions
     assert (r.verdict, line.wavefronts, line.ideal) == ("proved", 1, 1)
+
+
+def test_a_module_level_visible_shared_symbol_is_placed():
+    """numba declares its shared arrays at module scope as ``.visible .shared``: they are the CTA's
+    shared memory like any other (they were not read, and every address through them was unknown)."""
+    ptx = """.visible .shared .align 4 .b8 smem_1[128];
+.visible .entry k()
+{
+ mov.u32 %r1, %tid.x;
+ shl.b32 %r2, %r1, 2;
+ mov.u64 %rd1, smem_1;
+ cvt.u64.u32 %rd2, %r2;
+ add.s64 %rd3, %rd1, %rd2;
+ st.shared.u32 [%rd3], %r1;
+}
+"""
+    r = bankproof.kernel(ptx, block=32, language="ptx")
+    assert (r.verdict, r.instructions[0].wavefronts, r.shared_symbols) == ("proved", 1, {"smem_1": 0})

@@ -40,7 +40,7 @@ _HEADER = re.compile(
     r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M
 )
 _SHARED = re.compile(
-    r"^\s*(\.extern\s+)?\.shared\s+(?:\.align\s+(\d{1,6})\s+)?\.(?:b|u|s|f)(\d{1,3})\s+([\w$]+)\s*(?:\[(\d{0,10})\])?\s*;",
+    r"^\s*(?:\.visible\s+|\.weak\s+|\.common\s+)*(\.extern\s+)?(?:\.visible\s+)?\.shared\s+(?:\.align\s+(\d{1,6})\s+)?\.(?:b|u|s|f)(\d{1,3})\s+([\w$]+)\s*(?:\[(\d{0,10})\])?\s*;",
     re.M,
 )
 _TARGET = re.compile(r"^\s*\.target\s+([\w,\s]+)$", re.M)
