@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -31,12 +32,14 @@ METRICS = [
 ]  # fmt: skip
 
 
-def prepare(folder: str) -> None:
-    """Compile every case here (NVRTC), write its PTX and the plan the device launches."""
+def prepare(folder: str, cases_folder: str = "examples/cuda") -> None:
+    """Compile every case of ``cases_folder``/cases.toml here (NVRTC; PTX sources as written), write
+    its PTX and the plan the device launches. Arguments and buffers may name a parameter by its
+    position (``"4"``: numba's array fields)."""
     import tomllib
     from bankproof.verifier.api.kernel import read_source
 
-    root = Path("examples/cuda")
+    root = Path(cases_folder)
     cases = tomllib.loads((root / "cases.toml").read_text())["case"]
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -45,18 +48,25 @@ def prepare(folder: str) -> None:
         src, names = read_source(root / c["source"], c.get("kernel", c["name"]), defines=c.get("defines", {}))
         (out / f"{c['name']}.ptx").write_text(src.module.text)
         prebuilt = None
-        if c["source"].endswith(".ptx"):  # a newer PTX ISA than the device's ptxas reads: built here
+        version = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", src.module.text, re.M)
+        if version and (int(version[1]), int(version[2])) > (9, 0):  # newer than the device's ptxas reads
             prebuilt = f"{c['name']}.cubin"
             subprocess.run([_ptxas(), "-arch=sm_90a", "-lineinfo", "-o", str(out / prebuilt),
                             str(out / f"{c['name']}.ptx")], check=True)  # fmt: skip
         pos = {v: k for k, v in names.items()}
         given = {*c.get("args", {}), *c.get("buffers", {}), *c.get("tensor_maps", {})}
-        missing = given - set(names) - {n for _, n in src.code.params}
+        missing = (
+            given
+            - set(names)
+            - {n for _, n in src.code.params}
+            - {str(i) for i in range(len(src.code.params))}
+        )
         if missing:
             raise SystemExit(f"{c['name']}: {sorted(missing)} name no parameter ({sorted(names)})")
         params = []
         for i, (ptype, pname) in enumerate(src.code.params):
             cname = pos.get(i, pname)
+            cname = str(i) if str(i) in given else cname
             if cname in c.get("buffers", {}):
                 params.append({"kind": "buffer", "bytes": c["buffers"][cname]})
             elif cname in c.get("tensor_maps", {}):
@@ -207,7 +217,7 @@ def pack(folder: str, reports: str, out: str) -> None:
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "prepare":
-        prepare(sys.argv[2])
+        prepare(*sys.argv[2:4])
     elif cmd == "launch":
         launch(sys.argv[2], sys.argv[3:])
     elif cmd == "pack":
