@@ -10,5 +10,5 @@ ptxas --version | tail -1
 T0=$SECONDS
 python3 -m lab.gpu.ptx_semantics run "$OUT/ptx-semantics.json" && gzip -9 "$OUT/ptx-semantics.json"
 echo "semantics done ($((SECONDS - T0)) s)"
-bash "$(dirname "$0")/device_kernel_truth.sh" lab/gpu/truth_public "$OUT"
+DEADLINE=${DEADLINE:-420} bash "$(dirname "$0")/device_kernel_truth.sh" lab/gpu/truth_public "$OUT" ${CASES:-}
 echo "kernel truth done ($((SECONDS - T0)) s)"
