@@ -13,12 +13,15 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "cuda"
 
 
-def cases() -> list[dict]:
-    return tomllib.loads((EXAMPLES / "cases.toml").read_text())["case"]
+PUBLIC = EXAMPLES / "public"  # public kernels nobody here wrote (llm.c through NVRTC, numba's PTX)
 
 
-def case(name: str) -> dict:
-    return next(c for c in cases() if c["name"] == name)
+def cases(folder: Path = EXAMPLES) -> list[dict]:
+    return [{**c, "folder": str(folder)} for c in tomllib.loads((folder / "cases.toml").read_text())["case"]]
+
+
+def case(name: str, folder: Path = EXAMPLES) -> dict:
+    return next(c for c in cases(folder) if c["name"] == name)
 
 
 def have_nvrtc() -> bool:
@@ -30,13 +33,13 @@ def have_nvrtc() -> bool:
 
 
 @cache
-def _module(source: str, defines: tuple) -> tuple:
+def _module(source: str, defines: tuple, folder: str = str(EXAMPLES)) -> tuple:
     from bankproof.verifier.kernel import nvrtc
 
-    text = (EXAMPLES / source).read_text()
+    text = (Path(folder) / source).read_text()
     if source.endswith(".ptx"):  # another compiler's PTX, as it wrote it
         return text, text
-    return nvrtc.compile_ptx(text, source, "sm90", (), dict(defines), str(EXAMPLES)), text
+    return nvrtc.compile_ptx(text, source, "sm90", (), dict(defines), folder), text
 
 
 def compile_all() -> None:
@@ -51,7 +54,9 @@ def compile_all() -> None:
 
 
 def ptx_of(c: dict) -> str:
-    return _module(c["source"], tuple(sorted(c.get("defines", {}).items())))[0]
+    return _module(c["source"], tuple(sorted(c.get("defines", {}).items())), c.get("folder", str(EXAMPLES)))[
+        0
+    ]
 
 
 def analyse_case(c: dict, ptx: str | None = None):
@@ -59,7 +64,7 @@ def analyse_case(c: dict, ptx: str | None = None):
     from bankproof.verifier.api.kernel import cxx_params, launch_of
     from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
 
-    text = (EXAMPLES / c["source"]).read_text()
+    text = (Path(c.get("folder", str(EXAMPLES))) / c["source"]).read_text()
     src = source_from_ptx(
         ptx if ptx is not None else ptx_of(c), c["source"], c.get("kernel", c["name"]), "cuda"
     )

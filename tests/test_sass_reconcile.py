@@ -159,3 +159,29 @@ def test_the_listing_parser_reads_guards_and_lines():
     assert ops == [SassOp("k", 0x40, 9, "@P0", "LDSM.16.M88.4", "R4, [R2]")]
     assert sass.sass_kind("STSM.16.MT88.2") == ("lsu", "stsm.x2.trans")
     assert sass.sass_kind("LDS.U8") == ("lsu", "ld8") and sass.sass_kind("ATOMS.POPC.INC.32")[0] == "atomic"
+
+
+def test_a_statement_over_several_lines_gets_one_line_mark():
+    """A call's operands run over lines (printf's vprintf): the .loc goes before the statement only
+    (ptxas refused a mark between its lines, and the SASS was lost for the whole kernel)."""
+    ptx = ".visible .entry k()\n{\n call.uni (retval0),\n vprintf,\n (param0);\n ret;\n}"
+    out = sass.with_ptx_lines(ptx).split("\n")
+    assert out[2:8] == [
+        ".loc 1 3 0",
+        " call.uni (retval0),",
+        " vprintf,",
+        " (param0);",
+        ".loc 1 6 0",
+        " ret;",
+    ]
+
+
+@needs_tools
+@pytest.mark.slow
+def test_a_cas_loop_leaves_the_loads_total_unknown():
+    """The CAS loop's LDS runs once per pass (timing): the kernel's ld and atomic totals are unknown,
+    never the PTX's count of its own loads."""
+    r = _kernel("atomf")
+    totals = {t.kind: (t.instructions, t.wavefronts) for t in r.totals}
+    assert totals["ld"] == (None, None) and totals["atomic"][0] is None
+    assert _by_line(r)[17].status == reconcile.LOOPED

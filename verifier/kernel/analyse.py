@@ -279,7 +279,7 @@ def _instruction(
             ideal=wf,
             max_per_instruction=wf,
             verdict="proved" if wf == 0 else "unknown",
-            status="measured" if fam == "tma" else "not modelled",
+            status="measured" if fam == "tma" else reconcile.status_of(merge_of.get(op.index)),
             reason=why
             or (
                 f"{fam} instructions are counted, their wavefronts not modelled"

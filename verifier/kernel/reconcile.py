@@ -256,6 +256,16 @@ def reconcile(
     return Reconciliation(tools, fates, tuple(orphans))
 
 
+LOOPED = "SASS loop"  # a report's status: ptxas runs it as a retry loop (its LDS and ATOMS counts are timing)
+
+
+def status_of(fate: object) -> str:
+    """The status of an instruction the counts do not model: :data:`LOOPED` for a compare-and-swap
+    loop, else ``not modelled``."""
+    looped = isinstance(fate, Fate) and fate.kind == "rewritten" and any(".CAS" in c for c in fate.sass)
+    return LOOPED if looped else "not modelled"
+
+
 def rewritten(fate: object) -> str | None:
     """The reason of an instruction ptxas rewrites (an atomic as a loop), else ``None``.
 

@@ -126,7 +126,7 @@ def with_ptx_lines(ptx: str) -> str:
     then names PTX lines."""
     out: list[str] = []
     depth = 0
-    skipping = False
+    skipping = inside = False
     for n, line in enumerate(ptx.split("\n"), 1):
         s = line.strip()
         if not skipping and depth == 0 and s.startswith(".section") and ".debug" in s:
@@ -141,8 +141,10 @@ def with_ptx_lines(ptx: str) -> str:
             out.append("")
             continue
         code = s.split("//", 1)[0].strip()
-        if depth > 0 and _is_instruction(code):
+        if depth > 0 and _is_instruction(code) and not inside:
             out.append(f".loc 1 {n} 0")
+        if depth > 0 and code and (inside or _is_instruction(code)):
+            inside = not code.endswith(";")  # a statement may run over lines (a call's operands)
         out.append(line)
         depth += code.count("{") - code.count("}")
     out.append(f'.file 1 "{LINE_FILE}"')

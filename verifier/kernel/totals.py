@@ -77,6 +77,7 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     by: dict = defaultdict(list)
     for r in reports:
         by[kind_of(r.family, r.instr)].append(r)
+    looped = any(r.status == "SASS loop" for r in reports)  # a CAS loop's LDS and ATOMS run a timing's count
     out = []
     for kind in (
         "ld",
@@ -94,9 +95,9 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
         rs = by.get(kind)
         if not rs:
             continue
-        ins = [r.instructions for r in rs]
-        wf = [r.wavefronts for r in rs]
-        idl = [r.ideal for r in rs]
+        ins = [r.instructions for r in rs] + ([None] if looped and kind in ("ld", "atomic") else [])
+        wf = [r.wavefronts for r in rs] + ([None] if looped and kind == "ld" else [])
+        idl = [r.ideal for r in rs] + ([None] if looped and kind == "ld" else [])
         out.append(
             KindTotal(
                 kind,
