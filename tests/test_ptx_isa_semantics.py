@@ -61,6 +61,9 @@ def test_bfe_is_the_isas():
         t = rng.choice(["s32", "u32", "s64", "u64"])
         w, a, b, c = int(t[1:]), _pick(rng), _pick(rng) % (1 << 62), _pick(rng) % (1 << 62)
         got = compute(f"bfe.{t}", [np.array([_i64(a)]), np.array([b]), np.array([c])], [])
+        if w == 64 and ((b & 0xFFFFFFFF) > 255 or (c & 0xFFFFFFFF) > 255):
+            assert got is None  # the GPU does not take their low byte there: measured, left unknown
+            continue
         assert int(got[0]) & ((1 << w) - 1) == isa_bfe(t[0] == "s", w, a, b, c), (t, a, b, c)
 
 

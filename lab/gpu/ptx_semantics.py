@@ -310,6 +310,12 @@ if __name__ == "__main__":
         run(sys.argv[2])
     elif sys.argv[1:2] == ["replay"]:
         replay(sys.argv[2])
+    elif sys.argv[1:2] == ["forms"]:  # the measured forms list the machines gate on
+        import gzip
+
+        with open(sys.argv[2], "rb") as fh:
+            rec = json.loads(gzip.decompress(fh.read()))
+        print(json.dumps({"record": sys.argv[2].rsplit("/", 1)[-1], "forms": measured_forms(rec)}, indent=0))
     elif sys.argv[1:2] == ["source"]:
         for t, (op, kinds) in enumerate(TEMPLATES):
             print(kernel_source(f"probe_{t}", op, kinds))

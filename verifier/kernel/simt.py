@@ -59,6 +59,7 @@ from bankproof.verifier.kernel.values import (
     vote,
     width,
 )
+from bankproof.verifier.ptx.forms import measured
 from bankproof.verifier.ptx.module import KernelCode, Op
 
 MAX_STEPS = 3_000_000
@@ -291,7 +292,9 @@ class Machine:
         base = op.base
         srcs = [self.value(o, op) for o in op.operands[len(kind.dests) and 1 :]]
         res: list[Value | None]
-        if base == "shfl":
+        if base in ("shfl", "vote") and not measured(op.opcode):  # a form the GPU did not measure
+            res = [None] * len(kind.dests)
+        elif base == "shfl":
             res = [shuffle(op.opcode.split("."), srcs[0], srcs[1], srcs[2], group)]
         elif base == "vote":
             res = [vote(op.opcode.split("."), srcs[0], group)]

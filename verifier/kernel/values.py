@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from bankproof.verifier.ptx.forms import measured
 from bankproof.verifier.ptx.machine import compute
 
 FLOAT = re.compile(
@@ -137,7 +138,7 @@ def _shf(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
 def arith(opcode: str, srcs: list[Value]) -> Value | None:
     """The result of one computing instruction on known and unknown sources (``None``: the machine
     does not evaluate this opcode; its result is unknown)."""
-    if not srcs:
+    if not srcs or not measured(opcode):  # only forms the GPU measured equal are evaluated
         return None
     parts = opcode.split(".")
     if FLOAT.search(opcode) and parts[0] not in ("mov", "cvta", "selp"):

@@ -9,6 +9,7 @@ add, mul, mad, shifts, bit fields, byte permutes, lop3, setp, cvt, min/max, div/
 from __future__ import annotations
 
 import numpy as np
+from bankproof.verifier.ptx.forms import measured
 from bankproof.verifier.ptx.parse import signed_type, type_width
 from bankproof.verifier.ptx.warp import shuffle
 
@@ -40,8 +41,14 @@ class _Args:
         return np.where(x >= (1 << (self.w - 1)), x - (1 << self.w), x)
 
     def pair(self, a, b):
-        """Both operands as the opcode's signedness reads them."""
-        return (self.sx(a), self.sx(b)) if self.signed else (self.wrap(a), self.wrap(b))
+        """Both operands as the opcode's signedness reads them (unsigned 64-bit ones as uint64: as
+        int64 they would read negative past 2^63)."""
+        if self.signed:
+            return self.sx(a), self.sx(b)
+        if self.w >= 64:
+            u = lambda x: np.asarray(x, dtype=np.int64).view(np.uint64)  # noqa: E731
+            return u(a), u(b)
+        return self.wrap(a), self.wrap(b)
 
 
 def _cvt(o: _Args):
@@ -75,13 +82,19 @@ def _cvt(o: _Args):
 
 
 def _shr(o: _Args):
-    x = o.sx(o.a) if o.signed else o.wrap(o.a)
-    return o.wrap(x >> np.minimum(o.s[1], 63))
+    """Shift right by ``b`` (unsigned 32-bit; past the width: 0, or the sign for signed types)."""
+    n = np.asarray(o.s[1], dtype=np.int64) & 0xFFFFFFFF
+    if o.signed:
+        return o.wrap(o.sx(o.a) >> np.minimum(n, 63))
+    x = np.asarray(o.wrap(o.a), dtype=np.int64).view(np.uint64)
+    out = (x >> np.minimum(n, 63).astype(np.uint64)).view(np.int64)
+    return np.where(n >= o.w, 0, out)
 
 
 def _min_max(o: _Args):
     x, y = o.pair(o.a, o.s[1])
-    return o.wrap(np.minimum(x, y) if o.parts[0] == "min" else np.maximum(x, y))
+    r = np.minimum(x, y) if o.parts[0] == "min" else np.maximum(x, y)
+    return o.wrap(r.view(np.int64) if r.dtype == np.uint64 else r)
 
 
 def _div_rem(o: _Args):
@@ -103,15 +116,28 @@ def _div_rem(o: _Args):
     return np.array(out, dtype=np.int64)
 
 
+def _wide(o: _Args):
+    """The 2w-bit product of the sources read at the type's width and signedness (w <= 32)."""
+    if o.w > 32:
+        return None
+    x, y = o.pair(o.a, o.s[1])
+    return np.asarray(x, dtype=np.int64) * np.asarray(y, dtype=np.int64)
+
+
 def _mul(o: _Args):
     if "wide" in o.parts:
-        return o.a * o.s[1]
+        return _wide(o)
     return o.wrap(o.a * o.s[1]) if "lo" in o.parts or len(o.parts) == 2 else None
 
 
 def _mad(o: _Args):
     if "wide" in o.parts:
-        return o.a * o.s[1] + o.s[2]
+        p = _wide(o)
+        if p is None:
+            return None
+        c = np.asarray(o.s[2], dtype=np.int64)
+        total = p + (c & ((1 << 2 * o.w) - 1) if o.w < 32 else c)  # wraps as int64 does at 64 bits
+        return total & ((1 << 2 * o.w) - 1) if o.w < 32 else total
     return o.wrap(o.a * o.s[1] + o.s[2]) if "lo" in o.parts else None
 
 
@@ -137,6 +163,8 @@ def _bfe(o: _Args):
     >>> hex(bfe("bfe.s32", 0x80000000, 28, 8)), bfe("bfe.u32", 0xF0, 4, 40), bfe("bfe.s32", 0xF0, 4, 0)
     ('0xfffffff8', 15, 0)
     """
+    if _past_a_byte(o, o.s[1], o.s[2]):
+        return None
     w = o.w
     full = np.uint64((1 << w) - 1) if w < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
     a = np.asarray(o.a, dtype=np.int64).view(np.uint64) & full
@@ -150,10 +178,31 @@ def _bfe(o: _Args):
     return o.wrap(d.view(np.int64))
 
 
+def _past_a_byte(o: _Args, *fields) -> bool:
+    """A 64-bit bit-field position or length past 255: the GPU does not take their low byte there
+    as the ISA says (measured: gpu_checks/results/h100-2026-12-07-ptx-semantics.json.gz), so the
+    result is left unknown."""
+    return o.w == 64 and any(np.any((np.asarray(f, dtype=np.int64) & 0xFFFFFFFF) > 255) for f in fields)
+
+
 def _bfi(o: _Args):
-    b, pos, ln = o.s[1], o.s[2] & 0xFF, o.s[3] & 0xFF
-    m = ((np.int64(1) << ln) - 1) << pos
-    return o.wrap((b & ~m) | ((o.a << pos) & m))
+    """The ISA's pseudo-code: ``len`` bits of ``a`` into ``b`` from ``pos`` (each its low byte),
+    what lies past the width dropped.
+
+    >>> hex(int(compute("bfi.b32", [np.array([0xF]), np.array([0]), np.array([30]), np.array([8])], [])[0]))
+    '0xc0000000'
+    """
+    if _past_a_byte(o, o.s[2], o.s[3]):
+        return None
+    b = np.asarray(o.s[1], dtype=np.int64).view(np.uint64)
+    a = np.asarray(o.a, dtype=np.int64).view(np.uint64)
+    pos, ln = np.asarray(o.s[2], dtype=np.int64) & 0xFF, np.asarray(o.s[3], dtype=np.int64) & 0xFF
+    take = np.clip(np.minimum(ln, o.w - pos), 0, 64)
+    ones = np.where(take >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                    (np.uint64(1) << np.minimum(take, 63).astype(np.uint64)) - np.uint64(1))  # fmt: skip
+    shift = np.minimum(pos, 63).astype(np.uint64)
+    m = np.where(pos >= o.w, np.uint64(0), ones << shift)
+    return o.wrap(((b & ~m) | ((a << shift) & m)).view(np.int64))
 
 
 def _lop3(o: _Args):
@@ -219,6 +268,6 @@ def compute(opcode: str, s: list[np.ndarray | None], raw: list[str]) -> np.ndarr
     [5, 6]
     """
     rule = _RULES.get(opcode.split(".", 1)[0])
-    if rule is None or not _known(s, rule[0]):
+    if rule is None or not _known(s, rule[0]) or not measured(opcode):
         return None
     return rule[1](_Args(opcode, s))

@@ -15,6 +15,7 @@ def shuffle(parts: list[str], a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np
     segments only: ``c`` = 31 for idx/bfly/down, 0 for up; out-of-range sources read their own)."""
     t = np.arange(a.shape[0])
     lane, base = t % 32, t - t % 32
+    b = np.asarray(b) & 31  # the lane or delta operand's low 5 bits (measured)
     mode = parts[2] if len(parts) > 2 else ""
     if mode == "idx" and np.all(c == 31):
         src = b & 31
