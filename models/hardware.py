@@ -18,7 +18,7 @@ from bankproof.models.instructions import BANK_BYTES, BANKS, LANES, Instr, all_i
 
 __all__ = [
     "BANKS", "BANK_BYTES", "COPY_NOTE", "LANES", "LINE_BYTES", "Instr", "Wavefronts", "all_instructions",
-    "bank", "bank_field", "conflict_pair", "evaluate", "instruction", "ldgsts_wavefronts", "ldst_phases",
+    "bank", "bank_field", "conflict_pair", "evaluate", "instruction", "ldst_phases",
     "one_instruction", "paired", "phase_ids", "vector_limit", "wavefront_counts",
 ]  # fmt: skip
 
@@ -330,47 +330,3 @@ def conflict_pair(ins: Instr, offs: np.ndarray) -> dict:
 
 
 LINE_BYTES = 128  # a global-memory cache line
-
-
-def ldgsts_wavefronts(
-    width: int, shared_offsets, global_offsets, active=None, bypass: bool = False
-) -> int | None:
-    """Shared-side wavefronts of one ``cp.async`` (LDGSTS) warp instruction copying ``width``
-    bytes per lane, or ``None`` where the measurements do not say.
-
-    Measured: with ``.ca`` (4, 8 or 16 bytes) and distinct shared addresses, the count is the
-    larger of what a ``st.shared`` of the same width costs at the shared addresses and what an
-    ``ld.shared`` of that width would cost at the global addresses: the global data passes
-    through L1's banks, where two lanes reading one bank of different 128-byte lines conflict.
-    H200 sweep (``gpu_checks/results/h200-2026-11-28-cp-async-sweep.json``, 157 probes: global
-    strides 4 to 512 bytes from 5 bases, every width): a 12-byte stride costs 1 wavefront although
-    it reads 3 or 4 lines, a 256-byte stride 32; H100 (``h100-2026-11-22-cp-async.json``, 176 probes
-    of shared patterns at global strides of the width and of 16 bytes). Lanes with a negative
-    global offset read nothing (a zero-fill copy). Lanes writing the same shared address are
-    serialized, unlike stores (not modeled: ``None``). With ``.cg`` (Triton's 16-byte copies; SASS
-    ``LDGSTS.E.BYPASS.128``) Nsight Compute reports no shared wavefronts at all, so the cost
-    cannot be measured with counters: ``None``.
-
-    >>> contiguous = [4 * i for i in range(32)]
-    >>> spread, twelve = [16 * i for i in range(32)], [12 * i for i in range(32)]
-    >>> [ldgsts_wavefronts(4, contiguous, g) for g in (contiguous, spread, twelve)]
-    [1, 4, 1]
-    >>> print(ldgsts_wavefronts(4, [0] * 32, contiguous), ldgsts_wavefronts(16, spread, spread, bypass=True))
-    None None
-    """
-    shared = np.asarray(shared_offsets, dtype=np.int64)
-    act = np.ones(LANES, dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    if bypass or len(set(shared[act].tolist())) < int(act.sum()):
-        return None
-    store = instruction({4: "st32", 8: "st64", 16: "st128"}[width])
-    on_shared = int(wavefront_counts(store, shared[None], act[None])[0])
-    glob = np.asarray(global_offsets, dtype=np.int64)
-    reads = act & (glob >= 0)
-    if not reads.any():
-        return on_shared
-    load = instruction({4: "ld32", 8: "ld64", 16: "ld128"}[width])
-    glob = np.where(reads, glob, glob[reads][0])
-    _, line = np.unique(glob // LINE_BYTES, return_inverse=True)  # the lines renumbered: banks kept
-    return max(
-        on_shared, int(wavefront_counts(load, (line * LINE_BYTES + glob % LINE_BYTES)[None], reads[None])[0])
-    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from bankproof.models import hardware, target
+from bankproof.models import copy_rule, hardware, target
 from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel.records import Conflict, Instances
 from bankproof.verifier.ptx.module import KernelCode
@@ -88,7 +88,7 @@ def copy_counts(
     name: str, inst: Instances, zfill: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """``cp.async`` rows: wavefronts (``-1`` unknown), ideals, which are known, and the status.
-    ``.ca``: the measured rule (:func:`~bankproof.models.hardware.ldgsts_wavefronts`: the larger of
+    ``.ca``: the measured rule (:func:`~bankproof.models.copy_rule.ldgsts_wavefronts`: the larger of
     the store's wavefronts and the L1 bank conflicts of the global reads), which needs the global
     addresses; a lane whose src-size is 0 (zero-fill) reads nothing; ``.cg``: as the store of the same width
     (assumed, as everywhere), except in the zero-fill form (``zfill``: a src-size operand), whose
@@ -106,7 +106,7 @@ def copy_counts(
         if not ok[r] or inst.source is None or not inst.source_known[r][inst.active[r]].all():
             ok[r] = False
             continue
-        w = hardware.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
+        w = copy_rule.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
         if w is None:  # (zero-fill lanes, src-size 0, have a negative source: they read nothing)
             ok[r] = False
         else:
@@ -203,7 +203,26 @@ def why_unknown(fam: str, inst, ok, name: str = "") -> str:
     if fam == "ldgsts" and name.endswith("cg"):
         return ZFILL_CG
     if fam == "ldgsts":
+        span = _copy_span(name, inst)
+        if span is not None:
+            return (f"cp.async.ca whose global-side and shared-side bank conflicts cross: measured between "
+                    f"{span[0]} and {span[1]} wavefronts in all (models/copy_rule.py)")  # fmt: skip
         return (
             "cp.async.ca: lanes copying to one shared address, or global addresses not known (not modelled)"
         )
     return "not decided"
+
+
+def _copy_span(name: str, inst) -> tuple[int, int] | None:
+    """The measured range of a ``.ca`` copy's instances where their sides' conflicts cross."""
+    if inst.source is None:
+        return None
+    width, lo, hi = int(name[2:].split(".")[0]), 0, 0
+    for r in range(len(inst.warp)):
+        if not inst.source_known[r][inst.active[r]].all():
+            return None
+        got = copy_rule.ldgsts_range(width, inst.offsets[r], inst.source[r], inst.active[r])
+        if got is None:
+            return None
+        lo, hi = lo + got[0], hi + got[1]
+    return lo, hi

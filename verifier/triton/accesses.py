@@ -239,7 +239,7 @@ def copy_read_wavefronts(dist, enc: str, vec: int, bits: int, stride: int | None
     """The most wavefronts one warp's copy of ``vec`` elements per lane can cost on its global
     side when the rows of the tile (coordinates off the contiguous dim ``order[0]``) lie at
     global offsets the TTGIR does not give: the global data passes L1's banks, where lanes reading
-    one bank of different 128-byte lines conflict (``models.hardware.ldgsts_wavefronts``); at worst
+    one bank of different 128-byte lines conflict (``models.copy_rule.ldgsts_wavefronts``); at worst
     every row starts in the same bank (lanes that repeat another lane's elements copy nothing).
     ``stride``: the global element stride along ``order[0]``
     (:mod:`~bankproof.verifier.triton.strides`); ``None`` when it is a runtime value, so that each

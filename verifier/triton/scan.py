@@ -6,7 +6,7 @@ Instruction policy (what each access is counted with): ``local_load`` into a ``d
 plain first for operand A; 8- and 32-bit: plain), as Triton 3.9's lowering does (checked against
 its PTX, ``verifier/triton/lowering.py``); every other access uses the widest ld/st vector legal
 on every lane (``auto``). ``async_copy_global_to_local`` is counted as a store of the same width. Measured
-(``models.hardware.ldgsts_wavefronts``): Triton's 4- and 8-byte copies (``cp.async.ca``) cost
+(``models.copy_rule.ldgsts_wavefronts``): Triton's 4- and 8-byte copies (``cp.async.ca``) cost
 the larger of their store and their global reads' conflicts in L1's banks (none for coalesced
 copies); its 16-byte copies (``cp.async.cg``, LDGSTS.BYPASS) have no shared
 wavefronts Nsight Compute can count, so their store count is an assumption (``hardware``).
