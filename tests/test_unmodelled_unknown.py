@@ -100,3 +100,26 @@ def test_every_opcode_of_the_built_in_triton_corpus_is_known(corpus_entries):
         assert unknown_opcodes(op.opcode for op in code.body) == [], e.name
         checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "extra, family",
+    [
+        (" ld.shared::cluster.u32 %r8, [%r4];", "dsmem"),
+        (" st.bulk.weak.shared::cta [%r4], 64, 0;", "bulk"),
+        (" cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [%r4], 64;", "unclassified"),
+    ],
+)
+def test_a_shared_access_no_rule_counts_makes_the_kernel_and_its_totals_unknown(extra, family):
+    """Another CTA's shared memory, the bulk engine, a shared form no rule reads: the line and the
+    kernel are unknown, and no load or store total is stated (where ncu counts them is not known)."""
+    r = bankproof.kernel(BODY.format(extra=extra), block=32, language="ptx")
+    assert r.verdict == "unknown" and r.exit_code == 3
+    assert any(i.family == family and i.wavefronts is None for i in r.instructions)
+    assert all(t.wavefronts is None for t in r.totals if t.kind in ("ld", "st"))
+
+
+def test_a_generic_atomic_on_a_shared_address_makes_the_kernel_unknown():
+    extra = " mov.u64 %rd1, buf;\n cvta.shared.u64 %rd2, %rd1;\n atom.add.u32 %r9, [%rd2], 1;"
+    r = bankproof.kernel(BODY.format(extra=extra), block=32, language="ptx")
+    assert r.verdict == "unknown" and any(i.instr == "atom.generic" for i in r.instructions)

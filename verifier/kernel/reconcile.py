@@ -25,7 +25,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bankproof.verifier.kernel.sass import SassOp, sass_kind
+from bankproof.verifier.kernel.sass import SassOp, sass_kind, sass_known
 from bankproof.verifier.ptx.module import Op
 
 _ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
@@ -179,6 +179,31 @@ def _merge(
     return Fate(i, "merged", (), "", (i, *members), wide // 8, start - off)
 
 
+def _by_line(sass: list[SassOp], lines: dict, kernel_lines: set, kernel: str) -> tuple[dict, list[str]]:
+    """The SASS shared instructions by the PTX line of a shared instruction, and the reasons of
+    those with none there (or with an opcode bankproof does not know)."""
+    at: dict[int, list[SassOp]] = defaultdict(list)
+    orphans = []
+    for s in sass:
+        kind = sass_kind(s.opcode)
+        if not sass_known(s.opcode) and not s.never_runs and s.function == kernel:
+            where = f"PTX line {s.line}" if s.line else f"{kernel}+{s.pc:#x}"
+            orphans.append(
+                f"{where}: the SASS runs {s.opcode}, whose effect on shared memory bankproof does not know"
+            )
+            continue
+        if kind is None or s.never_runs:
+            continue
+        if s.line in lines:
+            at[s.line].append(s)
+        elif (s.line in kernel_lines or (s.line == 0 and s.function == kernel)) and kind[0] != "generic":
+            where = f"PTX line {s.line}" if s.line else f"{kernel}+{s.pc:#x} (no PTX line)"
+            orphans.append(
+                f"{where}: the SASS runs {s.opcode}, which no PTX shared instruction there explains"
+            )
+    return at, orphans
+
+
 def reconcile(
     body: list[Op] | tuple[Op, ...],
     classes: dict[int, tuple[str, str]],
@@ -193,19 +218,7 @@ def reconcile(
     for i in classes:
         lines[ops[i].ptx_line].append(i)
     kernel_lines = {op.ptx_line for op in body}
-    at: dict[int, list[SassOp]] = defaultdict(list)
-    orphans = []
-    for s in sass:
-        kind = sass_kind(s.opcode)
-        if kind is None or s.never_runs:
-            continue
-        if s.line in lines:
-            at[s.line].append(s)
-        elif (s.line in kernel_lines or (s.line == 0 and s.function == kernel)) and kind[0] != "generic":
-            where = f"PTX line {s.line}" if s.line else f"{kernel}+{s.pc:#x} (no PTX line)"
-            orphans.append(
-                f"{where}: the SASS runs {s.opcode}, which no PTX shared instruction there explains"
-            )
+    at, orphans = _by_line(sass, lines, kernel_lines, kernel)
     fates: dict[int, Fate] = {}
     blocks = _blocks(body)
     unsure = _reattribute(at, ops, classes, lines, blocks)

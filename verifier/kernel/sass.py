@@ -257,6 +257,35 @@ def parse(text: str) -> list[SassOp]:
     return out
 
 
+# SASS opcodes (their first word) by what they do to shared memory. Counted by reconciliation with
+# the PTX (sass_kind); run by another engine whose LSU wavefronts are measured as none (TMA copies,
+# wgmma operand reads, mbarrier arrivals: gpu_checks/results/h100-2026-11-27-engines.json.gz,
+# h200-2026-11-26-op-misc.json); and those that cannot touch shared memory (arithmetic, control,
+# global, local and constant memory). A kernel whose SASS runs an opcode in none of them is unknown.
+SASS_RECONCILED = frozenset({"LDS", "STS", "LDSM", "STSM", "LDGSTS", "ATOMS", "LD", "ST", "ATOM"})
+SASS_ENGINES = frozenset({"UTMALDG", "UTMASTG", "UTMAPF", "UBLKCP", "SYNCS", "HGMMA", "IGMMA", "QGMMA",
+                          "WARPGROUP", "LDGDEPBAR", "DEPBAR", "ARRIVES"})  # fmt: skip
+SASS_NO_SHARED = frozenset((
+    "ATOMG", "BAR", "BMOV", "BPT", "BRA", "BREAK", "BREV", "BSSY", "BSYNC", "CALL", "CCTL",
+    "CS2R", "DADD", "DFMA", "DMUL", "DSETP", "ELECT", "ENDCOLLECTIVE", "ERRBAR", "EXIT", "F2F", "F2FP",
+    "F2I", "FADD", "FCHK", "FFMA", "FLO", "FMNMX", "FMUL", "FRND", "FSEL", "FSET", "FSETP", "HADD2",
+    "HFMA2", "HMMA", "HMNMX2", "HMUL2", "HSET2", "HSETP2", "I2F", "I2FP", "I2I", "IABS", "IADD",
+    "IADD3", "IDP", "IMAD", "IMMA", "IMNMX", "IMUL", "ISCADD", "ISETP", "JMP", "KILL", "LDC", "LDG",
+    "LDL", "LEA", "LEPC", "LOP", "LOP3", "MATCH", "MEMBAR", "MOV", "MOVM", "MUFU", "NANOSLEEP", "NOP",
+    "P2R", "PLOP3", "POPC", "PRMT", "R2P", "R2UR", "RED", "REDG", "REDUX", "RET", "S2R", "S2UR", "SEL",
+    "SGXT", "SHF", "SHFL", "SHL", "SHR", "STG", "STL", "UBMSK", "UBREV", "UCLEA", "UFLO", "UI2F",
+    "UIADD3", "UIMAD", "UIMNMX", "UISETP", "ULDC", "ULEA", "ULOP", "ULOP3", "UMOV", "UP2UR", "UPLOP3",
+    "UPOPC", "UPRMT", "USEL", "USETMAXREG", "USGXT", "USHF", "USHL", "USHR", "UVOTE", "VABSDIFF",
+    "VIADD", "VIADDMNMX", "VIMNMX", "VIMNMX3", "VOTE", "VOTEU", "WARPSYNC", "YIELD",
+))  # fmt: skip
+
+
+def sass_known(opcode: str) -> bool:
+    """Whether bankproof knows what a SASS opcode does to shared memory (one of the three sets)."""
+    base = opcode.split(".", 1)[0]
+    return base in SASS_RECONCILED or base in SASS_ENGINES or base in SASS_NO_SHARED
+
+
 _WIDTH = {"U8": 8, "S8": 8, "U16": 16, "S16": 16, "64": 64, "128": 128}
 
 
@@ -279,4 +308,6 @@ def sass_kind(opcode: str) -> tuple[str, str] | None:
         return "atomic", opcode
     if base in ("LD", "ST"):
         return "generic", f"{base.lower()}{bits}"
+    if base == "ATOM":  # a generic atomic: shared or global, as its address is
+        return "generic", "atom"
     return None

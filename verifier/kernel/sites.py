@@ -57,7 +57,8 @@ _NO_DEST = frozenset(
 COUNTED = frozenset({"lsu", "ldgsts"})  # families whose per-lane addresses are recorded
 # families that touch shared memory with no measured rule yet (shared atomics and reductions: ATOMS,
 # a CAS loop): their lines and the kernel are unknown, never proved
-UNMODELLED = frozenset({"atomic"})
+UNMODELLED = frozenset({"atomic", "dsmem", "bulk", "unclassified"})  # counted by no measured rule: unknown
+_ADDRESS_ONLY = frozenset({"cvta", "mov", "isspacep", "mapa", "getctarank"})  # name the space, touch nothing
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,19 @@ def classify(op: Op, shared_ptrs: set[str]) -> tuple[str, str] | None:
         raise InputError(
             "kernel", "ptx", f"has an instruction that is not PTX (PTX line {op.ptx_line})", op.opcode
         ) from None
+    if c is not None and c[0] == "lsu" and "shared::cluster" in op.opcode:
+        return "dsmem", c[1]  # another CTA's shared memory (distributed): not measured
+    if c is not None and op.opcode.startswith("st.bulk"):
+        return "bulk", "st.bulk"  # the bulk engine clears shared memory: not measured
     if c is not None:
         return c
     parts = op.opcode.split(".")
+    if "shared" in op.opcode and parts[0] not in _ADDRESS_ONLY:
+        return "unclassified", op.opcode  # names shared memory, no rule counts it: its line is unknown
+    if parts[0] in ("atom", "red") and not any(p.startswith(("shared", "global")) for p in parts):
+        mem = next((o for o in op.operands if o.startswith("[")), "")
+        if set(_REGS.findall(mem)) & shared_ptrs:  # a generic atomic on a shared address
+            return "atomic", f"{parts[0]}.generic"
     if parts[0] in ("ld", "st") and not any(
         p in ("global", "local", "param", "const", "shared") or p.startswith(("shared", "global"))
         for p in parts

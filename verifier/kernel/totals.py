@@ -78,6 +78,9 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     for r in reports:
         by[kind_of(r.family, r.instr)].append(r)
     looped = any(r.status == "SASS loop" for r in reports)  # a CAS loop's LDS and ATOMS run a timing's count
+    # shared accesses no rule counts (another CTA's shared memory, the bulk engine, an unread form):
+    # where Nsight Compute counts them is not known, so no load or store total is stated
+    stray = any(r.family in ("dsmem", "bulk", "unclassified") for r in reports)
     out = []
     for kind in (
         "ld",
@@ -95,9 +98,10 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
         rs = by.get(kind)
         if not rs:
             continue
-        ins = [r.instructions for r in rs] + ([None] if looped and kind in ("ld", "atomic") else [])
-        wf = [r.wavefronts for r in rs] + ([None] if looped and kind == "ld" else [])
-        idl = [r.ideal for r in rs] + ([None] if looped and kind == "ld" else [])
+        odd = [None] if stray and kind in ("ld", "st") else []
+        ins = [r.instructions for r in rs] + ([None] if looped and kind in ("ld", "atomic") else []) + odd
+        wf = [r.wavefronts for r in rs] + ([None] if looped and kind == "ld" else []) + odd
+        idl = [r.ideal for r in rs] + ([None] if looped and kind == "ld" else []) + odd
         out.append(
             KindTotal(
                 kind,
