@@ -280,7 +280,8 @@ def test_the_kernel_machine_runs_each_launch_and_equals_the_ledger(monkeypatch, 
         print(
             f"\nkernel machine: {seen['runs']} runs, {seen['both']} ledger entries decided by both and equal"
         )
-    assert seen == {"runs": 73, "both": 228, "filled": 0, "disagree": 0}
+    # 226: two tf32 matmul cp.async.ca entries whose sides' conflicts cross are a measured range
+    assert seen == {"runs": 73, "both": 226, "filled": 0, "disagree": 0}
 
 
 def test_the_grouped_gemms_while_loop_is_a_formula_that_holds_the_measurement(compiled):

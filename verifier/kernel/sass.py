@@ -100,15 +100,33 @@ def _version(path: Path) -> str:
 
 
 @functools.cache
-def tools() -> Tools | None:
-    """ptxas and nvdisasm, or ``None`` where either is not installed."""
-    for ptxas in _candidates("ptxas"):
-        pv = _version(ptxas)
-        for dis in _candidates("nvdisasm"):
-            dv = _version(dis)
-            if pv and dv and _major_minor(dv) >= _major_minor(pv):  # nvdisasm reads older cubins only
-                return Tools(str(ptxas), str(dis), pv, dv)
+def _installed() -> tuple[tuple[str, str], ...]:
+    """Every ptxas found (the device's 13.0 first, then Triton's own, ``ptxas-blackwell`` 13.4,
+    which reads Triton 3.9's PTX ISA 9.4), with its version."""
+    found = [(str(p), _version(p)) for p in _candidates("ptxas") + _candidates("ptxas-blackwell")]
+    return tuple((p, v) for p, v in dict(found).items() if v)
+
+
+@functools.cache
+def tools(isa: tuple[int, int] = (0, 0)) -> Tools | None:
+    """ptxas and nvdisasm for PTX of ISA ``isa`` (``(9, 4)``), or ``None`` where none installed reads
+    it: the first ptxas that reads it (CUDA 13.x reads ISA 9.x up to x), the newest nvdisasm of its
+    major version."""
+    for ptxas, pv in _installed():
+        major, minor = _major_minor(pv)
+        if major < 13 or (major - 4, minor) < isa:
+            continue
+        disasm = sorted(((_version(d), str(d)) for d in _candidates("nvdisasm")), reverse=True)
+        for dv, dis in disasm:  # the newest of the same major version (13.2 reads 13.4's cubins here)
+            if dv and _major_minor(dv)[0] == major:
+                return Tools(ptxas, dis, pv, dv)
     return None
+
+
+def ptx_isa(ptx: str) -> tuple[int, int]:
+    """The ``.version`` of a PTX module (``(0, 0)`` where it names none)."""
+    m = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", ptx, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def _major_minor(v: str) -> tuple[int, int]:
@@ -194,7 +212,7 @@ class Disassembly:
 def disassemble(ptx: str, arch: str, seconds: float = 120.0) -> Disassembly | None:
     """The SASS of ``ptx`` built for ``arch`` (``None``: the tools are not installed). A module
     ptxas refuses gives a :class:`Disassembly` with its ``error`` (its first lines)."""
-    t = tools()
+    t = tools(ptx_isa(ptx))
     if t is None:
         return None
     import time

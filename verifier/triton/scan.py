@@ -241,8 +241,11 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None) -> 
     reads = copy_read_wavefronts(dist, enc, width // max(1, bits), bits, stride)
     issued = row.get("live_instructions", row["instructions"])  # warp copies with a lane on
     per = row["wavefronts"] / max(1, issued)
-    if reads > per:  # a warp's global reads may conflict in L1's banks past its store's wavefronts
-        row["wavefronts_max"] = reads * issued
+    # the global reads may conflict in L1's banks: where either side is conflict-free the sides
+    # nest (the larger costs); else they may cross (up to the sum: measured)
+    top = max(reads, per) if min(reads, per) <= 1 else per + reads
+    if top > per:
+        row["wavefronts_max"] = int(top) * issued
         where = (
             "its rows lie at global offsets the TTGIR does not give"
             if stride == 1
@@ -252,8 +255,9 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None) -> 
         )
         row["lines_note"] = (
             f"each warp copy's global reads may cost up to {reads} wavefronts in L1's banks where {where}, "
-            f"for {per:g} store wavefronts (.ca: the larger of the two, measured in "
-            "gpu_checks/results/h200-2026-11-28-cp-async-sweep.json; .cg: not measured alone)"
+            f"for {per:g} store wavefronts (.ca: the larger of the two where their conflicts nest, up to "
+            "their sum where they cross, measured in gpu_checks/results/h100-2026-12-07-cp-async-cross"
+            ".json.gz; .cg: not measured alone)"
         )
     if least * bits < width:
         row["width_assumed"] = (
