@@ -115,7 +115,9 @@ def analyse(
             "unknown"
             if unknown
             or any(
-                r.verdict == "unknown" and (r.family in COUNTED or r.family in UNMODELLED) for r in reports
+                r.verdict == "unknown"
+                and (r.family in COUNTED or r.family in UNMODELLED or r.status == reconcile.AS_LOADS)
+                for r in reports
             )
             else "proved"
         )

@@ -236,7 +236,7 @@ def reconcile(
                             "which SASS is whose is not known")  # fmt: skip
         elif not here:
             fates[i] = Fate(i, "deleted", codes, "no SASS instruction runs it (ptxas removed it)")
-        elif fam == "atomic":
+        elif fam not in ("lsu", "ldgsts"):  # an atomic, a tensor map's edit: run as other instructions
             fates[i] = Fate(i, "rewritten", codes, f"the SASS runs {', '.join(codes)}")
         elif all(_same((fam, name), k) for k in kinds):
             fates[i] = Fate(i, "kept", codes, "")
@@ -272,11 +272,19 @@ def reconcile(
 LOOPED = "SASS loop"  # a report's status: ptxas runs it as a retry loop (its LDS and ATOMS counts are timing)
 
 
+AS_LOADS = "SASS loads and stores"  # a report's status: ptxas runs it as LDS/STS, counted there by ncu
+
+
 def status_of(fate: object) -> str:
     """The status of an instruction the counts do not model: :data:`LOOPED` for a compare-and-swap
-    loop, else ``not modelled``."""
-    looped = isinstance(fate, Fate) and fate.kind == "rewritten" and any(".CAS" in c for c in fate.sass)
-    return LOOPED if looped else "not modelled"
+    loop, :data:`AS_LOADS` where the SASS runs it as shared loads and stores (a tensor map edited in
+    shared memory), else ``not modelled``."""
+    if not isinstance(fate, Fate) or fate.kind != "rewritten":
+        return "not modelled"
+    if any(".CAS" in c for c in fate.sass):
+        return LOOPED
+    plain = any((sass_kind(c) or ("", ""))[0] == "lsu" for c in fate.sass)
+    return AS_LOADS if plain else "not modelled"
 
 
 def rewritten(fate: object) -> str | None:
@@ -291,6 +299,9 @@ def rewritten(fate: object) -> str | None:
     if any(".CAS" in c for c in fate.sass):
         return (f"ptxas rewrites it as a compare-and-swap loop ({runs}): each thread runs at least one "
                 "pass, its retries are timing (not modelled)")  # fmt: skip
+    if any((sass_kind(c) or ("", ""))[0] == "lsu" for c in fate.sass):
+        return (f"the SASS runs {runs} for it: shared loads and stores Nsight Compute counts with the "
+                "kernel's, not modelled, so no load or store total is stated")  # fmt: skip
     return f"the SASS runs {runs} for it: shared atomics have no measured rule yet (not modelled)"
 
 

@@ -80,7 +80,9 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     looped = any(r.status == "SASS loop" for r in reports)  # a CAS loop's LDS and ATOMS run a timing's count
     # shared accesses no rule counts (another CTA's shared memory, the bulk engine, an unread form):
     # where Nsight Compute counts them is not known, so no load or store total is stated
-    stray = any(r.family in ("dsmem", "bulk", "unclassified") for r in reports)
+    stray = any(
+        r.family in ("dsmem", "bulk", "unclassified") or r.status == "SASS loads and stores" for r in reports
+    )
     out = []
     for kind in (
         "ld",
