@@ -219,3 +219,10 @@ def test_every_triton_kernel_of_the_built_in_corpus_reconciles(corpus_entries):
         )
         checked += 1
     assert checked >= 20 and edits >= 1  # a tensor map edited in shared memory runs as LDS/STS
+
+
+def test_a_local_depot_is_not_taken_for_a_line_mark():
+    """``.local`` starts like ``.loc``: the depot's declaration stays (ptxas refused the kernel)."""
+    ptx = ".visible .entry k()\n{\n .local .align 16 .b8 __local_depot0[128];\n .loc 1 5 0\n ret;\n}"
+    out = sass.with_ptx_lines(ptx).split("\n")
+    assert " .local .align 16 .b8 __local_depot0[128];" in out and " .loc 1 5 0" not in out

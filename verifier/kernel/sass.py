@@ -155,7 +155,7 @@ def with_ptx_lines(ptx: str) -> str:
                 skipping, depth = False, 0
             out.append("")
             continue
-        if s.startswith((".loc", ".file")):
+        if re.match(r"\.(?:loc|file)\s", s):  # not .local
             out.append("")
             continue
         code = s.split("//", 1)[0].strip()
@@ -246,7 +246,7 @@ def disassemble_cached(ptx: str, arch: str, seconds: float) -> Disassembly | Non
 
 _FUNC = re.compile(r"^\s*\.text\.([\w$.]+):")
 _LINE = re.compile(r'//## File "([^"]*)", line (\d+)')
-_INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+_INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);")
 
 
 def parse(text: str) -> list[SassOp]:
