@@ -243,7 +243,8 @@ def _copy_width(row: dict, a, enc: str, dist, bits: int, stride: int | None) -> 
     per = row["wavefronts"] / max(1, issued)
     # the global reads may conflict in L1's banks: where either side is conflict-free the sides
     # nest (the larger costs); else they may cross (up to the sum: measured)
-    top = max(reads, per) if min(reads, per) <= 1 else per + reads
+    # (Triton's 16-byte copies are .cg, not measured crossing: the larger, as measured before)
+    top = max(reads, per) if min(reads, per) <= 1 or width >= 16 else per + reads
     if top > per:
         row["wavefronts_max"] = int(top) * issued
         where = (
