@@ -15,13 +15,7 @@ SIGNATURES = {
     "both_arms": {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "BM": "constexpr"},
     "decided_branch": {"x_ptr": "*fp32", "y_ptr": "*fp32", "BM": "constexpr"},
     "early_return": {"x_ptr": "*fp32", "y_ptr": "*fp32", "BM": "constexpr"},
-    "flat_persistent": {
-        "x_ptr": "*fp32",
-        "y_ptr": "*fp32",
-        "k_tiles": "i32",
-        "n_tiles": "i32",
-        "BM": "constexpr",
-    },
+    "flat_persistent": {"x_ptr": "*fp32", "y_ptr": "*fp32", "k_tiles": "i32", "n_tiles": "i32", "BM": "constexpr"},
     "min_loop": {"x_ptr": "*fp32", "y_ptr": "*fp32", "K": "i32", "BM": "constexpr"},
     "loaded_loop": {"x_ptr": "*fp32", "n_ptr": "*i32", "y_ptr": "*fp32", "BM": "constexpr"},
 }

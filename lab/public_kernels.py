@@ -42,9 +42,7 @@ def rms_norm_block(x_ptr, w_ptr, y_ptr, n_cols, eps, ROWS: tl.constexpr, BLOCK: 
     x = tl.load(x_ptr + r[:, None] * n_cols + c[None, :]).to(tl.float32)
     rms = tl.rsqrt(tl.sum(x * x, axis=1) / n_cols + eps)
     w = tl.load(w_ptr + c).to(tl.float32)
-    tl.store(
-        y_ptr + r[:, None] * n_cols + c[None, :], (x * rms[:, None] * w[None, :]).to(y_ptr.dtype.element_ty)
-    )
+    tl.store(y_ptr + r[:, None] * n_cols + c[None, :], (x * rms[:, None] * w[None, :]).to(y_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -64,9 +62,8 @@ def cross_entropy_online(logits_ptr, target_ptr, loss_ptr, n_cols, BLOCK: tl.con
 
 
 @triton.jit
-def matmul_grouped(
-    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr
-):
+def matmul_grouped(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                   GROUP: tl.constexpr):
     pid = tl.program_id(0)
     n_m, n_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
     group = pid // (GROUP * n_n)
@@ -80,18 +77,11 @@ def matmul_grouped(
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         kk = k * BK + rk
-        a = tl.load(
-            a_ptr + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0
-        )
-        b = tl.load(
-            b_ptr + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0
-        )
+        a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b)
-    tl.store(
-        c_ptr + rm[:, None] * N + rn[None, :],
-        acc.to(c_ptr.dtype.element_ty),
-        mask=(rm[:, None] < M) & (rn[None, :] < N),
-    )
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
@@ -109,9 +99,8 @@ def matmul_at_b(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr
 
 
 @triton.jit
-def attention_causal(
-    q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr
-):
+def attention_causal(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, BM: tl.constexpr, BN: tl.constexpr,
+                     D: tl.constexpr):
     start = tl.program_id(0) * BM
     rm = start + tl.arange(0, BM)
     d = tl.arange(0, D)
@@ -135,9 +124,7 @@ def attention_causal(
 
 
 @triton.jit
-def moe_gather_matmul(
-    x_ptr, idx_ptr, w_ptr, y_ptr, K, N, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
-):
+def moe_gather_matmul(x_ptr, idx_ptr, w_ptr, y_ptr, K, N, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """Rows of x gathered by a routing index, times one expert's weight."""
     r = tl.program_id(0) * BM + tl.arange(0, BM)
     rows = tl.load(idx_ptr + r)
@@ -168,9 +155,8 @@ def chunk_linear_attention(q_ptr, k_ptr, v_ptr, o_ptr, C: tl.constexpr, D: tl.co
 
 
 @triton.jit
-def matmul_persistent(
-    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SMS: tl.constexpr
-):
+def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                      SMS: tl.constexpr):
     """One flattened loop over (tile, k-step) pairs, as persistent kernels write it."""
     start = tl.program_id(0)
     n_n = tl.cdiv(N, BN)

@@ -12,20 +12,8 @@ import triton.language as tl
 
 
 @triton.jit
-def attn_fwd(
-    q_ptr,
-    k_ptr,
-    v_ptr,
-    o_ptr,
-    lse_ptr,
-    seq,
-    scale,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    WINDOW: tl.constexpr,
-):
+def attn_fwd(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq, scale, BM: tl.constexpr, BN: tl.constexpr,
+             D: tl.constexpr, CAUSAL: tl.constexpr, WINDOW: tl.constexpr):
     """Flash forward: causal ends at the diagonal; a window starts ``WINDOW`` keys before the
     block (``max`` bound); neither: every key."""
     bh = tl.program_id(1)
@@ -70,21 +58,8 @@ def attn_bwd_preprocess(o_ptr, do_ptr, delta_ptr, BM: tl.constexpr, D: tl.conste
 
 
 @triton.jit
-def attn_bwd_dkdv(
-    q_ptr,
-    k_ptr,
-    v_ptr,
-    do_ptr,
-    lse_ptr,
-    delta_ptr,
-    dk_ptr,
-    dv_ptr,
-    seq,
-    scale,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-):
+def attn_bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, seq, scale,
+                  BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     """One key block; walks the query blocks at and below it (causal)."""
     start = tl.program_id(0) * BN
     rn = start + tl.arange(0, BN)
@@ -109,20 +84,8 @@ def attn_bwd_dkdv(
 
 
 @triton.jit
-def attn_bwd_dq(
-    q_ptr,
-    k_ptr,
-    v_ptr,
-    do_ptr,
-    lse_ptr,
-    delta_ptr,
-    dq_ptr,
-    seq,
-    scale,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-):
+def attn_bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, seq, scale, BM: tl.constexpr,
+                BN: tl.constexpr, D: tl.constexpr):
     """One query block; walks the key blocks up to the diagonal."""
     start = tl.program_id(0) * BM
     rm = start + tl.arange(0, BM)
@@ -144,19 +107,8 @@ def attn_bwd_dq(
 
 
 @triton.jit
-def decode_split_kv(
-    q_ptr,
-    k_cache,
-    v_cache,
-    table_ptr,
-    seqlen_ptr,
-    part_ptr,
-    lse_ptr,
-    scale,
-    SPLITS: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-):
+def decode_split_kv(q_ptr, k_cache, v_cache, table_ptr, seqlen_ptr, part_ptr, lse_ptr, scale,
+                    SPLITS: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     """One (sequence, head, split): a query vector against the split's keys, gathered through a
     token table; the sequence length is loaded, so the split's bounds are known at run time only."""
     b = tl.program_id(0)
@@ -173,16 +125,12 @@ def decode_split_kv(
     for n in range(lo, hi, BN):
         rn = n + tl.arange(0, BN)
         tok = tl.load(table_ptr + b * 4096 + rn, mask=rn < hi, other=0)
-        k = tl.load(k_cache + tok[:, None] * D + d[None, :], mask=(rn < hi)[:, None], other=0.0).to(
-            tl.float32
-        )
+        k = tl.load(k_cache + tok[:, None] * D + d[None, :], mask=(rn < hi)[:, None], other=0.0).to(tl.float32)
         s = tl.where(rn < hi, tl.sum(q[None, :] * k, axis=1) * scale, -float("inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=0))
         p = tl.exp(s - m_new)
         alpha = tl.exp(m_i - m_new)
-        v = tl.load(v_cache + tok[:, None] * D + d[None, :], mask=(rn < hi)[:, None], other=0.0).to(
-            tl.float32
-        )
+        v = tl.load(v_cache + tok[:, None] * D + d[None, :], mask=(rn < hi)[:, None], other=0.0).to(tl.float32)
         acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
         l_i = l_i * alpha + tl.sum(p, axis=0)
         m_i = m_new
@@ -191,18 +139,8 @@ def decode_split_kv(
 
 
 @triton.jit
-def decode_grouped(
-    q_ptr,
-    k_cache,
-    v_cache,
-    table_ptr,
-    seqlen_ptr,
-    o_ptr,
-    scale,
-    H: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-):
+def decode_grouped(q_ptr, k_cache, v_cache, table_ptr, seqlen_ptr, o_ptr, scale, H: tl.constexpr,
+                   BN: tl.constexpr, D: tl.constexpr):
     """Grouped-query decode: the ``H`` query heads sharing one key head as a dot's rows."""
     b = tl.program_id(0)
     h = tl.arange(0, H)
@@ -241,19 +179,8 @@ def decode_reduce(part_ptr, lse_ptr, o_ptr, SPLITS: tl.constexpr, D: tl.constexp
 
 
 @triton.jit
-def prefix_prefill(
-    q_ptr,
-    k_cache,
-    v_cache,
-    block_table,
-    ctx_len_ptr,
-    o_ptr,
-    scale,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    D: tl.constexpr,
-    PAGE: tl.constexpr,
-):
+def prefix_prefill(q_ptr, k_cache, v_cache, block_table, ctx_len_ptr, o_ptr, scale, BM: tl.constexpr,
+                   BN: tl.constexpr, D: tl.constexpr, PAGE: tl.constexpr):
     """New tokens' queries against a cached prefix held in pages (a block table), length loaded."""
     b = tl.program_id(0)
     rm = tl.arange(0, BM)

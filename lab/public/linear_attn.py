@@ -68,9 +68,8 @@ def fused_recurrent(q_ptr, k_ptr, v_ptr, o_ptr, T, scale, K: tl.constexpr, V: tl
 
 
 @triton.jit
-def fused_recurrent_gated_delta(
-    q_ptr, k_ptr, v_ptr, g_ptr, beta_ptr, o_ptr, T, K: tl.constexpr, V: tl.constexpr
-):
+def fused_recurrent_gated_delta(q_ptr, k_ptr, v_ptr, g_ptr, beta_ptr, o_ptr, T, K: tl.constexpr,
+                                V: tl.constexpr):
     """Gated delta rule: ``h = h*exp(g)``; ``v' = beta (v - h^T k)``; ``h += k v'^T``; ``o = h^T q``."""
     kk = tl.arange(0, K)
     vv = tl.arange(0, V)
@@ -121,9 +120,7 @@ def causal_conv1d(x_ptr, w_ptr, y_ptr, T, D: tl.constexpr, BT: tl.constexpr, W: 
     acc = tl.zeros((BT, D), tl.float32)
     for j in tl.static_range(W):
         src = t - (W - 1) + j
-        x = tl.load(
-            x_ptr + src[:, None] * D + d[None, :], mask=(src[:, None] >= 0) & (src[:, None] < T), other=0.0
-        )
+        x = tl.load(x_ptr + src[:, None] * D + d[None, :], mask=(src[:, None] >= 0) & (src[:, None] < T), other=0.0)
         acc += x.to(tl.float32) * tl.load(w_ptr + d * W + j).to(tl.float32)[None, :]
     y = acc * tl.sigmoid(acc)
     tl.store(y_ptr + t[:, None] * D + d[None, :], y.to(y_ptr.dtype.element_ty), mask=t[:, None] < T)

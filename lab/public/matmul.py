@@ -13,9 +13,8 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_act(
-    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACT: tl.constexpr
-):
+def matmul_act(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+               ACT: tl.constexpr):
     """The tutorial's matmul with a fused epilogue activation (1: leaky ReLU, 2: GELU)."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -30,11 +29,8 @@ def matmul_act(
         acc = tl.where(acc >= 0, acc, 0.01 * acc)
     if ACT == 2:
         acc = 0.5 * acc * (1.0 + tl.erf(acc * 0.7071067811))
-    tl.store(
-        c_ptr + rm[:, None] * N + rn[None, :],
-        acc.to(c_ptr.dtype.element_ty),
-        mask=(rm[:, None] < M) & (rn[None, :] < N),
-    )
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
@@ -52,20 +48,8 @@ def matmul_nt(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, 
 
 
 @triton.jit
-def matmul_block_scaled_fp8(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    as_ptr,
-    bs_ptr,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    GROUP_N: tl.constexpr,
-):
+def matmul_block_scaled_fp8(a_ptr, b_ptr, c_ptr, as_ptr, bs_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                            BK: tl.constexpr, GROUP_N: tl.constexpr):
     """W8A8 with per-(row, K block) activation scales and per-(N group, K block) weight scales."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -81,19 +65,8 @@ def matmul_block_scaled_fp8(
 
 
 @triton.jit
-def matmul_w4a16(
-    a_ptr,
-    q_ptr,
-    s_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    GROUP: tl.constexpr,
-):
+def matmul_w4a16(a_ptr, q_ptr, s_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                 GROUP: tl.constexpr):
     """Weight-only int4: eight 4-bit weights packed per int32 along K, a scale per (group, column)."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -110,9 +83,8 @@ def matmul_w4a16(
 
 
 @triton.jit
-def matmul_split_k_atomic(
-    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr
-):
+def matmul_split_k_atomic(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                          SPLIT: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     pk = tl.program_id(2)
@@ -135,10 +107,8 @@ def bmm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl
     b_ptr += z * K * N
     acc = tl.zeros((BM, BN), tl.float32)
     for k in range(0, K, BK):
-        acc += tl.dot(
-            tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]),
-            tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :]),
-        )
+        acc += tl.dot(tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]),
+                      tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :]))
     tl.store(c_ptr + z * M * N + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
 
 
@@ -157,9 +127,8 @@ def matmul_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr
 
 
 @triton.jit
-def matmul_desc_persistent_ws(
-    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SUB: tl.constexpr
-):
+def matmul_desc_persistent_ws(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                              BK: tl.constexpr, SUB: tl.constexpr):
     """Persistent, warp-specialized, with the epilogue stored in ``SUB`` column slices."""
     a_d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
     b_d = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
@@ -182,9 +151,8 @@ def matmul_desc_persistent_ws(
 
 
 @triton.jit
-def grouped_gemm(
-    sizes_ptr, a_ptrs, b_ptrs, c_ptrs, groups, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
-):
+def grouped_gemm(sizes_ptr, a_ptrs, b_ptrs, c_ptrs, groups, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
     """The tutorial's grouped GEMM: problem sizes and pointers loaded per group, tiles strided
     over the programs."""
     tile = tl.program_id(0)
@@ -204,10 +172,8 @@ def grouped_gemm(
             rk = tl.arange(0, BK)
             acc = tl.zeros((BM, BN), tl.float32)
             for kk in range(0, tl.cdiv(k, BK)):
-                acc += tl.dot(
-                    tl.load(a + rm[:, None] * k + (kk * BK + rk)[None, :]),
-                    tl.load(b + (kk * BK + rk)[:, None] * n + rn[None, :]),
-                )
+                acc += tl.dot(tl.load(a + rm[:, None] * k + (kk * BK + rk)[None, :]),
+                              tl.load(b + (kk * BK + rk)[:, None] * n + rn[None, :]))
             tl.store(c + rm[:, None] * n + rn[None, :], acc.to(tl.float16))
             tile += tl.num_programs(0)
         last += n_tiles

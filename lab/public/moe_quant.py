@@ -12,23 +12,8 @@ import triton.language as tl
 
 
 @triton.jit
-def fused_moe(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    topk_w_ptr,
-    sorted_ids_ptr,
-    expert_ids_ptr,
-    n_post_pad_ptr,
-    N,
-    K,
-    n_valid,
-    BM: tl.constexpr,
-    BN: tl.constexpr,
-    BK: tl.constexpr,
-    TOPK: tl.constexpr,
-    ROUTED: tl.constexpr,
-):
+def fused_moe(a_ptr, b_ptr, c_ptr, topk_w_ptr, sorted_ids_ptr, expert_ids_ptr, n_post_pad_ptr, N, K, n_valid,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, TOPK: tl.constexpr, ROUTED: tl.constexpr):
     """One block of sorted token slots times its expert's weight (N x K); slots past the padded
     count (loaded) return at once; padding slots are masked."""
     pid_m = tl.program_id(0)
@@ -44,20 +29,14 @@ def fused_moe(
     acc = tl.zeros((BM, BN), tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         kk = k * BK + rk
-        a = tl.load(
-            a_ptr + (tok // TOPK)[:, None] * K + kk[None, :],
-            mask=valid[:, None] & (kk[None, :] < K),
-            other=0.0,
-        )
+        a = tl.load(a_ptr + (tok // TOPK)[:, None] * K + kk[None, :], mask=valid[:, None] & (kk[None, :] < K),
+                    other=0.0)
         b = tl.load(b_ptr + e * N * K + rn[None, :] * K + kk[:, None], mask=kk[:, None] < K, other=0.0)
         acc += tl.dot(a, b)
     if ROUTED:
         acc *= tl.load(topk_w_ptr + tok, mask=valid, other=0.0)[:, None]
-    tl.store(
-        c_ptr + tok[:, None] * N + rn[None, :],
-        acc.to(c_ptr.dtype.element_ty),
-        mask=valid[:, None] & (rn[None, :] < N),
-    )
+    tl.store(c_ptr + tok[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=valid[:, None] & (rn[None, :] < N))
 
 
 @triton.jit
@@ -124,11 +103,8 @@ def dequant_int8_rows(q_ptr, s_ptr, y_ptr, N, ROWS: tl.constexpr, BLOCK: tl.cons
     c = tl.arange(0, BLOCK)
     q = tl.load(q_ptr + r[:, None] * N + c[None, :], mask=c[None, :] < N, other=0)
     s = tl.load(s_ptr + r)
-    tl.store(
-        y_ptr + r[:, None] * N + c[None, :],
-        (q.to(tl.float32) * s[:, None]).to(y_ptr.dtype.element_ty),
-        mask=c[None, :] < N,
-    )
+    tl.store(y_ptr + r[:, None] * N + c[None, :], (q.to(tl.float32) * s[:, None]).to(y_ptr.dtype.element_ty),
+             mask=c[None, :] < N)
 
 
 def _c(name, kernel, sig, constexprs, warps=4, stages=3, launch=None, fills=None):
@@ -138,23 +114,9 @@ def _c(name, kernel, sig, constexprs, warps=4, stages=3, launch=None, fills=None
 
 
 def _moe(dtype):
-    return {
-        "a_ptr": dtype,
-        "b_ptr": dtype,
-        "c_ptr": dtype,
-        "topk_w_ptr": "*fp32",
-        "sorted_ids_ptr": "*i32",
-        "expert_ids_ptr": "*i32",
-        "n_post_pad_ptr": "*i32",
-        "N": "i32",
-        "K": "i32",
-        "n_valid": "i32",
-        "BM": "constexpr",
-        "BN": "constexpr",
-        "BK": "constexpr",
-        "TOPK": "constexpr",
-        "ROUTED": "constexpr",
-    }
+    return {"a_ptr": dtype, "b_ptr": dtype, "c_ptr": dtype, "topk_w_ptr": "*fp32", "sorted_ids_ptr": "*i32",
+            "expert_ids_ptr": "*i32", "n_post_pad_ptr": "*i32", "N": "i32", "K": "i32", "n_valid": "i32",
+            "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "TOPK": "constexpr", "ROUTED": "constexpr"}
 
 
 _E8 = "*fp8e4nv"

@@ -24,18 +24,8 @@ def rms_norm_fwd(x_ptr, w_ptr, y_ptr, rstd_ptr, n_cols, eps, BLOCK: tl.constexpr
 
 
 @triton.jit
-def rms_norm_bwd(
-    dy_ptr,
-    x_ptr,
-    w_ptr,
-    rstd_ptr,
-    dx_ptr,
-    dw_ptr,
-    n_rows,
-    n_cols,
-    ROWS_PER: tl.constexpr,
-    BLOCK: tl.constexpr,
-):
+def rms_norm_bwd(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_ptr, n_rows, n_cols, ROWS_PER: tl.constexpr,
+                 BLOCK: tl.constexpr):
     """Each program walks a band of rows (bounded by ``min`` of the band end and the row count)
     and keeps its own partial dW."""
     pid = tl.program_id(0)
@@ -69,19 +59,8 @@ def fused_add_rms_norm(x_ptr, res_ptr, w_ptr, n_cols, eps, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def layer_norm_bwd_dx(
-    dy_ptr,
-    x_ptr,
-    w_ptr,
-    mean_ptr,
-    rstd_ptr,
-    dx_ptr,
-    pdw_ptr,
-    pdb_ptr,
-    n_cols,
-    GROUPS: tl.constexpr,
-    BLOCK: tl.constexpr,
-):
+def layer_norm_bwd_dx(dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, pdw_ptr, pdb_ptr, n_cols,
+                      GROUPS: tl.constexpr, BLOCK: tl.constexpr):
     """dX per row, and dW/dB added into one of ``GROUPS`` partial rows (the tutorial's kind,
     with atomics in place of its spin lock)."""
     row = tl.program_id(0)
