@@ -84,3 +84,28 @@ def test_what_the_corpus_shows():
     """Most of the corpus is stated whole; the rest is unknown for reasons the analysis names."""
     verdicts = [kc.analyse_case(kc.case(r["name"], kc.PUBLIC), r["ptx_text"]).verdict for r in RECORDED[-17:]]
     assert verdicts.count("unknown") == 3 and len(verdicts) == 17  # numba: two atomics, the bitonic sort
+
+
+NVCC_RECORD = RECORD.parent / "h100-2026-12-07-kernel-truth-nvcc.json.gz"
+NVCC = json.loads(gzip.decompress(NVCC_RECORD.read_bytes()))["cases"]
+
+
+@pytest.mark.parametrize("rec", NVCC, ids=[r["name"] for r in NVCC])
+def test_nvccs_ptx_of_the_same_kernels_equals_the_counters(rec):
+    """The llm.c kernels as nvcc 13.0.88 compiles them (another compiler's PTX): every stated total
+    and line equals Nsight Compute's; what is not stated is unknown with a reason."""
+    r = kc.analyse_case(kc.case(rec["name"], kc.PUBLIC / "nvcc"), rec["ptx_text"])
+    for t in r.totals:
+        if t.kind in COUNTERS:
+            inst, wave = (rec["metrics"][m] for m in COUNTERS[t.kind])
+            assert t.instructions is None or t.instructions == _num(inst), (t.kind, t.instructions, inst)
+            assert t.wavefronts is None or t.wavefronts == _num(wave), (t.kind, t.wavefronts, wave)
+    unknown_lines = {(i.inlined_from or i.location).line for i in r.instructions
+                     if i.location is not None and i.wavefronts is None and i.reason}  # fmt: skip
+    for m in join(r, read_export(rec["source_csv"])):
+        assert m.agrees if m.predicted_wavefronts is not None else m.line in unknown_lines, m
+
+
+def test_the_nvcc_record_is_whole():
+    assert len(NVCC) == 14 and not any(r.get("failed") for r in NVCC)
+    assert {r["name"] for r in NVCC} == {c["name"] for c in kc.cases(kc.PUBLIC / "nvcc")}
