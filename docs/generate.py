@@ -118,6 +118,18 @@ def instructions_page() -> str:
     )
     lines += ["", "Other spellings taken: " + ", ".join(f"`{a}`" for a in aliases) + ".\n"]
     lines += [
+        "## Shared atomics (`wavefronts` lines)\n",
+        "32-bit shared atomics in the forms measured (`models/atomic_rule.py`): the most active lanes on",
+        "one bank; `measured` on sm90, `assumed` on the other phase-model archs.\n",
+        "| name | PTX | SASS |",
+        "|---|---|---|",
+    ]
+    from bankproof.models import atomic_rule
+
+    for form, sass in atomic_rule.PTX_FORMS.items():
+        lines.append(f"| `atom.{form}` | `atom.shared.{form}` | `{sass}` |")
+    lines += [
+        "",
         "## AMD (LDS lane groups)\n",
         "| arch | instruction | lane groups | source |",
         "|---|---|---|---|",

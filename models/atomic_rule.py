@@ -20,7 +20,29 @@ from __future__ import annotations
 import numpy as np
 
 BANKS = 32
-MEASURED_OPS = frozenset({"add", "exch", "max"})  # 32-bit integer forms measured (ATOMS.<OP>)
+# The measured forms, as PTX writes them (the probe's) and as the SASS runs them (ptxas 13.0.88 for
+# sm_90: atom.shared.add.u32 and red.shared.add.u32 -> ATOMS.ADD, exch.b32 -> ATOMS.EXCH, max.u32 ->
+# ATOMS.MAX; add.s32 and max.s32 run as ATOMS.ADD.S32 / ATOMS.MAX.S32, not measured).
+PTX_FORMS = {"add.u32": "ATOMS.ADD", "exch.b32": "ATOMS.EXCH", "max.u32": "ATOMS.MAX"}
+SASS_FORMS = frozenset(PTX_FORMS.values())
+INSTRS = tuple(f"atom.{f}" for f in PTX_FORMS)  # the names ``bankproof wavefronts`` takes
+
+
+def form(opcode: str) -> str | None:
+    """The counted name (``atom.add.u32``) of a shared atomic or reduction whose SASS may be a
+    measured form, else ``None``; whether it is, the SASS decides (an increment by a constant runs
+    as ATOMS.POPC.INC: not measured).
+
+    >>> form("atom.shared.add.u32"), form("red.shared::cta.add.u32"), form("atom.shared.add.s32")
+    ('atom.add.u32', 'red.add.u32', None)
+    """
+    parts = opcode.split(".")
+    if len(parts) != 4 or parts[0] not in ("atom", "red") or parts[1] not in ("shared", "shared::cta"):
+        return None
+    op = ".".join(parts[2:])
+    if op not in PTX_FORMS or (parts[0] == "red" and op != "add.u32"):
+        return None
+    return f"{parts[0]}.{op}"
 
 
 def atomic_wavefronts(byte_offsets, active=None) -> int:
@@ -31,3 +53,19 @@ def atomic_wavefronts(byte_offsets, active=None) -> int:
         return 0
     banks = (offs[act] // 4) % BANKS
     return int(np.bincount(banks, minlength=BANKS).max())
+
+
+def pair(byte_offsets, active=None) -> tuple[int, int] | None:
+    """The lowest two active lanes on the most loaded bank (they serialize), else ``None``.
+
+    >>> pair([0, 4, 128, 8] + [4 * i for i in range(4, 32)]), pair([4 * i for i in range(32)])
+    ((0, 2), None)
+    """
+    offs = np.asarray(byte_offsets, dtype=np.int64)
+    act = np.ones(len(offs), dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    banks = np.where(act, (offs // 4) % BANKS, -1)
+    for lane in np.flatnonzero(act).tolist():
+        same = np.flatnonzero(banks == banks[lane])
+        if len(same) > 1 and len(same) == atomic_wavefronts(offs, act):
+            return int(same[0]), int(same[1])
+    return None

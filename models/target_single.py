@@ -8,7 +8,7 @@ ideal, wavefront groups and what the answer rests on, on the phase model or a la
 from __future__ import annotations
 
 import numpy as np
-from bankproof.models import hardware, lds
+from bankproof.models import atomic_rule, hardware, lds
 from bankproof.models.errors import InputError
 from bankproof.models.target import MEASURED, UNMODELED_REASON, get, rule, status, unmeasured
 
@@ -17,6 +17,8 @@ def instruction_cases(arch: str, instr: str, offsets: np.ndarray, active: np.nda
     """``(wavefronts or None, ideal, groups or None, status)`` of each warp instruction of one
     kind on ``arch`` (``offsets``/``active``: ``(N, warp)``)."""
     t = get(arch)
+    if instr in atomic_rule.INSTRS:
+        return _atomic_cases(arch, instr, offsets, active)
     if t.model == "lane groups":
         r = rule(arch, instr)
         if r.groups is None:
@@ -39,6 +41,35 @@ def instruction_cases(arch: str, instr: str, offsets: np.ndarray, active: np.nda
         else (int(counts[j]), int(ideals[j]), groups[j], st)
         for j in range(len(offsets))
     ]
+
+
+def _atomic_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray) -> list[tuple]:
+    """A measured 32-bit shared atomic (``atom.add.u32``, ...): the most active lanes on one bank,
+    ideal one; measured on sm90 (:mod:`~bankproof.models.atomic_rule`), assumed on other phase-model archs.
+
+    >>> _atomic_cases("sm90", "atom.add.u32", np.zeros((1, 32), int), np.ones((1, 32), bool))[0][0]
+    32
+    """
+    t = get(arch)
+    if t.model != "phases":
+        raise InputError(
+            "wavefronts", "instr", f"is a shared atomic of the phase-model archs, not {arch}", instr
+        )
+    bad = offsets[(offsets % 4 != 0) & active]
+    if bad.size:
+        raise InputError("wavefronts", "byte_offsets", f"must be 4-byte aligned for {instr}", int(bad[0]))
+    st = "measured" if arch == "sm90" else "assumed"
+    out = []
+    for offs, act in zip(offsets, active):
+        n = atomic_rule.atomic_wavefronts(offs, act)
+        banks = (offs // 4) % hardware.BANKS
+        rank = {}  # wavefront k serves the k-th active lane of every bank
+        groups: list[list[int]] = [[] for _ in range(n)]
+        for lane in np.flatnonzero(act).tolist():
+            k = rank[banks[lane]] = rank.get(banks[lane], -1) + 1
+            groups[k].append(lane)
+        out.append((n, int(act.any()), tuple(groups), st))
+    return out
 
 
 def wavefronts(

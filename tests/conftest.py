@@ -50,3 +50,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(item.get_closest_marker(k) for k in SLOW_KINDS):
             item.add_marker(pytest.mark.slow)
+
+
+def _remember_sass() -> None:
+    """Every module's SASS built once per test session: many test modules analyse the same
+    kernels (the examples, the GPU records' PTX, the Triton corpora), and building the SASS is most
+    of their time. The product keeps the last few (``sass.disassemble_cached``); a session keeps all."""
+    from bankproof.verifier.kernel import sass
+
+    built: dict = {}
+    build = sass.disassemble
+
+    def disassemble(ptx: str, arch: str, seconds: float = 120.0):
+        key = (ptx, arch)
+        if key not in built:
+            d = build(ptx, arch, seconds)
+            if d is None or d.error:
+                return d  # (a failure, a time-out, is not remembered)
+            built[key] = d
+        return built[key]
+
+    sass.disassemble = disassemble
+
+
+_remember_sass()

@@ -110,7 +110,7 @@ def test_spec_files():
 def test_wavefronts_lines():
     lines = [
         json.dumps({"instr": i, "byte_offsets": [4 * k for k in range(32)]})
-        for i in ("ld32", "st128", "ldsm.x4")
+        for i in ("ld32", "st128", "ldsm.x4", "atom.add.u32")
     ]
     lines.append(
         json.dumps({"arch": "gfx942", "instr": "ds_read_b128", "byte_offsets": [16 * k for k in range(64)]})

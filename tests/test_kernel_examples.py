@@ -24,7 +24,7 @@ EXPECTED = {
     "transpose_vec4": ("refuted", {28: (("st",), 8, 32, 32, "proved"), 31: (("ld",), 8, 256, 32, "refuted")}),
     "matmul_shared": ("proved", {15: (("st",), 32, 32, 32, "proved"), 16: (("st",), 32, 32, 32, "proved"),
                                  18: (("ld",), 640, 768, 768, "proved")}),
-    "histogram_shared": ("unknown", {37: (("st",), 8, 8, 8, "proved"), 39: (("atomic",), 128, None, None, "not modelled"),
+    "histogram_shared": ("unknown", {37: (("st",), 8, 8, 8, "proved"), 39: (("atomic",), 128, None, None, "unknown"),
                                     41: (("ld",), 8, 8, 8, "proved")}),
     "cub_block_reduce": ("proved", {14: (("ld", "st"), 11, 11, 11, "proved")}),
     "cub_block_scan": ("refuted", {24: (("ld", "st"), 32, 48, 32, "refuted")}),

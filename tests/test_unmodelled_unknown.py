@@ -1,5 +1,5 @@
-"""Nothing unmodelled is left out of a verdict (issue 55, item 3, begun): a shared atomic (no
-measured rule yet: ATOMS, a CAS loop) makes its line and the kernel unknown, never proved; an
+"""Nothing unmodelled is left out of a verdict (issue 55, item 3): a shared atomic of a form no
+probe measured (other types and operations, a CAS loop) makes its line and the kernel unknown, never proved; an
 opcode outside the PTX instruction set makes the kernel unknown at its line; every opcode of the
 repository's PTX (examples and recorded GPU runs) is in the instruction set's list."""
 
@@ -31,7 +31,8 @@ BODY = """.visible .entry k()
 
 
 def test_a_shared_atomic_makes_the_kernel_unknown():
-    r = bankproof.kernel(BODY.format(extra=" atom.shared.add.u32 %r8, [%r4], 1;"), block=32, language="ptx")
+    """A form no probe measured (a signed add runs as ATOMS.ADD.S32; models/atomic_rule.py)."""
+    r = bankproof.kernel(BODY.format(extra=" atom.shared.add.s32 %r8, [%r4], %r1;"), block=32, language="ptx")
     assert r.verdict == "unknown" and r.exit_code == 3
     (line,) = r.lines
     assert line.verdict == "unknown" and line.wavefronts is None

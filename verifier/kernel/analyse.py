@@ -27,7 +27,6 @@ the PTX machine, every instance counted, and the account returned as frozen reco
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -94,6 +93,8 @@ def analyse(
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
     seen = reconcile.effects(src.code, src.module.text, arch, shared, max_seconds * SASS_SHARE, notes)
     merge_of, orphans = seen if seen is not None else (ptxas.predicted(src.code, dict(trace.instances)), [])
+    if seen is None:  # a shared atomic is counted by the PTX only in the form the probe ran
+        merge_of.update(reconcile.unseen_atomics(src.code, shared))
     reports = []
     window = costs.shared_window(src.code, dict(trace.symbols), launch.dynamic_smem)
     for op in src.code.body:
@@ -105,7 +106,7 @@ def analyse(
     if second_engine:
         reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
     if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
-        reports = _with_fixes(src.code, trace, reports, merge_of, launch, notes)
+        reports = fixes.with_fixes(src.code, trace, reports, merge_of, launch, notes)
     verdict = (
         "disagree"
         if any(r.verdict == "disagree" for r in reports)
@@ -164,53 +165,6 @@ def _exits(code: KernelCode, trace: Trace) -> Trace:
         instances[i] = kept
         executed[i] = (len(kept.warp), len(kept.warp))
     return replace(trace, instances=instances, executed=executed)
-
-
-def _with_fixes(
-    code: KernelCode, trace: Trace, reports: list, merge_of: dict, launch: Launch, notes: list
-) -> list:
-    """Each conflicting instruction with the fix of its buffer (:mod:`.fixes`), where one is found;
-    not where TMA or a tensor core also touches shared memory (their layouts are fixed by them)."""
-    if any(r.family in ("tma", "mma") for r in reports):
-        notes.append("no layout fix is proposed: TMA or tensor-core instructions read shared memory in "
-                     "layouts of their own (see bankproof agree)")  # fmt: skip
-        return reports
-    op_of = {o.ptx_line: o for o in code.body}
-    places = simt.plan(code).placement(launch.dynamic_smem)
-    sizes = {sym.name: sym.size if sym.size is not None else launch.dynamic_smem for sym in code.shared}
-    by_buffer: dict[str, list] = defaultdict(list)
-    for r in reports:
-        op = op_of[r.ptx_line]
-        inst = trace.instances.get(op.index)
-        m = merge_of.get(op.index)
-        if r.family not in COUNTED or inst is None or isinstance(m, ptxas.Reuse) or r.instructions == 0:
-            continue
-        if m is not None:
-            inst = ptxas.merged_instances(m, dict(trace.instances))
-        live = inst.offsets[inst.active & inst.known[:, None]]
-        name = next(
-            (n for n, b in places.items() if live.size and b <= live.min() and live.max() < b + sizes[n]),
-            None,
-        )
-        if name is None:
-            continue
-        width = int(r.instr[2:].split(".")[0]) if r.family == "ldgsts" else 0
-        ins = instruction({4: "st32", 8: "st64", 16: "st128"}[width]) if width else instruction(r.instr)
-        by_buffer[name].append((r, fixes.Access(ins, inst)))
-    out = {id(r): r for r in reports}
-    for name, items in by_buffer.items():
-        if not any(r.conflict is not None for r, _ in items) or any(
-            r.status == "misaligned" for r, _ in items
-        ):
-            continue  # a buffer with a misaligned access needs that fixed first
-        text = fixes.best(
-            [a for _, a in items], places[name], max(1, sizes[name]), f"`{fixes.readable(name)}`"
-        )
-        if text:
-            for r, _ in items:
-                if r.conflict is not None:
-                    out[id(r)] = replace(r, fix=text)
-    return [out[id(r)] for r in reports]
 
 
 def _where(op: Op) -> str:
@@ -325,7 +279,7 @@ def _instruction(
         cnt, ideal, ok, status = costs.copy_counts(name, inst, zfill=len(op.operands) > 3)
         ins = instruction({4: "st32", 8: "st64", 16: "st128"}[int(name[2:].split(".")[0])])
     else:
-        ins = instruction(name)
+        ins = instruction("st32" if fam == "atom32" else name)  # an atomic's place: a 32-bit word's
         away = costs.outside(ins, inst, window) if "cluster" not in op.opcode else None
         if away is not None:
             row, lane = away
@@ -340,8 +294,12 @@ def _instruction(
             return _uncounted(base, extra, on, "refuted", "misaligned", why)
         ok = inst.known.copy()
         off = np.where(ok[:, None] & inst.active, inst.offsets, 0)  # an inactive lane's address is never used
-        cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
-        status = costs.status(arch, ins) if m is None or m.seen else "assumed"
+        if fam == "atom32":
+            cnt, ideal = costs.atomic_counts(replace(inst, offsets=off))
+            status = "measured" if arch == "sm90" else "assumed"
+        else:
+            cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
+            status = costs.status(arch, ins) if m is None or m.seen else "assumed"
         if "shared" not in op.opcode:  # SASS LD/ST on a shared address: counted as LDS/STS are
             notes.append("generic ld/st of shared addresses count as shared loads and stores (measured: "
                          "gpu_checks/results/h100-2026-11-28-kernel-truth-2.json.gz)")  # fmt: skip
@@ -350,7 +308,9 @@ def _instruction(
     if over.size:
         row = int(over[0])
         store = costs.counts(ins, inst.offsets[row : row + 1], inst.active[row : row + 1])[0][0]
-        if store > ideal[row]:  # the shared side conflicts (for cp.async: its store)
+        if fam == "atom32":
+            conflict = costs.atomic_conflict(name, inst, row, int(cnt[row]))
+        elif store > ideal[row]:  # the shared side conflicts (for cp.async: its store)
             conflict = costs.conflict(ins, inst, row, int(cnt[row]), int(ideal[row]))
         else:  # a cp.async.ca that reads more 128-byte global lines than its store takes wavefronts
             reason = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from bankproof.models import copy_rule, hardware, target
+from bankproof.models import atomic_rule, copy_rule, hardware, target
 from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel.records import Conflict, Instances
 from bankproof.verifier.ptx.module import KernelCode
@@ -147,6 +147,26 @@ def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: 
                     )
                 seen.setdefault(b, (word, lane))
     raise AssertionError("no conflicting pair in an instruction above its ideal")
+
+
+def atomic_counts(inst: Instances) -> tuple[np.ndarray, np.ndarray]:
+    """Wavefronts and ideals of a measured shared atomic's rows (:mod:`~bankproof.models.atomic_rule`:
+    the most active lanes on one bank; ideal one where a lane is on)."""
+    cnt = np.array([atomic_rule.atomic_wavefronts(o, a) for o, a in zip(inst.offsets, inst.active)])
+    return cnt.astype(np.int64).reshape(len(inst.offsets)), inst.active.any(axis=1).astype(np.int64)
+
+
+def atomic_conflict(name: str, inst: Instances, row: int, count: int) -> Conflict:
+    """Two active lanes of row ``row`` that the atomic serializes on one bank."""
+    offs, act = inst.offsets[row], inst.active[row]
+    a, c = atomic_rule.pair(offs, act) or (0, 0)
+    case: dict = {"instr": name.replace("red.", "atom."), "byte_offsets": np.where(act, offs, 0).tolist()}
+    if not act.all():
+        case["active"] = [bool(x) for x in act]
+    warp, line = int(inst.warp[row]), json.dumps(case, separators=(",", ":"))
+    return Conflict(warp, int(inst.execution[row]), (a, c), (32 * warp + a, 32 * warp + c),
+                    (int(offs[a]), int(offs[c])), int(offs[a]) // 4 % hardware.BANKS, 0, count, 1,
+                    f"echo '{line}' | bankproof wavefronts --input -")  # fmt: skip
 
 
 def status(arch: str, ins: hardware.Instr) -> str:

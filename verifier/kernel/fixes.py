@@ -14,11 +14,15 @@ every element still has its own place; the kernel's index arithmetic is what cha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models import hardware
-from bankproof.verifier.kernel.records import Instances
+from bankproof.models.hardware import instruction
+from bankproof.verifier.kernel import ptxas, reconcile, simt
+from bankproof.verifier.kernel.records import Instances, Launch, Trace
+from bankproof.verifier.ptx.module import KernelCode
 
 MAX_ROWS = 200_000  # instances of one buffer above which no fix is searched (time)
 
@@ -122,3 +126,50 @@ def best(accesses: list[Access], base: int, size: int, name: str) -> str | None:
     if t >= now:
         return None
     return f"{words}: its {len(accesses)} instructions then cost {t} wavefronts (now {now}, ideal {ideal})"
+
+
+def with_fixes(
+    code: KernelCode, trace: Trace, reports: list, merge_of: dict, launch: Launch, notes: list
+) -> list:
+    """Each conflicting instruction with the fix of its buffer (:func:`best`), where one is found;
+    not where TMA or a tensor core also touches shared memory (their layouts are fixed by them)."""
+    if any(r.family in ("tma", "mma") for r in reports):
+        notes.append("no layout fix is proposed: TMA or tensor-core instructions read shared memory in "
+                     "layouts of their own (see bankproof agree)")  # fmt: skip
+        return reports
+    op_of = {o.ptx_line: o for o in code.body}
+    places = simt.plan(code).placement(launch.dynamic_smem)
+    sizes = {sym.name: sym.size if sym.size is not None else launch.dynamic_smem for sym in code.shared}
+    by_buffer: dict[str, list] = defaultdict(list)
+    for r in reports:
+        op = op_of[r.ptx_line]
+        inst = trace.instances.get(op.index)
+        m = merge_of.get(op.index)
+        if r.family not in ("lsu", "ldgsts") or inst is None or r.instructions == 0:
+            continue  # (an atomic's lanes on one word serialize however the buffer is laid out)
+        if isinstance(m, (ptxas.Reuse, reconcile.Fate)):
+            continue
+        if m is not None:
+            inst = ptxas.merged_instances(m, dict(trace.instances))
+        live = inst.offsets[inst.active & inst.known[:, None]]
+        name = next(
+            (n for n, b in places.items() if live.size and b <= live.min() and live.max() < b + sizes[n]),
+            None,
+        )
+        if name is None:
+            continue
+        width = int(r.instr[2:].split(".")[0]) if r.family == "ldgsts" else 0
+        ins = instruction({4: "st32", 8: "st64", 16: "st128"}[width]) if width else instruction(r.instr)
+        by_buffer[name].append((r, Access(ins, inst)))
+    out = {id(r): r for r in reports}
+    for name, items in by_buffer.items():
+        if not any(r.conflict is not None for r, _ in items) or any(
+            r.status == "misaligned" for r, _ in items
+        ):
+            continue  # a buffer with a misaligned access needs that fixed first
+        text = best([a for _, a in items], places[name], max(1, sizes[name]), f"`{readable(name)}`")
+        if text:
+            for r, _ in items:
+                if r.conflict is not None:
+                    out[id(r)] = replace(r, fix=text)
+    return [out[id(r)] for r in reports]

@@ -25,6 +25,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from bankproof.models import atomic_rule
 from bankproof.verifier.kernel.sass import SassOp, sass_kind, sass_known
 from bankproof.verifier.ptx.module import Op
 
@@ -236,6 +237,8 @@ def reconcile(
                             "which SASS is whose is not known")  # fmt: skip
         elif not here:
             fates[i] = Fate(i, "deleted", codes, "no SASS instruction runs it (ptxas removed it)")
+        elif fam == "atom32" and codes == (atomic_rule.PTX_FORMS[name.split(".", 1)[1]],):
+            fates[i] = Fate(i, "kept", codes, "")  # the measured ATOMS form, one per PTX atomic
         elif fam not in ("lsu", "ldgsts"):  # an atomic, a tensor map's edit: run as other instructions
             fates[i] = Fate(i, "rewritten", codes, f"the SASS runs {', '.join(codes)}")
         elif all(_same((fam, name), k) for k in kinds):
@@ -303,6 +306,21 @@ def rewritten(fate: object) -> str | None:
         return (f"the SASS runs {runs} for it: shared loads and stores Nsight Compute counts with the "
                 "kernel's, not modelled, so no load or store total is stated")  # fmt: skip
     return f"the SASS runs {runs} for it: shared atomics have no measured rule yet (not modelled)"
+
+
+def unseen_atomics(code, shared: set) -> dict[int, Fate]:
+    """Without the SASS: every shared atomic of a measured form, each a fate that leaves it unknown
+    (ptxas may run even the probe's own PTX otherwise: an increment by a constant runs as a warp's
+    ATOMS.POPC.INC, whose cost is not measured)."""
+    from bankproof.verifier.kernel.sites import classify
+
+    out = {}
+    for op in code.body:
+        c = classify(op, shared)
+        if c is not None and c[0] == "atom32":
+            why = f"{c[1]} is counted only where the SASS shows the measured ATOMS form (the cuda extra)"
+            out[op.index] = Fate(op.index, "split", (), why)
+    return out
 
 
 NO_SASS = (

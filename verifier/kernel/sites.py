@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from bankproof.models import atomic_rule
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.records import Launch
 from bankproof.verifier.ptx.module import KernelCode, Op
@@ -54,7 +55,9 @@ _NO_DEST = frozenset(
         "createpolicy",
     }
 )
-COUNTED = frozenset({"lsu", "ldgsts"})  # families whose per-lane addresses are recorded
+# families whose per-lane addresses are recorded: "atom32" is a shared atomic of a measured form
+# (models/atomic_rule.py), counted where the SASS runs it as measured
+COUNTED = frozenset({"lsu", "ldgsts", "atom32"})
 # families that touch shared memory with no measured rule yet (shared atomics and reductions: ATOMS,
 # a CAS loop): their lines and the kernel are unknown, never proved
 UNMODELLED = frozenset({"atomic", "dsmem", "bulk", "unclassified"})  # counted by no measured rule: unknown
@@ -96,6 +99,8 @@ def classify(op: Op, shared_ptrs: set[str]) -> tuple[str, str] | None:
         ) from None
     if c is not None and c[0] == "lsu" and "shared::cluster" in op.opcode:
         return "dsmem", c[1]  # another CTA's shared memory (distributed): not measured
+    if c is not None and c[0] == "atomic" and atomic_rule.form(op.opcode):
+        return "atom32", atomic_rule.form(op.opcode) or ""
     if c is not None and op.opcode.startswith("st.bulk"):
         return "bulk", "st.bulk"  # the bulk engine clears shared memory: not measured
     if c is not None:

@@ -99,12 +99,15 @@ def load(machine, op, on: np.ndarray, addr: Value, dests: tuple[str, ...]) -> li
     return out
 
 
+_WRITERS = ("ldgsts", "atomic", "atom32", "mbarrier")  # write bytes this module does not follow
+
+
 def track(machine, op, kind, on: np.ndarray, addr: Value) -> None:
     """Shared memory's known values after one instruction of ``machine`` (the PTX machine)."""
     if kind.family == "lsu" and kind.name.startswith(("st", "stsm")):
         store(machine, op, kind.name, on, addr)
-    elif kind.family == "tma" or (kind.family in ("ldgsts", "atomic", "mbarrier") and not addr.k[on].all()):
+    elif kind.family == "tma" or (kind.family in _WRITERS and not addr.k[on].all()):
         machine.smem.cells.clear()  # a box, or an address not known: nothing read back is known
-    elif kind.family in ("ldgsts", "atomic", "mbarrier"):
+    elif kind.family in _WRITERS:
         for t in np.flatnonzero(on).tolist():
             machine.smem.forget(int(addr.v[t]), int(addr.v[t]) + 16)

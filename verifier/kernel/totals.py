@@ -33,6 +33,10 @@ COUNTERS = {  # op kind -> Nsight Compute's SASS-level counters (instructions, w
         "sm__sass_inst_executed_op_ldgsts.sum",
         "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
     ),
+    "atomic": (
+        "smsp__sass_inst_executed_op_shared_atom.sum",
+        "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    ),
 }
 
 
@@ -40,7 +44,7 @@ def kind_of(family: str, name: str) -> str:
     """The op kind Nsight Compute counts an instruction under (``ld``, ``st``, ``ldsm``, ...)."""
     if family == "lsu":
         return name.split(".")[0] if name.startswith(("ldsm", "stsm")) else name[:2]
-    return family
+    return "atomic" if family == "atom32" else family
 
 
 def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
