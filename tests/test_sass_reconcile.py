@@ -56,6 +56,7 @@ def test_a_float_shared_atomic_add_is_a_cas_loop_and_unknown():
     line = _by_line(r)[17]
     assert r.verdict == "unknown" and r.exit_code == 3 and line.wavefronts is None
     assert line.reason.startswith("ptxas rewrites it as a compare-and-swap loop (LDS, ATOMS.CAST.SPIN)")
+    assert f"at least {line.instructions} warp passes (each an LDS and an ATOMS.CAST)" in line.reason
     assert not r.unknown  # the loop's LDS is the atomic's, not an orphan
 
 

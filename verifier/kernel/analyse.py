@@ -227,7 +227,7 @@ def _instruction(
     inst = trace.instances.get(op.index)
     if fam not in COUNTED:
         wf = 0 if fam in ("tma", "mma") else None
-        why = costs.TMA_NOTE if fam == "tma" else reconcile.rewritten(merge_of.get(op.index))
+        why = costs.TMA_NOTE if fam == "tma" else reconcile.rewritten(merge_of.get(op.index), on)
         return InstructionReport(
             **base,
             instructions=on,
@@ -341,6 +341,10 @@ def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
     unexplained (unknown; ``disagree`` where the tool cannot explain the SASS)."""
     if f.kind == "deleted":
         return _none_issued(base, extra, "measured", f.why)
+    if f.kind == "rewritten":  # an atomic of a measured form that ptxas runs otherwise
+        status = reconcile.status_of(f)
+        why = reconcile.rewritten(f, on) if status == reconcile.LOOPED else f.why
+        return _uncounted(base, extra, on, "unknown", status, f"{why}: not measured")
     return _uncounted(
         base,
         extra,

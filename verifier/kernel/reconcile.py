@@ -290,18 +290,20 @@ def status_of(fate: object) -> str:
     return AS_LOADS if plain else "not modelled"
 
 
-def rewritten(fate: object) -> str | None:
-    """The reason of an instruction ptxas rewrites (an atomic as a loop), else ``None``.
+def rewritten(fate: object, passes: int | None = None) -> str | None:
+    """The reason of an instruction ptxas rewrites (an atomic as a loop), else ``None``; a loop's
+    lower bound where the warp executions (``passes``) are known.
 
-    >>> rewritten(Fate(0, "rewritten", ("LDS", "ATOMS.CAST.SPIN"), ""))[:52]
-    'ptxas rewrites it as a compare-and-swap loop (LDS, A'
+    >>> rewritten(Fate(0, "rewritten", ("LDS", "ATOMS.CAST.SPIN"), ""), 4)[-71:]
+    'at least 4 warp passes (each an LDS and an ATOMS.CAST), the rest timing'
     """
     if not isinstance(fate, Fate) or fate.kind != "rewritten":
         return None
     runs = ", ".join(fate.sass)
     if any(".CAS" in c for c in fate.sass):
-        return (f"ptxas rewrites it as a compare-and-swap loop ({runs}): each thread runs at least one "
-                "pass, its retries are timing (not modelled)")  # fmt: skip
+        bound = f"at least {passes} warp passes" if passes is not None else "at least one pass a warp"
+        return (f"ptxas rewrites it as a compare-and-swap loop ({runs}): {bound} (each an LDS and an "
+                "ATOMS.CAST), the rest timing")  # fmt: skip
     if any((sass_kind(c) or ("", ""))[0] == "lsu" for c in fate.sass):
         return (f"the SASS runs {runs} for it: shared loads and stores Nsight Compute counts with the "
                 "kernel's, not modelled, so no load or store total is stated")  # fmt: skip
