@@ -55,9 +55,9 @@ EXPECTED = {
         34: (("st",), 256, 256, 256, "proved"), 40: (("ld",), 16384, 16384, 16384, "proved"),
         49: (("ld",), 8192, 8192, 8192, "proved")}),
     "tma_wgmma_gemm": ("refuted", {
-        31: (("mbarrier",), 1, None, None, "not modelled"), 39: (("mbarrier",), 4, None, None, "not modelled"),
+        31: (("mbarrier",), 1, 0, 0, "proved"), 39: (("mbarrier",), 4, 0, 0, "proved"),
         41: (("tma",), 4, 0, 0, "proved"), 43: (("tma",), 4, 0, 0, "proved"),
-        46: (("mbarrier",), 16, None, None, "not modelled"), 59: (("mma",), 64, 0, 0, "proved"),
+        46: (("mbarrier",), 16, 0, 0, "proved"), 59: (("mma",), 64, 0, 0, "proved"),
         69: (("st",), 32, 256, 64, "refuted"), 70: (("st",), 32, 256, 64, "refuted"),
         74: (("ld",), 32, 128, 128, "proved")}),
     "generic_shared": ("refuted", {10: (("st",), 1, 32, 1, "refuted"), 13: (("ld",), 1, 32, 1, "refuted")}),

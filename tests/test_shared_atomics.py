@@ -131,3 +131,42 @@ def test_an_increment_ptxas_aggregates_over_the_warp_is_unknown_naming_its_sass(
     (line,) = r.instructions
     assert line.wavefronts is None and r.verdict == "unknown"
     assert "ATOMS.POPC.INC" in line.reason
+
+
+MBARRIER = """.version 8.0
+.target {target}
+.address_size 64
+.visible .entry k()
+{{
+ .reg .b64 %rd<4>;
+ .reg .b32 %r<4>;
+ .reg .pred %p<3>;
+ .shared .align 8 .b8 bar[8];
+ mov.u32 %r3, bar;
+ mbarrier.init.shared.b64 [%r3], 32;
+ bar.sync 0;
+ mbarrier.arrive.shared.b64 %rd1, [%r3];
+WAIT:
+ mbarrier.test_wait.shared.b64 %p1, [%r3], %rd1;
+ @!%p1 bra WAIT;
+}}
+"""
+
+
+@needs_sass
+def test_an_mbarrier_is_what_its_sass_is_on_each_arch():
+    """sm90 runs mbarriers as SYNCS (another engine's: no LSU wavefronts, measured): counted 0; sm80
+    runs them as STS.64, ATOMS.ARRIVE.64 and LDS, which Nsight Compute counts under the store,
+    atomic and load totals: those lines, totals and the kernel are unknown."""
+    r90 = bankproof.kernel(MBARRIER.format(target="sm_90"), block=32, language="ptx", arch="sm90")
+    assert r90.verdict == "proved" and all(i.wavefronts == 0 for i in r90.instructions)
+    assert all("SYNCS" in i.reason and i.status == "measured" for i in r90.instructions)
+    r80 = bankproof.kernel(MBARRIER.format(target="sm_80"), block=32, language="ptx", arch="sm80")
+    assert r80.verdict == "unknown" and r80.exit_code == 3
+    assert {t.kind: t.instructions for t in r80.totals if t.kind != "mbarrier"} == {
+        "ld": None,
+        "st": None,
+        "atomic": None,
+    }
+    assert [ln.verdict for ln in r80.lines] == ["unknown"]
+    assert "ATOMS.ARRIVE.64" in next(i.reason for i in r80.instructions if "arrive" in i.instr)

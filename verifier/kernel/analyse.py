@@ -117,7 +117,7 @@ def analyse(
             if unknown
             or any(
                 r.verdict == "unknown"
-                and (r.family in COUNTED or r.family in UNMODELLED or r.status == reconcile.AS_LOADS)
+                and (r.family in COUNTED or r.family in UNMODELLED or r.status in reconcile.HIDDEN)
                 for r in reports
             )
             else "proved"
@@ -226,7 +226,8 @@ def _instruction(
         )
     inst = trace.instances.get(op.index)
     if fam not in COUNTED:
-        wf = 0 if fam in ("tma", "mma") else None
+        engine = reconcile.status_of(merge_of.get(op.index)) == reconcile.ENGINE
+        wf = 0 if fam in ("tma", "mma") or engine else None
         why = costs.TMA_NOTE if fam == "tma" else reconcile.rewritten(merge_of.get(op.index), on)
         return InstructionReport(
             **base,
@@ -342,7 +343,8 @@ def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
     if f.kind == "deleted":
         return _none_issued(base, extra, "measured", f.why)
     if f.kind == "rewritten":  # an atomic of a measured form that ptxas runs otherwise
-        status = reconcile.status_of(f)
+        status = reconcile.status_of(f)  # another ATOMS form: its own instruction, cost not measured
+        status = status if status in (reconcile.LOOPED, reconcile.AS_LOADS) else reconcile.UNMODELLED
         why = reconcile.rewritten(f, on) if status == reconcile.LOOPED else f.why
         return _uncounted(base, extra, on, "unknown", status, f"{why}: not measured")
     return _uncounted(

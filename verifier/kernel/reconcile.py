@@ -26,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from bankproof.models import atomic_rule
-from bankproof.verifier.kernel.sass import SassOp, sass_kind, sass_known
+from bankproof.verifier.kernel.sass import SASS_ENGINES, SassOp, sass_kind, sass_known
 from bankproof.verifier.ptx.module import Op
 
 _ADDR = re.compile(r"^\[\s*([%\w$]+)\s*(?:\+\s*(-?\d+))?\s*\]$")
@@ -180,9 +180,12 @@ def _merge(
     return Fate(i, "merged", (), "", (i, *members), wide // 8, start - off)
 
 
-def _by_line(sass: list[SassOp], lines: dict, kernel_lines: set, kernel: str) -> tuple[dict, list[str]]:
+def _by_line(
+    sass: list[SassOp], lines: dict, kernel_lines: set, kernel: str, engine_lines: frozenset = frozenset()
+) -> tuple[dict, list[str]]:
     """The SASS shared instructions by the PTX line of a shared instruction, and the reasons of
-    those with none there (or with an opcode bankproof does not know)."""
+    those with none there (or with an opcode bankproof does not know); another engine's SASS
+    (SYNCS, UTMALDG, HGMMA) at ``engine_lines`` (those of PTX mbarrier, TMA, wgmma instructions)."""
     at: dict[int, list[SassOp]] = defaultdict(list)
     orphans = []
     for s in sass:
@@ -193,6 +196,8 @@ def _by_line(sass: list[SassOp], lines: dict, kernel_lines: set, kernel: str) ->
                 f"{where}: the SASS runs {s.opcode}, whose effect on shared memory bankproof does not know"
             )
             continue
+        if kind is None and s.line in engine_lines and s.opcode.split(".", 1)[0] in SASS_ENGINES:
+            at[s.line].append(s)
         if kind is None or s.never_runs:
             continue
         if s.line in lines:
@@ -219,7 +224,10 @@ def reconcile(
     for i in classes:
         lines[ops[i].ptx_line].append(i)
     kernel_lines = {op.ptx_line for op in body}
-    at, orphans = _by_line(sass, lines, kernel_lines, kernel)
+    engine_lines = frozenset(
+        ln for ln, idx in lines.items() if all(classes[i][0] not in ("lsu", "ldgsts", "atom32") for i in idx)
+    )
+    at, orphans = _by_line(sass, lines, kernel_lines, kernel, engine_lines)
     fates: dict[int, Fate] = {}
     blocks = _blocks(body)
     unsure = _reattribute(at, ops, classes, lines, blocks)
@@ -276,18 +284,33 @@ LOOPED = "SASS loop"  # a report's status: ptxas runs it as a retry loop (its LD
 
 
 AS_LOADS = "SASS loads and stores"  # a report's status: ptxas runs it as LDS/STS, counted there by ncu
+AS_ATOMICS = "SASS atomics"  # a report's status: ptxas runs it as ATOMS (sm80's mbarrier arrive)
+ENGINE = "measured"  # a report's status: the SASS runs it on an engine measured to add no LSU wavefronts
+HIDDEN = frozenset({AS_LOADS, AS_ATOMICS})  # statuses whose SASS Nsight Compute counts under a total
 
 
 def status_of(fate: object) -> str:
     """The status of an instruction the counts do not model: :data:`LOOPED` for a compare-and-swap
     loop, :data:`AS_LOADS` where the SASS runs it as shared loads and stores (a tensor map edited in
-    shared memory), else ``not modelled``."""
+    shared memory, sm80's mbarrier init and wait), :data:`AS_ATOMICS` as shared atomics (sm80's
+    mbarrier arrive), :data:`ENGINE` where every SASS instruction at it is another engine's (sm90's
+    SYNCS for an mbarrier), else ``not modelled``.
+
+    >>> status_of(Fate(0, "rewritten", ("SYNCS.ARRIVE.TRANS64.A1T0",), "")), status_of(None)
+    ('measured', 'not modelled')
+    """
     if not isinstance(fate, Fate) or fate.kind != "rewritten":
         return "not modelled"
     if any(".CAS" in c for c in fate.sass):
         return LOOPED
-    plain = any((sass_kind(c) or ("", ""))[0] == "lsu" for c in fate.sass)
-    return AS_LOADS if plain else "not modelled"
+    kinds = {(sass_kind(c) or ("", ""))[0] for c in fate.sass}
+    if "lsu" in kinds:
+        return AS_LOADS
+    if "atomic" in kinds:
+        return AS_ATOMICS
+    if fate.sass and all(c.split(".", 1)[0] in SASS_ENGINES for c in fate.sass):
+        return ENGINE
+    return "not modelled"
 
 
 def rewritten(fate: object, passes: int | None = None) -> str | None:
@@ -304,9 +327,16 @@ def rewritten(fate: object, passes: int | None = None) -> str | None:
         bound = f"at least {passes} warp passes" if passes is not None else "at least one pass a warp"
         return (f"ptxas rewrites it as a compare-and-swap loop ({runs}): {bound} (each an LDS and an "
                 "ATOMS.CAST), the rest timing")  # fmt: skip
-    if any((sass_kind(c) or ("", ""))[0] == "lsu" for c in fate.sass):
+    status = status_of(fate)
+    if status == AS_LOADS:
         return (f"the SASS runs {runs} for it: shared loads and stores Nsight Compute counts with the "
                 "kernel's, not modelled, so no load or store total is stated")  # fmt: skip
+    if status == AS_ATOMICS:
+        return (f"the SASS runs {runs} for it: shared atomics Nsight Compute counts with the kernel's, "
+                "not modelled, so no atomic total is stated")  # fmt: skip
+    if status == ENGINE:
+        return (f"the SASS runs {runs} for it: another engine's, no LSU shared wavefronts (measured: "
+                "gpu_checks/results/h100-2026-11-27-engines.json.gz)")  # fmt: skip
     return f"the SASS runs {runs} for it: shared atomics have no measured rule yet (not modelled)"
 
 

@@ -57,15 +57,19 @@ def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
     out = []
     for (f, ln), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         ins = [r.instructions for r in rs]
-        costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.family in ("tma", "mma")]
+        costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.status == "measured"]
         wf = [r.wavefronts for r in costed]
         idl = [r.ideal for r in costed]
-        unmodelled = any(r.family in UNMODELLED for r in rs)
+        unmodelled = any(
+            r.family in UNMODELLED or r.status in ("SASS loads and stores", "SASS atomics") for r in rs
+        )
         if any(r.verdict == "refuted" for r in rs):
             verdict = "refuted"
+        elif unmodelled:
+            verdict = "unknown"
         elif not costed:
             verdict = "not modelled"
-        elif unmodelled or any(r.verdict == "unknown" for r in costed):
+        elif any(r.verdict == "unknown" for r in costed):
             verdict = "unknown"
         else:
             verdict = "proved"
@@ -87,6 +91,7 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     stray = any(
         r.family in ("dsmem", "bulk", "unclassified") or r.status == "SASS loads and stores" for r in reports
     )
+    hidden_atomics = any(r.status == "SASS atomics" for r in reports)  # sm80's mbarrier arrive: ATOMS
     out = []
     for kind in (
         "ld",
@@ -101,10 +106,10 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
         "tensormap",
         "tmem",
     ):
-        rs = by.get(kind)
-        if not rs:
+        rs = by.get(kind, [])
+        odd = [None] if stray and kind in ("ld", "st") or hidden_atomics and kind == "atomic" else []
+        if not rs and not odd:
             continue
-        odd = [None] if stray and kind in ("ld", "st") else []
         ins = [r.instructions for r in rs] + ([None] if looped and kind in ("ld", "atomic") else []) + odd
         wf = [r.wavefronts for r in rs] + ([None] if looped and kind == "ld" else []) + odd
         idl = [r.ideal for r in rs] + ([None] if looped and kind == "ld" else []) + odd
