@@ -104,6 +104,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[Descrip
     m.run()
     dots = _candidates(_operand_tiles(ttgir, source.mma_module() if source is not None else None))
     out, compared = [], {}  # (operand, value) -> its check: each distinct descriptor compared once
+    tiles: dict = {}  # (candidate, fields) -> whether they read its tile: stages differ in start only
     for ins, operand, reg in sites:
         v, first = m.value(reg, ins.scope), False
         if v is None:  # computed in a loop: its first iteration (carried values at their initial ones)
@@ -116,7 +117,7 @@ def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[Descrip
         checks = []
         for value in values:
             if (operand, value) not in compared:
-                compared[(operand, value)] = _compare(ins.line, operand, value, dots, arch)
+                compared[(operand, value)] = _compare(ins.line, operand, value, dots, arch, tiles)
             checks.append(replace(compared[(operand, value)], line=ins.line))
         c = next((x for x in checks if x.ok is not True), checks[0])
         out.append(replace(c, first_iteration=first) if first else c)
@@ -175,7 +176,7 @@ def _candidates(dots: list) -> dict[str, list[_Operand]]:
 
 
 def _compare(line: int, operand: str, value: int | None, dots: dict[str, list[_Operand]],
-             arch: str) -> DescriptorCheck:  # fmt: skip
+             arch: str, tiles: dict) -> DescriptorCheck:  # fmt: skip
     tries = []
     for o in dots[operand]:
         if value is None:
@@ -192,8 +193,11 @@ def _compare(line: int, operand: str, value: int | None, dots: dict[str, list[_O
         why = [f"{f} {decoded[f]} != {o.expected[f]}" for f in ("swizzle", "lbo", "sbo")
                if o.expected.get(f) is not None and decoded[f] != o.expected[f]]  # fmt: skip
         if not why:
-            rel = Descriptor(arch, 0, d.lbo, d.sbo, d.base_offset, d.swizzle)
-            if not reads_tile(rel, o.tile, o.major, o.bits):
+            key = (id(o), d.lbo, d.sbo, d.base_offset, d.swizzle)
+            if key not in tiles:
+                rel = Descriptor(arch, 0, d.lbo, d.sbo, d.base_offset, d.swizzle)
+                tiles[key] = reads_tile(rel, o.tile, o.major, o.bits)
+            if not tiles[key]:
                 why.append("does not read the operand tile where the encoding puts it")
         ok = not why
         tries.append(DescriptorCheck(line, operand, value, o.text, o.expected, decoded, ok, "; ".join(why)))
