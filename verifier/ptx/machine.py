@@ -40,11 +40,13 @@ class PtxMachine:
         self.local: set[tuple[int, str]] = set()
         self._dest_cache = kernel.memo.setdefault("dests", {})  # the same for every machine of a kernel
         if "defs" not in kernel.memo:  # the same for every machine of a kernel
-            writers: dict[str, list[Instruction]] = {}
-            for ins in kernel.body:
-                for d in self._dests(ins):
-                    writers.setdefault(d, []).append(ins)
-            kernel.memo["writers"] = writers
+            writers: dict[str, list[Instruction]] | None = kernel.memo.get("writers")
+            if writers is None:  # (of the body alone: consumers of one parse share it)
+                writers = {}
+                for ins in kernel.body:
+                    for d in self._dests(ins):
+                        writers.setdefault(d, []).append(ins)
+                kernel.memo["writers"] = writers
             # a register written in several places by the same unguarded instruction (LLVM
             # duplicates blocks) holds one value whichever way control went; only registers
             # that can matter (the slice) are ever evaluated
