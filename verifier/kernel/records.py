@@ -134,7 +134,9 @@ class InstructionReport(Result):
     ``wavefronts``/``ideal`` summed over them;
     ``verdict`` ``proved`` (every instance at its ideal), ``refuted`` (``conflict`` names one) or
     ``unknown`` (``reason``); ``status`` what the count rests on (``measured``, ``assumed``,
-    ``not modelled``)."""
+    ``not modelled``), or how the SASS runs it where no rule counts that (``SASS not modelled``,
+    ``SASS loop``, ``SASS loads and stores``, ``SASS atomics``); ``family`` ``atom32`` is a shared
+    atomic of a measured form (counted where its SASS is that form)."""
 
     ptx_line: int
     opcode: str
