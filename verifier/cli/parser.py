@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, engine_options, json_flag, timeout_flag
+from bankproof.verifier.cli.parser_kernel import add_kernel
 from bankproof.verifier.cli.parser_triton import add_triton
 
 EXIT_INPUT = 2
@@ -59,6 +61,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"bankproof {VERSION}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    _layout(sub)
+    _wavefronts(sub)
+    _verify(sub)
+    _synth(sub)
+    _explain(sub)
+    _convert(sub)
+    _gpu(sub)
+    _show(sub)
+    _serve(sub)
+    _mcp(sub)
+    _descriptor(sub)
+    _agree(sub)
+    add_kernel(sub)
+    add_triton(sub, _Parser)
+    _link_formats(p)
+    return p
+
+
+def _layout(sub) -> None:
+    """``bankproof layout``."""
     lay = sub.add_parser(
         "layout",
         help="parse a layout in any notation and show its bases",
@@ -82,9 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--base-align", type=int, default=0, help="CuTe byte units: buffer alignment in bytes")
     lay.add_argument("--dims", help="dim names, comma separated (default m,n for 2-D)")
     lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")
-    lay.add_argument("--json", action="store_true", help="machine-readable output")
+    json_flag(lay)
     lay.set_defaults(run="layout")
 
+
+def _wavefronts(sub) -> None:
+    """``bankproof wavefronts``."""
     wav = sub.add_parser(
         "wavefronts",
         help="wavefronts of warp instructions from per-lane byte addresses (JSONL)",
@@ -94,11 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         "answered, and the exit code is 2.",
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
-    wav.add_argument(
-        "--arch", default="sm90", help='the target arch (default sm90; a line\'s own "arch" overrides it)'
-    )
+    arch_flag(wav, f'the target arch (default {DEFAULT_ARCH}; a line\'s own "arch" overrides it)')
     wav.set_defaults(run="wavefronts")
 
+
+def _verify(sub) -> None:
+    """``bankproof verify``."""
     ver = sub.add_parser(
         "verify",
         help="wavefronts of every access of a spec, with a counterexample when it conflicts",
@@ -108,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "4 engines disagree.",
     )
     ver.add_argument("spec", help="a spec file (TOML)")
-    _engine_options(
+    engine_options(
         ver,
         "machine-readable report (schema 1)",
         "which engines answer (default all; they must agree, else exit 4)",
@@ -120,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ver.set_defaults(run="verify")
 
+
+def _synth(sub) -> None:
+    """``bankproof synth``."""
     syn = sub.add_parser(
         "synth",
         help="the optimal memory layout for a spec's writer and reader, in every notation",
@@ -142,20 +171,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="weights of wavefronts, instructions, operations, xor_terms, pad_terms, shared_bytes for "
         "picking one layout of the Pareto front (e.g. wavefronts=1,operations=16)",
     )
-    _engine_options(
+    engine_options(
         syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"
     )
     syn.set_defaults(run="synth")
 
+
+def _explain(sub) -> None:
+    """``bankproof explain``."""
     exp = sub.add_parser(
         "explain",
         help="the §5.4 construction narrated step by step",
         description="Narrate the optimal-swizzle construction for the spec's writer and reader.",
     )
     exp.add_argument("spec", help="a spec file (TOML); [memory] is optional")
-    exp.add_argument("--json", action="store_true", help="the construction's sets (machine-readable)")
+    json_flag(exp, "the construction's sets (machine-readable)")
     exp.set_defaults(run="explain")
 
+
+def _convert(sub) -> None:
+    """``bankproof convert``."""
     con = sub.add_parser(
         "convert",
         help="convert the spec's first layout into its second: shuffle plan and proofs",
@@ -164,10 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
         "through shared memory, each proved by Z3.",
     )
     con.add_argument("spec", help="a spec file (TOML) with at least two [[access]] layouts")
-    con.add_argument("--json", action="store_true", help="machine-readable output (all rounds)")
-    con.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    json_flag(con, "machine-readable output (all rounds)")
+    timeout_flag(con)
     con.set_defaults(run="convert")
 
+
+def _gpu(sub) -> None:
+    """``bankproof gpu``."""
     gpu = sub.add_parser(
         "gpu",
         help="run the spec's store and load on the GPU: data check and measured wavefronts",
@@ -178,9 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gpu.add_argument("spec", help="a spec file (TOML)")
     gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
-    gpu.add_argument("--json", action="store_true", help="machine-readable output")
+    json_flag(gpu)
     gpu.set_defaults(run="gpu")
 
+
+def _show(sub) -> None:
+    """``bankproof show``."""
     sho = sub.add_parser(
         "show",
         help="the bank scope of one instruction: lanes on banks, hits per bank, conflicts",
@@ -203,9 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="color the grid and the matrices (default: when writing to a terminal and NO_COLOR is unset)",
     )
-    sho.add_argument("--json", action="store_true", help="the wavefront groups (machine-readable)")
+    json_flag(sho, "the wavefront groups (machine-readable)")
     sho.set_defaults(run="show")
 
+
+def _serve(sub) -> None:
+    """``bankproof serve``."""
     srv = sub.add_parser(
         "serve",
         help="the workbench: a local web page to toggle a swizzle and watch the conflicts move",
@@ -220,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
     srv.set_defaults(run="serve")
 
+
+def _mcp(sub) -> None:
+    """``bankproof mcp``."""
     mcp = sub.add_parser(
         "mcp",
         help="serve verify, synth, convert, agree, wavefronts, kernel and triton scan as MCP tools (stdio)",
@@ -230,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.set_defaults(run="mcp")
 
+
+def _descriptor(sub) -> None:
+    """``bankproof descriptor``."""
     des = sub.add_parser(
         "descriptor",
         help="decode (or encode) a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, tile read",
@@ -239,13 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     des.add_argument("value", nargs="?", help="the descriptor, 0x... hex or decimal (or give --fields)")
     des.add_argument("--fields", help="encode instead: start=0,lbo=16,sbo=1024,swizzle=128B[,base_offset=0]")
-    des.add_argument("--arch", required=True, choices=["sm90", "sm100"], help="sm90 (wgmma), sm100 (tcgen05)")
+    arch_flag(des, "sm90 (wgmma), sm100 (tcgen05)", required=True, choices=["sm90", "sm100"], default=None)
     des.add_argument("--major", choices=["K", "MN"], default="K", help="the operand's major-ness (default K)")
     des.add_argument("--dtype", default="f16", help="element type: f16, bf16, tf32, e4m3, s8 (default f16)")
     des.add_argument("--rows", type=int, default=64, help="M or N rows of the tile (default 64)")
-    des.add_argument("--json", action="store_true", help="machine-readable output")
+    json_flag(des)
     des.set_defaults(run="descriptor")
 
+
+def _agree(sub) -> None:
+    """``bankproof agree``."""
     agr = sub.add_parser(
         "agree",
         help="prove a writer (TMA box, software XOR) and a reader (descriptor, software XOR) agree on bytes",
@@ -257,81 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agr.add_argument("spec", help="a spec file (TOML): dtype, arch, base, [writer], [reader]")
     agr.add_argument("--base", type=int, default=None, help="the tile's shared address (overrides the spec)")
-    agr.add_argument("--timeout", type=float, default=10.0, help="Z3 time limit, seconds (default 10)")
-    agr.add_argument("--json", action="store_true", help="machine-readable output")
+    timeout_flag(agr, "Z3 time limit, seconds (default 10)")
+    json_flag(agr)
     agr.set_defaults(run="agree")
-
-    ker = sub.add_parser(
-        "kernel",
-        help="any CUDA kernel (CUDA C++ compiled here by NVRTC, or PTX from any compiler): every "
-        "shared-memory instruction's wavefronts over one CTA",
-        description="Read a kernel once (a .cu file compiled here by NVRTC with CUTLASS/CuTe and CUB "
-        "headers from their wheels, or a .ptx file from nvcc, NVRTC, Triton, the CuTe DSL, tilelang, ...), "
-        "run one CTA of the launch you state (block, grid and CTA, dynamic shared memory, arguments, "
-        "pointers included) thread by thread, and count every shared-memory instruction's wavefronts over "
-        "all its dynamic instances: per instruction a verdict and the first conflicting lanes, per source "
-        "line and per kernel the totals as Nsight Compute's SASS-level counters count them. What depends on "
-        "values it cannot know is unknown, never a number. Exit 0 conflict-free, 1 conflicts (or a "
-        "misaligned or out-of-bounds address, or a wgmma descriptor reading a TMA tile from the wrong "
-        "bytes), 2 input error, 3 unknown, 4 the engines (or a measured --ncu profile) disagree.",
-    )
-    ker.add_argument("file", metavar="FILE.cu|FILE.ptx", help="the kernel's CUDA C++ or PTX")
-    ker.add_argument("--kernel", help="which kernel of the module (required when it has several)")
-    ker.add_argument("--block", default="128", help="threads per CTA: X, XxY or XxYxZ (default 128)")
-    ker.add_argument("--grid", default="1", help="CTAs of the launch: X, XxY or XxYxZ (default 1)")
-    ker.add_argument("--cta", default="0,0,0", help="the CTA analysed: X[,Y[,Z]] (default 0,0,0)")
-    ker.add_argument(
-        "--dynamic-smem",
-        type=int,
-        default=0,
-        metavar="BYTES",
-        help="dynamic shared memory of the launch (default 0)",
-    )
-    ker.add_argument(
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=INT",
-        help="a kernel argument: its C++ name, PTX name or position; pointers too (an address)",
-    )
-    ker.add_argument("--open", metavar="NAME=LO..HI[:STEP]", help="an argument over a range (<= 1024 values, "
-                     "each run): proved for all, or refuted at the smallest")  # fmt: skip
-    ker.add_argument(
-        "-I",
-        "--include",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="an include folder for NVRTC (CUTLASS/CuTe, CUB come from their wheels)",
-    )
-    ker.add_argument(
-        "-D",
-        "--define",
-        action="append",
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="a preprocessor definition for NVRTC",
-    )
-    ker.add_argument("--tensor-map", action="append", default=[], metavar="NAME=MODE,ROWSxCOLS,DTYPE",
-                     help="a TMA tensor map the kernel takes (tmA=128B,64x64,bf16): its boxes are checked "
-                     "against the wgmma descriptors that read them")  # fmt: skip
-    ker.add_argument("--ncu", metavar="EXPORT.csv",
-                     help="a launch's Nsight Compute source page (ncu -i REP --page source --csv "
-                     "--print-source cuda,sass, with --section SourceCounters): joined line by line; "
-                     "exit 4 where a modelled line differs")  # fmt: skip
-    ker.add_argument("--language", choices=["cuda", "ptx"], help="override the file suffix")
-    ker.add_argument("--arch", default="sm90", help="target arch (default sm90; CUDA is compiled for it)")
-    ker.add_argument("--max-steps", type=int, default=3_000_000, help="machine steps before giving up")
-    ker.add_argument("--time-limit", type=float, default=120.0, help="seconds of analysis before giving up")
-    ker.add_argument("--html", metavar="PAGE", help="also write an HTML page")
-    kfmt = ker.add_mutually_exclusive_group()
-    kfmt.add_argument("--json", action="store_true", help="machine-readable report")
-    kfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
-    ker.set_defaults(run="kernel")
-
-    add_triton(sub, _Parser)
-    _link_formats(p)
-    return p
 
 
 class _KeepLinks(argparse.HelpFormatter):
@@ -368,10 +349,3 @@ def _link_formats(p: argparse.ArgumentParser) -> None:
             sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(command)]))
             if sub.formatter_class is argparse.HelpFormatter:
                 sub.formatter_class = _KeepLinks
-
-
-def _engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str) -> None:
-    """``--json``, ``--engine`` and ``--timeout``, shared by verify and synth."""
-    p.add_argument("--json", action="store_true", help=json_help)
-    p.add_argument("--engine", choices=["enum", "algebra", "z3", "all"], default="all", help=engine_help)
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")

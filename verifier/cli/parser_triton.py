@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from bankproof.verifier.cli.flags import arch_flag, json_flag
 from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
 REQUIRE_OPTIMAL_HELP = (
@@ -54,7 +55,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",
     )
     fmt = scan.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="machine-readable report")
+    json_flag(fmt, "machine-readable report")
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
     scan.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
     scan.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
@@ -75,7 +76,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
                       help="a kernel argument's value, as the launch had it (program_id_x, ...), or "
                            "trips_L<line>=N for a loop whose bound it loaded from memory")  # fmt: skip
     prof.add_argument("--ctas", type=int, default=1, help="CTAs the launch ran (default 1)")
-    prof.add_argument("--json", action="store_true", help="machine-readable report")
+    json_flag(prof, "machine-readable report")
     prof.set_defaults(run="profile")
     cor = tsub.add_parser(
         "corpus",
@@ -88,9 +89,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         epilog=KERNELS_FILE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    cor.add_argument(
-        "--arch", default=None, help="comma-separated archs (default: the targets' corpus archs)"
-    )
+    arch_flag(cor, "comma-separated archs (default: the targets' corpus archs)", default=None)
     cor.add_argument("--baseline", metavar="FILE", help="baseline JSON to compare with (or write)")
     cor.add_argument("--update-baseline", action="store_true", help="write this run's numbers to --baseline")
     cor.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
@@ -127,7 +126,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         help="seconds per compile; one past it is reported as not compiled (default 300)",
     )
     cfmt = cor.add_mutually_exclusive_group()
-    cfmt.add_argument("--json", action="store_true", help="machine-readable report")
+    json_flag(cfmt, "machine-readable report")
     cfmt.add_argument(
         "--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools (with the ledger findings)"
     )
