@@ -26,6 +26,16 @@ BANKS = 32
 PTX_FORMS = {"add.u32": "ATOMS.ADD", "exch.b32": "ATOMS.EXCH", "max.u32": "ATOMS.MAX"}
 SASS_FORMS = frozenset(PTX_FORMS.values())
 INSTRS = tuple(f"atom.{f}" for f in PTX_FORMS)  # the names ``bankproof wavefronts`` takes
+MEASURED_ON = frozenset({"sm90"})  # the archs whose GPUs ran the probe (an H100)
+
+
+def status(arch: str) -> str:
+    """What a count by this rule rests on for ``arch``: ``measured`` where the probe ran.
+
+    >>> status("sm90"), status("sm80")
+    ('measured', 'assumed')
+    """
+    return "measured" if arch in MEASURED_ON else "assumed"
 
 
 def form(opcode: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from bankproof.models import atomic_rule, hardware, lds
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.target import MEASURED, UNMODELED_REASON, get, rule, status, unmeasured
 
@@ -58,7 +59,7 @@ def _atomic_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray
     bad = offsets[(offsets % 4 != 0) & active]
     if bad.size:
         raise InputError("wavefronts", "byte_offsets", f"must be 4-byte aligned for {instr}", int(bad[0]))
-    st = "measured" if arch == "sm90" else "assumed"
+    st = atomic_rule.status(arch)
     out = []
     for offs, act in zip(offsets, active):
         n = atomic_rule.atomic_wavefronts(offs, act)
@@ -73,7 +74,7 @@ def _atomic_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray
 
 
 def wavefronts(
-    instr: str | hardware.Instr, byte_offsets, active=None, arch: str = "sm90"
+    instr: str | hardware.Instr, byte_offsets, active=None, arch: str = DEFAULT_ARCH
 ) -> hardware.Wavefronts:
     """Wavefronts of one warp instruction of the phase model, with its phases and wavefront groups.
 

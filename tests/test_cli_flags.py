@@ -47,3 +47,31 @@ def test_build_parser_is_one_small_function_per_command():
     text = (CLI / "parser.py").read_text()
     body = text.split("def build_parser()", 1)[1].split("\ndef ", 1)[0]
     assert len(body.splitlines()) <= 40 and body.count("add_argument") == 1  # --version
+
+
+# an annotated parameter's default, a missing key's, a missing argument's
+_DEFAULTED = re.compile(r"arch:[^=,)]*=\s*\"sm\d+\"|get\(\"arch\", \"sm\d+\"\)|arch or \"sm\d+\"")
+ROOT = CLI.parent.parent
+
+
+def arch_defaults(text: str) -> list[str]:
+    """Signatures that write a default arch out instead of naming DEFAULT_ARCH."""
+    return _DEFAULTED.findall(text)
+
+
+def test_the_default_arch_is_named_once():
+    """``models/archs.py`` holds it; every signature and flag takes it from there (item 5 of
+    issue 56: one default arch named once)."""
+    bad = {}
+    for folder in ("verifier", "models", "proofs", "gpu_checks", "bankproof"):
+        for p in (ROOT / folder).rglob("*.py"):
+            found = arch_defaults(p.read_text())
+            if found and p.name != "archs.py":
+                bad[str(p.relative_to(ROOT))] = found
+    assert bad == {}
+
+
+def test_the_default_arch_test_sees_one_written_out():
+    assert arch_defaults('def f(x, arch: str = "sm90"):') == ['arch: str = "sm90"']
+    assert arch_defaults('f(arch="sm100")') == []  # a call names the arch it means
+    assert arch_defaults('data.get("arch", "sm90")') == ['get("arch", "sm90")']

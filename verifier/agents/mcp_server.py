@@ -18,6 +18,7 @@ import functools
 import json
 from typing import Any
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier import api
 from bankproof.verifier.api.agree import agree_spec
@@ -97,7 +98,7 @@ def agree(
     return agree_spec(_spec(spec), base=base, timeout=timeout, name="<mcp>").to_dict()
 
 
-def wavefronts(cases: list[dict[str, Any]], arch: StrictStr = "sm90") -> dict[str, Any]:
+def wavefronts(cases: list[dict[str, Any]], arch: StrictStr = DEFAULT_ARCH) -> dict[str, Any]:
     """Wavefronts of warp instructions from per-lane byte offsets: one result per case, in order
     (a bad case answers ``{"line", "error"}`` in its place)."""
     if not isinstance(cases, list) or not cases:
@@ -116,7 +117,7 @@ def kernel(
     block: StrictInt | StrictStr = 128,
     grid: StrictInt | StrictStr = 1,
     args: dict[StrictStr, StrictInt] | None = None,
-    arch: StrictStr = "sm90",
+    arch: StrictStr = DEFAULT_ARCH,
     headers: dict[StrictStr, StrictStr] | None = None,
 ) -> dict[str, Any]:
     """The shared-memory account of one CTA of a kernel given as PTX or CUDA C++ text

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from bankproof.models import dtypes
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.engines.agreement import agreeing_bases, alignment, check
 from bankproof.models.engines.placement import DescriptorRead, Placement, TmaBox, period
 from bankproof.models.engines.tma import MEASURED
@@ -94,7 +95,7 @@ def agree(
             raise InputError("agree", key, "is missing (or give spec=)")
     if not isinstance(dtype, str):
         raise InputError("agree", "dtype", "must be a string", dtype)
-    return _agree(writer, reader, dtype, 0 if base is None else base, arch or "sm90", timeout, "<api>")
+    return _agree(writer, reader, dtype, 0 if base is None else base, arch or DEFAULT_ARCH, timeout, "<api>")
 
 
 MAX_SPEC = 64 * 1024  # an agree spec file
@@ -191,5 +192,5 @@ def agree_spec(
     if not isinstance(data["dtype"], str):
         raise InputError("spec", "dtype", "must be a string", data["dtype"])
     base = base if base is not None else data.get("base", 0)
-    arch = data.get("arch", "sm90")
+    arch = data.get("arch", DEFAULT_ARCH)
     return _agree(data["writer"], data["reader"], data["dtype"], base, arch, timeout, name)

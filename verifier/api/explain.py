@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
@@ -24,7 +25,7 @@ def explain(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     spec: SpecLike | None = None,
 ) -> ExplainResult:

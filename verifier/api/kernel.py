@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier.api.kernel_descriptors import check_descriptors, tensor_maps_of
@@ -108,7 +109,7 @@ def read_source(
     language: str | None = None,
     include: tuple[str, ...] = (),
     defines: Mapping[str, str] | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     compile_timeout: float = nvrtc.COMPILE_SECONDS,
     headers: Mapping[str, str] | None = None,
 ) -> tuple[KernelSource, dict[str, int]]:
@@ -224,7 +225,7 @@ def kernel(
     include: tuple[str, ...] = (),
     defines: Mapping[str, str] | None = None,
     language: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     max_steps: int = MAX_STEPS,
     time_limit: float = 120.0,
     tensor_maps: Mapping | None = None,

@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError, TimeLimit
 from bankproof.verifier.api.kernel import (
     MAX_STEPS,
@@ -131,7 +132,7 @@ def kernel_open(
     include: tuple[str, ...] = (),
     defines: Mapping[str, str] | None = None,
     language: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     max_steps: int = MAX_STEPS,
     time_limit: float = 120.0,
 ) -> OpenResult:

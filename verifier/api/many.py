@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models import hardware, target
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.verifier.api.problem import Access, LayoutLike, MemoryLike, problem, read_memory
@@ -56,7 +57,7 @@ def verify_many(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     units: str = "element",
     base_align: int = 0,

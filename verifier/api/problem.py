@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bankproof.models import dtypes, target
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
@@ -164,7 +165,7 @@ def problem(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     units: str = "element",
     base_align: int = 0,

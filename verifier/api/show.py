@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.problem import (
     Access,
@@ -27,7 +28,7 @@ def show(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     spec: SpecLike | None = None,
     access: str | None = None,

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import MAX_TABLE_BITS
 from bankproof.verifier.api.problem import (
@@ -31,7 +32,7 @@ def synth(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     spec: SpecLike | None = None,
     engines: str | Sequence[str] = "all",

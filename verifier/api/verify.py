@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.verifier.api.problem import (
     Access,
     LayoutLike,
@@ -27,7 +28,7 @@ def verify(
     accesses: Sequence[Access] = (),
     shape: str | Sequence[int] | None = None,
     dtype: str | None = None,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     dims: Sequence[str] | None = None,
     units: str = "element",
     base_align: int = 0,

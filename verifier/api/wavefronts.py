@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from bankproof.models import target, target_single
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.files import json_value
 from bankproof.models.hardware import LANES
@@ -81,7 +82,7 @@ def check_case(
     return instr, offs, active
 
 
-def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult]:
+def run_lines(lines: Iterable[str], arch: str = DEFAULT_ARCH) -> list[WavefrontsResult]:
     """Model every case; results in input order."""
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
     return run_cases(zip((n for n, _ in numbered), load_all(numbered)), arch)
@@ -90,7 +91,7 @@ def run_lines(lines: Iterable[str], arch: str = "sm90") -> list[WavefrontsResult
 Answer = tuple[int, "WavefrontsResult | InputError"]  # (line number, its result or what is wrong)
 
 
-def run_lines_each(lines: Iterable[str], arch: str = "sm90") -> list[Answer]:
+def run_lines_each(lines: Iterable[str], arch: str = DEFAULT_ARCH) -> list[Answer]:
     """Every non-blank line answered on its own: ``(line number, its result or the InputError
     naming what is wrong with it)``, in input order; a batch with bad lines still answers the good
     ones (all at once when none is bad, else line by line). An unknown ``arch`` is refused whole.
@@ -114,7 +115,7 @@ def run_lines_each(lines: Iterable[str], arch: str = "sm90") -> list[Answer]:
     return out
 
 
-def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> list[WavefrontsResult]:
+def run_cases(numbered: Iterable[tuple[int, object]], arch: str = DEFAULT_ARCH) -> list[WavefrontsResult]:
     """Model parsed cases ``(line number, case object)``; results in input order. A case may name
     its own ``arch`` (its target says its warp size and rules)."""
     target.check_arch(arch, "wavefronts", "arch")
@@ -147,7 +148,7 @@ def run_cases(numbered: Iterable[tuple[int, object]], arch: str = "sm90") -> lis
 
 
 def wavefronts(
-    instr: str, byte_offsets: Sequence[int], *, active: Sequence[bool] | None = None, arch: str = "sm90"
+    instr: str, byte_offsets: Sequence[int], *, active: Sequence[bool] | None = None, arch: str = DEFAULT_ARCH
 ) -> WavefrontsResult:
     """The hardware model's wavefronts for one warp instruction (``bankproof wavefronts``).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-DEFAULT_ARCH = "sm90"  # the arch a command takes when none is named
+from bankproof.models.archs import DEFAULT_ARCH
 
 
 def json_flag(p, help: str = "machine-readable output") -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bankproof.models import dtypes, target
 from bankproof.models.access import vector_cap
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError, Untranslatable, excerpt
 from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
@@ -137,7 +138,7 @@ def parse_spec(data: dict, path: str = "<spec>", require_memory: bool = True, pa
         raise _err("dtype", 'is missing or not a string (e.g. dtype = "f16")', dtype)
     dtype = dtypes.canonical(dtype)  # one vocabulary: e4m3, s8, half_t, float_e4m3_t ... name their types
     elem_bits = dtypes.bits(dtype)
-    arch = target.check_arch(data.get("arch", "sm90"), "spec")
+    arch = target.check_arch(data.get("arch", DEFAULT_ARCH), "spec")
     dims = data.get("dims", default_names(len(shape)))
     if (
         not isinstance(dims, list)
@@ -257,7 +258,7 @@ def _access(
     shape: list[int],
     dtype: str,
     dims: list[str],
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     cutlass: Release = None,
 ) -> AccessSpec:
     where = f"access[{i}]"

@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 from bankproof.models import f2, target
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
@@ -53,7 +54,7 @@ def check_memory_layout(
 
 
 def check_access_layout(
-    layout: LinearLayout, kind: str, where: str, dims: list[str], arch: str = "sm90"
+    layout: LinearLayout, kind: str, where: str, dims: list[str], arch: str = DEFAULT_ARCH
 ) -> LinearLayout:
     """What the bank model needs of an access's layout, refused with the field named: a warp of
     32 lanes; one CTA (block bases, i.e. multi-CTA layouts, are not modeled); and, for a store,

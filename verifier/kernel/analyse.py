@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from bankproof.models import target
+from bankproof.models import atomic_rule, target
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.hardware import instruction
 from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, reconcile, simt
 from bankproof.verifier.kernel.functions import with_functions
@@ -75,7 +76,7 @@ SASS_SHARE = 0.3  # of a time limit, for building and reading the SASS
 def analyse(
     src: KernelSource,
     launch: Launch,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     max_steps: int = simt.MAX_STEPS,
     max_seconds: float = simt.MAX_SECONDS,
     keep_trace: bool = False,
@@ -297,7 +298,7 @@ def _instruction(
         off = np.where(ok[:, None] & inst.active, inst.offsets, 0)  # an inactive lane's address is never used
         if fam == "atom32":
             cnt, ideal = costs.atomic_counts(replace(inst, offsets=off))
-            status = "measured" if arch == "sm90" else "assumed"
+            status = atomic_rule.status(arch)
         else:
             cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
             status = costs.status(arch, ins) if m is None or m.seen else "assumed"

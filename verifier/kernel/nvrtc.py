@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError, TimeLimit
 from bankproof.verifier.kernel.includes import gather, outside
 from bankproof.verifier.kernel.sandbox import child_env
@@ -121,7 +122,7 @@ def check_defines(defines: dict[str, str]) -> dict[str, str]:
 def compile_ptx(
     source: str,
     name: str,
-    arch: str = "sm90",
+    arch: str = DEFAULT_ARCH,
     include: tuple[str, ...] = (),
     defines: dict[str, str] | None = None,
     folder: str | None = None,

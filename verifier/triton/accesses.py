@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from bankproof.models import hardware, target
 from bankproof.models.access import access_layout
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
@@ -281,7 +282,7 @@ def count_access(
     bits: int,
     kind: str,
     candidates: list[str],
-    arch: str | Target = "sm90",
+    arch: str | Target = DEFAULT_ARCH,
     copy: bool = False,
 ) -> AccessCount:
     """The first deliverable instruction's exact counts on the target; ``copy``: a ``cp.async``,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from bankproof.models.access import element_offsets
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.engines.canonical import derive, reads_tile
 from bankproof.models.engines.descriptors import Descriptor, decode
 from bankproof.models.engines.tma import mode, swizzled
@@ -89,7 +90,7 @@ def _tile(enc: NVMMAShared, shape: tuple[int, ...], operand: str) -> tuple[np.nd
     return off.T, "MN" if contiguous_last else "K"  # [K, N] -> (N, K)
 
 
-def check(ttgir: str, ptx: str, arch: str = "sm90", source=None) -> list[DescriptorCheck]:
+def check(ttgir: str, ptx: str, arch: str = DEFAULT_ARCH, source=None) -> list[DescriptorCheck]:
     """Every MMA descriptor operand of the kernel against the TTGIR's operand encodings
     (``source``: the compile already read, :mod:`.source`)."""
     k = source.fresh_kernel() if source is not None else parse_kernel(ptx)
