@@ -80,6 +80,31 @@ class Target:
         """Whether it has the matrix instructions (``ldmatrix``/``stmatrix``) of the phase model."""
         return self.model == "phases"
 
+    @property
+    def row_bytes(self) -> int:
+        """The bytes one row of banks holds (what a wavefront, or a lane group's cycle, serves)."""
+        return self.banks * 4 if self.model == "lane groups" else 128
+
+    @property
+    def cost_unit(self) -> str:
+        """What an access's count counts: ``wavefront`` (phase model) or ``cycle`` (lane groups)."""
+        return units(self.model)[1]
+
+    @property
+    def counts_from_bases(self) -> bool:
+        """Whether a count follows from the layout's bases (the phase model's linear rules)."""
+        return self.model == "phases"
+
+    @property
+    def picks_instructions(self) -> bool:
+        """Whether an ``auto`` access gets its cheapest instruction (the phase model's forms)."""
+        return self.model == "phases"
+
+    @property
+    def partial_warps(self) -> bool:
+        """Whether an instruction may run with lanes off (the phase model was measured so)."""
+        return self.model == "phases"
+
     def has(self, instr: str) -> bool:
         """Whether the phase model's ``instr`` runs here (``stmatrix`` needs sm90).
 
@@ -289,6 +314,15 @@ def count_rows(
     counts, ideals, _ = hardware.evaluate(ins, offsets, active, check=check)
     unknown = unmeasured(get(arch), ins, offsets, active)
     return Count(counts, ideals, unknown, status(arch, ins), UNMODELED_REASON if unknown.any() else None)
+
+
+def units(model: str) -> tuple[str, str]:
+    """What serves a count's unit at a time and the unit, for a result that names its model.
+
+    >>> units("phases"), units("lane groups")
+    (('wavefront', 'wavefront'), ('lane', 'cycle'))
+    """
+    return ("lane", "cycle") if model == "lane groups" else ("wavefront", "wavefront")
 
 
 def status(arch: str, ins: hardware.Instr | None = None) -> str:

@@ -101,7 +101,7 @@ def _fast(p, layouts: list, size) -> dict[int, tuple[AccessCount, ...]]:
     CTA blocks, on a phase-model target with measured answers; every step vectorized over them."""
     t = target.get(p.arch)
     eb = max(1, p.elem_bits // 8)
-    if t.model == "lane groups" or p.elem_bits % 8 or p.elem_bits > 64 or size is None:
+    if not t.counts_from_bases or p.elem_bits % 8 or p.elem_bits > 64 or size is None:
         return {}
     if any(a.instr != "auto" or a.layout.in_bases("block") or len(a.layout.in_bases("lane")) != 5
            for a in p.accesses):  # fmt: skip

@@ -125,7 +125,7 @@ def run_cases(numbered: Iterable[tuple[int, object]], arch: str = DEFAULT_ARCH) 
         if isinstance(case, dict) and "arch" in case:
             own = target.check_arch(case["arch"], f"line {n}", "arch")
         t = target.get(own)
-        cases.append((n, own, *check_case(case, n, t.warp, t.model == "phases")))
+        cases.append((n, own, *check_case(case, n, t.warp, t.partial_warps)))
     by_kind: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, (_, own, name, _, _) in enumerate(cases):
         by_kind[(own, name)].append(i)

@@ -308,7 +308,7 @@ def _count(spec: Spec, acc: AccessSpec, engines: tuple[str, ...]) -> tuple[Acces
     t = target.get(spec.arch)
     try:
         la = None
-        if t.model == "phases":
+        if t.counts_from_bases:
             la = linear_access(acc.layout, spec.memory, spec.elem_bits, acc.kind, acc.instr)
         if la is not None:
             target.check_instr(t, la.instr)

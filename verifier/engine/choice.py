@@ -75,7 +75,7 @@ def universal_bound(spec: Spec) -> int:
     """:func:`access_bound` of the writer plus the reader (bytes / 128 per wavefront; on a
     lane-group target bytes / (banks x 4) per cycle)."""
     t = target.get(spec.arch)
-    line = t.banks * 4 if t.model == "lane groups" else 128
+    line = t.row_bytes
     return sum(access_bound(a.layout, spec.elem_bits, line) for a in pick_pair(spec))
 
 

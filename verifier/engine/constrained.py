@@ -178,7 +178,7 @@ def _cheapest(spec: Spec, lay) -> list:
     """The spec's accesses, each ``auto`` one given its cheapest instruction on ``lay`` (every
     ld/st width and ldmatrix/stmatrix form; on a lane-group target, ``auto`` as it stands)."""
     t = target.get(spec.arch)
-    if t.model != "phases":
+    if not t.picks_instructions:
         return spec.accesses
     out = []
     for a in spec.accesses:

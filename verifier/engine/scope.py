@@ -43,7 +43,9 @@ def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dic
         raise InputError("show", "instruction", f"must be in [0, {len(a.addresses)})", instruction)
     offs = a.addresses[instruction]
     active = offs >= 0
-    if t.model == "lane groups":  # a group of lanes per cycle group; words of 4 bytes, the arch's banks
+    if (
+        not t.counts_from_bases
+    ):  # lane groups: a group of lanes per cycle group; words of 4 bytes, the arch's banks
         rule = a.instr
         phases = rule.groups if rule.groups is not None else np.zeros(len(offs), dtype=np.int64)
         nwords, banks_n = rule.width // 4, t.banks

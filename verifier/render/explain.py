@@ -30,7 +30,7 @@ def to_text(r: ExplainResult) -> str:
     d, v, w = len(r.bits), len(r.vectorization), spec.elem_bits // 8
     vec_bytes = (1 << v) * w
     t = target.get(spec.arch)
-    row = t.banks * 4 if t.model == "lane groups" else 128  # the bytes one row of banks holds
+    row = t.row_bytes  # the bytes one row of banks holds
     full = max(0, (row // vec_bytes).bit_length() - 1)
     cap = f" (at most d - v = {d - v})" if full > r.bank_bits else ""
     out = [

@@ -3,6 +3,7 @@ SVG, from a :class:`~bankproof.verifier.results.ShowResult`."""
 
 from __future__ import annotations
 
+from bankproof.models import target
 from bankproof.models.hardware import BANK_BYTES, BANKS
 from bankproof.verifier.render.matrix import matrix_svg, matrix_text
 from bankproof.verifier.render.safe import colour, escape
@@ -21,7 +22,7 @@ def to_text(r: ShowResult, color: bool = False) -> str:
     info, phases = _info(r), r.groups
     nb = r.banks
     segment = nb * BANK_BYTES
-    unit, cost = ("lane", "cycle") if r.model == "lane groups" else ("wavefront", "wavefront")
+    unit, cost = target.units(r.model)
     lines = [
         f"{info['spec']}: access {info['access']!r} ({info['kind']}, {info['instr']}), instruction "
         f"{info['instruction']} of {info['instructions']}: {len(phases)} {unit} group(s)"

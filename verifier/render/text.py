@@ -124,7 +124,7 @@ def synth_text(r: SynthResult) -> str:
         lines.append(f"  optimal over: {info.optimal_over}")
         if info.universal_bound is not None:
             t = target.get(r.arch)
-            unit = f"{t.banks * 4} per cycle" if t.model == "lane groups" else "128 per wavefront"
+            unit = f"{t.row_bytes} per {t.cost_unit}"
             lines.append(f"  bound over every layout and instruction (bytes / {unit}): "
                          f"{info.universal_bound}")  # fmt: skip
     for ru in info.runners_up or ():
