@@ -163,10 +163,12 @@ class _Operand:
 def _candidates(dots: list) -> dict[str, list[_Operand]]:
     """The candidate operands of each position (A, B) over the kernel's MMA ops."""
     out: dict[str, list[_Operand]] = {"A": [], "B": []}
+    seen: set = set()  # an operand several MMA ops share is one candidate
     for pa, sa, pb, sb, _ in dots:
         for operand, enc, shape in (("A", pa, sa), ("B", pb, sb)):
-            if enc is None:  # that operand is not an nvmma_shared buffer in this op
+            if enc is None or (operand, enc, tuple(shape)) in seen:  # not nvmma_shared here, or seen
                 continue
+            seen.add((operand, enc, tuple(shape)))
             tile, major = _tile(enc, shape, operand)
             mode = SM90_MODES[enc.swizzle]
             expected = {"swizzle": mode, "major": major, **derive(tile, mode, major, enc.element_bits)}
