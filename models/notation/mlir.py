@@ -204,6 +204,7 @@ class _Reader:
 
 _BRACKET = re.compile(r"[<\[({]")
 _COMMA = re.compile(r"\s*,\s*")
+_SQUARE_ONLY = re.compile(r"[^\[\]<>(){}]*(?:\[[^\[\]<>(){},]*\][^\[\]<>(){}]*)*")
 
 
 def split_top(text: str) -> list[str]:
@@ -214,6 +215,8 @@ def split_top(text: str) -> list[str]:
     ['[%r1+4]', '{%r2, %r3}', '16']
     """
     if not _BRACKET.search(text):  # no brackets: every comma splits
+        return _COMMA.split(text.strip())
+    if _SQUARE_ONLY.fullmatch(text):  # PTX's "[%r1+4], %r2": balanced [...] holding no comma
         return _COMMA.split(text.strip())
     parts, depth, cur = [], 0, []
     for c in text:
