@@ -18,13 +18,12 @@ compare-and-swap loop on sm90), ``cas``, reductions (``red``) and other widths.
 from __future__ import annotations
 
 import numpy as np
+from bankproof.models.instructions import BANKS
 
-BANKS = 32
 # The measured forms, as PTX writes them (the probe's) and as the SASS runs them (ptxas 13.0.88 for
 # sm_90: atom.shared.add.u32 and red.shared.add.u32 -> ATOMS.ADD, exch.b32 -> ATOMS.EXCH, max.u32 ->
 # ATOMS.MAX; add.s32 and max.s32 run as ATOMS.ADD.S32 / ATOMS.MAX.S32, not measured).
 PTX_FORMS = {"add.u32": "ATOMS.ADD", "exch.b32": "ATOMS.EXCH", "max.u32": "ATOMS.MAX"}
-SASS_FORMS = frozenset(PTX_FORMS.values())
 INSTRS = tuple(f"atom.{f}" for f in PTX_FORMS)  # the names ``bankproof wavefronts`` takes
 MEASURED_ON = frozenset({"sm90"})  # the archs whose GPUs ran the probe (an H100)
 
@@ -65,17 +64,39 @@ def atomic_wavefronts(byte_offsets, active=None) -> int:
     return int(np.bincount(banks, minlength=BANKS).max())
 
 
+def groups(byte_offsets, active=None) -> tuple[list[int], ...]:
+    """The lanes each wavefront serves: the k-th serves the k-th active lane of every bank (so
+    there are :func:`atomic_wavefronts` of them).
+
+    >>> groups([0, 4, 0, 8])
+    ([0, 1, 3], [2])
+    """
+    offs = np.asarray(byte_offsets, dtype=np.int64)
+    act = np.ones(len(offs), dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    banks = ((offs // 4) % BANKS).tolist()
+    rank: dict[int, int] = {}
+    out: list[list[int]] = []
+    for lane in np.flatnonzero(act).tolist():
+        k = rank[banks[lane]] = rank.get(banks[lane], -1) + 1
+        if k == len(out):
+            out.append([])
+        out[k].append(lane)
+    return tuple(out)
+
+
 def pair(byte_offsets, active=None) -> tuple[int, int] | None:
-    """The lowest two active lanes on the most loaded bank (they serialize), else ``None``.
+    """The lowest two active lanes on the most loaded bank (the first such bank by lane), else
+    ``None`` where no bank serves two.
 
     >>> pair([0, 4, 128, 8] + [4 * i for i in range(4, 32)]), pair([4 * i for i in range(32)])
     ((0, 2), None)
     """
     offs = np.asarray(byte_offsets, dtype=np.int64)
     act = np.ones(len(offs), dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    banks = np.where(act, (offs // 4) % BANKS, -1)
-    for lane in np.flatnonzero(act).tolist():
-        same = np.flatnonzero(banks == banks[lane])
-        if len(same) > 1 and len(same) == atomic_wavefronts(offs, act):
-            return int(same[0]), int(same[1])
-    return None
+    lanes, banks = np.flatnonzero(act), (offs // 4) % BANKS
+    counts = np.bincount(banks[lanes], minlength=BANKS)
+    if counts.max(initial=0) < 2:
+        return None
+    first = next(lane for lane in lanes if counts[banks[lane]] == counts.max())
+    same = lanes[banks[lanes] == banks[first]]
+    return int(same[0]), int(same[1])

@@ -62,14 +62,8 @@ def _atomic_cases(arch: str, instr: str, offsets: np.ndarray, active: np.ndarray
     st = atomic_rule.status(arch)
     out = []
     for offs, act in zip(offsets, active):
-        n = atomic_rule.atomic_wavefronts(offs, act)
-        banks = (offs // 4) % hardware.BANKS
-        rank = {}  # wavefront k serves the k-th active lane of every bank
-        groups: list[list[int]] = [[] for _ in range(n)]
-        for lane in np.flatnonzero(act).tolist():
-            k = rank[banks[lane]] = rank.get(banks[lane], -1) + 1
-            groups[k].append(lane)
-        out.append((n, int(act.any()), tuple(groups), st))
+        groups = atomic_rule.groups(offs, act)  # one a wavefront
+        out.append((len(groups), int(act.any()), groups, st))
     return out
 
 

@@ -5,41 +5,20 @@ touch shared memory; a kernel whose SASS runs any other is unknown at its line."
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-from pathlib import Path
 
 from bankproof.verifier.kernel import reconcile, sass
 from bankproof.verifier.kernel.sass import SassOp
 
-RESULTS = Path(__file__).resolve().parent.parent / "gpu_checks" / "results"
+from tests.records import record_strings, record_texts
+
 _OP = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
 
 
 def _seen() -> set[str]:
-    ops: set[str] = set()
-    for f in RESULTS.iterdir():
-        raw = f.read_bytes()
-        text = gzip.decompress(raw).decode() if f.suffix == ".gz" else raw.decode(errors="ignore")
-        if f.suffix == ".txt":
-            ops |= {m.group(1) for m in _OP.finditer(text)}
-            continue
-        try:
-            todo = [json.loads(text)]
-        except ValueError:
-            continue
-        while todo:
-            x = todo.pop()
-            if isinstance(x, dict):
-                for k, v in x.items():
-                    if k == "sass" and isinstance(v, str):
-                        ops |= {m.group(1) for m in _OP.finditer(v)}
-                    elif isinstance(v, (dict, list)):
-                        todo.append(v)
-            elif isinstance(x, list):
-                todo.extend(x)
-    return ops
+    texts = [t for f, t in record_texts() if f.suffix == ".txt"]
+    texts += record_strings(lambda key, _: key == "sass")
+    return {m.group(1) for t in texts for m in _OP.finditer(t)}
 
 
 def test_every_sass_opcode_the_records_ran_is_known():

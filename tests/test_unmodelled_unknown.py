@@ -5,8 +5,6 @@ repository's PTX (examples and recorded GPU runs) is in the instruction set's li
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from bankproof.verifier.ptx.opcodes import PTX_OPCODES
 
 import bankproof
+from tests.records import record_strings
 
 ROOT = Path(__file__).resolve().parents[1]
 BODY = """.visible .entry k()
@@ -49,24 +48,7 @@ def test_an_opcode_outside_the_isa_makes_the_kernel_unknown_at_its_line():
 
 def _ptx_texts() -> list[str]:
     texts = [p.read_text() for p in ROOT.rglob("*.ptx") if ".venv" not in p.parts]
-    for f in (ROOT / "gpu_checks" / "results").iterdir():
-        raw = f.read_bytes()
-        try:
-            data = json.loads(gzip.decompress(raw) if f.suffix == ".gz" else raw)
-        except ValueError:
-            continue
-        todo = [data]
-        while todo:
-            x = todo.pop()
-            if isinstance(x, dict):
-                for k, v in x.items():
-                    if isinstance(v, str) and "ptx" in k.lower() and ".entry" in v:
-                        texts.append(v)
-                    else:
-                        todo.append(v)
-            elif isinstance(x, list):
-                todo.extend(x)
-    return texts
+    return texts + record_strings(lambda key, text: "ptx" in key.lower() and ".entry" in text)
 
 
 def test_every_opcode_the_repositorys_ptx_uses_is_known():

@@ -152,8 +152,9 @@ def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: 
 def atomic_counts(inst: Instances) -> tuple[np.ndarray, np.ndarray]:
     """Wavefronts and ideals of a measured shared atomic's rows (:mod:`~bankproof.models.atomic_rule`:
     the most active lanes on one bank; ideal one where a lane is on)."""
-    cnt = np.array([atomic_rule.atomic_wavefronts(o, a) for o, a in zip(inst.offsets, inst.active)])
-    return cnt.astype(np.int64).reshape(len(inst.offsets)), inst.active.any(axis=1).astype(np.int64)
+    rows = zip(inst.offsets, inst.active)
+    cnt = np.fromiter((atomic_rule.atomic_wavefronts(o, a) for o, a in rows), np.int64, len(inst.offsets))
+    return cnt, inst.active.any(axis=1).astype(np.int64)
 
 
 def atomic_conflict(name: str, inst: Instances, row: int, count: int) -> Conflict:

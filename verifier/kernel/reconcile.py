@@ -196,9 +196,11 @@ def _by_line(
                 f"{where}: the SASS runs {s.opcode}, whose effect on shared memory bankproof does not know"
             )
             continue
-        if kind is None and s.line in engine_lines and s.opcode.split(".", 1)[0] in SASS_ENGINES:
-            at[s.line].append(s)
-        if kind is None or s.never_runs:
+        if s.never_runs:
+            continue
+        if kind is None:
+            if s.line in engine_lines and s.opcode.split(".", 1)[0] in SASS_ENGINES:
+                at[s.line].append(s)
             continue
         if s.line in lines:
             at[s.line].append(s)

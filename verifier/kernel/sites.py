@@ -99,8 +99,8 @@ def classify(op: Op, shared_ptrs: set[str]) -> tuple[str, str] | None:
         ) from None
     if c is not None and c[0] == "lsu" and "shared::cluster" in op.opcode:
         return "dsmem", c[1]  # another CTA's shared memory (distributed): not measured
-    if c is not None and c[0] == "atomic" and atomic_rule.form(op.opcode):
-        return "atom32", atomic_rule.form(op.opcode) or ""
+    if c is not None and c[0] == "atomic" and (counted := atomic_rule.form(op.opcode)):
+        return "atom32", counted
     if c is not None and op.opcode.startswith("st.bulk"):
         return "bulk", "st.bulk"  # the bulk engine clears shared memory: not measured
     if c is not None:
