@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bankproof.verifier import api
+from bankproof.verifier.render.text import ptx_name
 from bankproof.verifier.results import AccessResult, VerifyResult
 
 __all__ = ["assert_conflict_free", "assert_kernel_conflict_free", "assert_wavefronts"]
@@ -34,10 +35,10 @@ __all__ = ["assert_conflict_free", "assert_kernel_conflict_free", "assert_wavefr
 def _describe(a: AccessResult) -> str:
     cost = f"{a.wavefronts} wavefronts" if a.wavefronts is not None else "? wavefronts"
     lines = [
-        f"access {a.name!r} ({a.instr}): {cost}, ideal {a.ideal_wavefronts}: {a.state} "
+        f"access {a.name!r} ({ptx_name(a.instr)}): {cost}, ideal {a.ideal}: {a.state} "
         f"[{a.proof.status} by {a.proof.engine}]" + (f" ({a.proof.reason})" if a.proof.reason else "")
     ]
-    cx = a.counterexample
+    cx = a.conflict
     if cx is not None:
         l0, l1 = cx.lanes
         lines.append(
@@ -47,7 +48,7 @@ def _describe(a: AccessResult) -> str:
         for lane, coords, addr in zip(cx.lanes, cx.coords, cx.byte_addresses):
             where = ", ".join(f"{k}={v}" for k, v in coords.items())
             lines.append(f"    lane {lane:>2}: ({where}) byte {addr}")
-        lines.append(f"  reproduce: {cx.command}")
+        lines.append(f"  reproduce: {cx.reproduce}")
     if a.proof.status == "disagree":
         lines.append("  the engines disagree: " + ", ".join(f"{e} {r.verdict} {r.wavefronts}"
                                                            for e, r in a.engines.items()))  # fmt: skip
@@ -132,12 +133,12 @@ def assert_kernel_conflict_free(source: Any, *, lines: Any = None, **kwargs: Any
     for i in result.instructions:
         if want is not None and (i.location is None or i.location.line not in want):
             continue
-        if i.verdict == "proved" or (i.verdict == "unknown" and i.status == "not modelled"):
+        if i.verdict == "proved" or (i.verdict == "unknown" and i.rests_on == "not modelled"):
             continue
         where = f"{i.location.file}:{i.location.line}" if i.location else f"{result.source}:?"
         head = f"{where} {i.opcode} (PTX line {i.ptx_line}): "
         if i.conflict is None:
-            bad.append(head + f"{i.verdict} ({i.reason or i.status})")
+            bad.append(head + f"{i.verdict} ({i.reason or i.rests_on})")
             continue
         c = i.conflict
         line = c.reproduce

@@ -86,7 +86,7 @@ def from_bases(verdicts: list) -> None:
 
             ms, peak, r = timed(call)
             a = r.accesses[0]
-            cx = a.counterexample
+            cx = a.conflict
             extra = f", counterexample lanes {cx.lanes} on bank {cx.bank}" if cx else ""
             what = f"2^{2 * side_bits} {'swizzled' if swizzled else 'row-major'}"
             answer = f"{r.verdict}, {a.wavefronts} wavefronts in {a.instructions} {a.instr}{extra}"
@@ -113,7 +113,7 @@ def enumeration(verdicts: list) -> None:
 
         base_ms, _, c = timed(tables, 3)
         ms, _, a = timed(bases, 3)
-        assert (a.wavefronts, a.ideal_wavefronts) == (int(c.counts.sum()), int(c.ideals.sum()))
+        assert (a.wavefronts, a.ideal) == (int(c.counts.sum()), int(c.ideals.sum()))
         ratio = base_ms / ms
         counted = f"{a.wavefronts} wavefronts in {a.instructions} {a.instr}, equal"
         print(f"2^22 {dtype}: enumeration from bases {ms:.0f} ms, from tables {base_ms:.0f} ms (baseline), "

@@ -135,7 +135,7 @@ def main() -> None:
     batch = sorted(times)[3] / (N - 20) * 1e3
     for m, got in zip(bases[20:120], many.layouts[:100], strict=True):  # the same answers
         want = bankproof.verify(m, load=dist, shape=SHAPE, dtype="f16", engines="enum").accesses[0]
-        assert (got[0].wavefronts, got[0].ideal_wavefronts) == (want.wavefronts, want.ideal_wavefronts)
+        assert (got[0].wavefronts, got[0].ideal) == (want.wavefronts, want.ideal)
     print(f"bankproof verify_many: {batch:.4f} ms a layout from bases (equal to verify on the 100 checked)")
     verdicts = []
     tri = triton_helper()

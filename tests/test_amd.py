@@ -14,7 +14,8 @@ import pytest
 from bankproof.models import lds, target
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.engine.check import check_access
+from bankproof.verifier.engine.answer import answer
+from bankproof.verifier.engine.check import problem_of
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 
 import bankproof as bp
@@ -86,16 +87,14 @@ def test_counts(arch, instr, addresses, count, ideal):
 def test_example_spec_answers_assumed_published_with_its_rule():
     r = bp.verify(spec=str(ROOT / "examples" / "amd_mi300_gemm_a_swizzled.toml"))
     assert r.verdict == "proved" and r.arch == "gfx942"
-    assert [(a.instr, a.wavefronts, a.hardware_model) for a in r.accesses] == [
+    assert [(a.instr, a.wavefronts, a.rests_on) for a in r.accesses] == [
         ("ds_write_b128", 64, "assumed (published)"), ("ds_read_b128", 64, "assumed (published)")]  # fmt: skip
-    assert (
-        "8 lane groups of 8" in r.access("read").hardware_rule
-        and "ROCm blog" in r.access("read").hardware_rule
-    )
+    assert "8 lane groups of 8" in r.access("read").rule and "ROCm blog" in r.access("read").rule
     plain = bp.verify(spec=str(ROOT / "examples" / "amd_mi300_gemm_a_plain.toml"))
-    assert [a.wavefronts for a in plain.accesses] == [64, 256] and plain.access(
-        "read"
-    ).counterexample.lanes == (0, 1)
+    assert [a.wavefronts for a in plain.accesses] == [64, 256] and plain.access("read").conflict.lanes == (
+        0,
+        1,
+    )
 
 
 def test_amd_refusals():
@@ -157,7 +156,7 @@ def test_three_engines_agree_on_random_amd_layouts(capsys):
         spec = Spec("<random>", shape, "f16" if elem == 16 else "f32", elem, arch, ["m", "n"], memory, "bases",
                     "", [AccessSpec("a", kind, "auto", dist, "")])  # fmt: skip
         try:
-            r = check_access(spec, spec.accesses[0], timeout_s=2)
+            r = answer(problem_of(spec, spec.accesses[0]), timeout_s=2)
         except InputError:
             counts["sub-dword (not modeled)"] += 1
             continue
@@ -226,7 +225,7 @@ def test_wavefronts_lines_may_name_an_amd_arch():
 
 def test_an_engine_saying_disagree_makes_the_access_disagree():
     """The AMD path once dropped a Z3 certificate's ``disagree`` when the other engines agreed."""
-    from bankproof.verifier.engine.check import agree
+    from bankproof.verifier.engine.answer import agree
     from bankproof.verifier.results import EngineResult
 
     results = {"enumeration": EngineResult(256, "refuted"), "algebra": EngineResult(256, "refuted"),

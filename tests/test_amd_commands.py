@@ -111,7 +111,7 @@ def test_synth_builds_for_the_instruction_a_side_pins():
     instruction's groups, not ds_write_b128's (unpublished, which once left the store 8-way: 512
     cycles); both sides reach their ideal, proved optimal over every layout with the pin."""
     r = bp.synth(spec=spec_from_text(_gfx950_pinned_b64()))
-    assert [(a.instr, a.wavefronts, a.ideal_wavefronts) for a in r.accesses] == [
+    assert [(a.instr, a.wavefronts, a.ideal) for a in r.accesses] == [
         ("ds_write_b64", 64, 64), ("ds_read_b64", 32, 32)]  # fmt: skip
     assert r.synth.universal_bound == 64  # 8 KiB / 256 B, twice: the pinned writer cannot reach it
     assert r.synth.optimal_over.startswith("every memory layout, with store's ds_write_b64 as the spec fixes")

@@ -148,17 +148,17 @@ def test_results_are_frozen():
     with pytest.raises(FrozenInstanceError):
         r.verdict = "proved"  # type: ignore[misc]
     with pytest.raises(FrozenInstanceError):
-        r.accesses[1].counterexample.lanes = (0, 1)  # type: ignore[misc]
+        r.accesses[1].conflict.lanes = (0, 1)  # type: ignore[misc]
 
 
 def test_api_finds_the_seeds_conflict():
     r = bankproof.verify("32*m + (n ^ m)", store=ROWS, load=COLS, shape=(16, 32), dtype="f32")
     assert (r.verdict, r.exit_code, r.conflict_free) == ("refuted", 1, False)
     read = r.access("load")
-    assert (read.wavefronts, read.ideal_wavefronts, read.state) == (32, 16, "2-way conflict")
-    cx = read.counterexample
+    assert (read.wavefronts, read.ideal, read.state) == (32, 16, "2-way conflict")
+    cx = read.conflict
     assert cx.lanes == (1, 16) and cx.coords == ({"m": 1, "n": 0}, {"m": 0, "n": 1}) and cx.bank == 1
-    assert cx.command.startswith('echo \'{"instr":"ld32"') and cx.command.endswith(
+    assert cx.reproduce.startswith('echo \'{"instr":"ld32"') and cx.reproduce.endswith(
         "| bankproof wavefronts --input -"
     )
     assert read.engines["algebra"].conflict_directions == ("n0⊕m0",)
@@ -183,9 +183,7 @@ def test_layout_forms_agree(data):
     a = bankproof.verify(mem, load=dist, **kw)
     b = bankproof.verify({"offset": offsets}, load=as_dict, **kw)
     c = bankproof.verify(json.dumps({"offset": offsets}), load=json.dumps(as_dict), **kw)
-    strip = [
-        ("verdict", x.verdict, [(y.wavefronts, y.counterexample) for y in x.accesses]) for x in (a, b, c)
-    ]
+    strip = [("verdict", x.verdict, [(y.wavefronts, y.conflict) for y in x.accesses]) for x in (a, b, c)]
     assert strip[0] == strip[1] == strip[2]
 
 

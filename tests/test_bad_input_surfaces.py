@@ -272,7 +272,7 @@ def test_an_ldmatrix_counterexample_says_what_each_lane_supplies_and_receives(ca
 
     spec = Path(__file__).resolve().parent / "data" / "ldsm_conflict_16x16.toml"
     r = bankproof.verify(spec=str(spec))
-    cx = r.accesses[0].counterexample
+    cx = r.accesses[0].conflict
     assert cx.lanes == (0, 4) and cx.byte_addresses == (0, 128)
     assert cx.supplied == ({"m": 0, "n": 0}, {"m": 4, "n": 0}) and cx.coords[1] == {"m": 1, "n": 0}
     assert main(["verify", str(spec)]) == 1

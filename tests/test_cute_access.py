@@ -210,11 +210,9 @@ def test_spec_names_each_cute_access_field():
     for layout, message in bad:
         with pytest.raises(InputError, match=message):
             verify(spec={**base, "access": [{"kind": "load", "layout": layout}]})
-    ok = {**base, "access": [{"kind": "store", "instr": "st.shared.b32",
+    ok = {**base, "access": [{"kind": "store", "instr": "st32",
           "layout": {"cute_copy": {"atom": "UniversalCopy<uint64_t>", "thr": "(32,1)", "val": "(1,4)"}}}]}  # fmt: skip
-    with pytest.raises(
-        InputError, match="names st.shared.b32 but the copy atom UniversalCopy<uint64_t> issues st64"
-    ):
+    with pytest.raises(InputError, match="names st32 but the copy atom UniversalCopy<uint64_t> issues st64"):
         verify(spec=ok)
 
 
@@ -239,7 +237,7 @@ def test_the_tf32_atom_gets_its_own_fragment_and_a_2_way_conflict():
     r = verify(spec=_mma_spec("SM80_16x8x8_F32TF32TF32F32_TN"))
     a = r.accesses[0]
     assert (r.verdict, a.wavefronts, a.state) == ("refuted", 512, "2-way conflict")
-    assert a.counterexample is not None and a.counterexample.lanes == (1, 16)
+    assert a.conflict is not None and a.conflict.lanes == (1, 16)
     assert verify(spec=_mma_spec("SM80_16x8x8_F32F16F16F32_TN")).accesses[0].wavefronts == 256  # what it said
 
 
@@ -301,15 +299,15 @@ def test_auto_vectorizing_copy_takes_the_widest_vector_the_layouts_give():
         return bp.verify(spec=spec_from_text(_spec(memory, lay))).access("s2g")
 
     a = run("Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<128>, half_t>")
-    assert (a.instr, a.instructions, a.wavefronts) == ("ld.shared.v4.b32", 64, 256)
+    assert (a.instr, a.instructions, a.wavefronts) == ("ld128", 64, 256)
     a = run("AutoVectorizingCopyWithAssumedAlignment<64>")  # 8 contiguous halfs, 64 bits at a time
-    assert (a.instr, a.instructions) == ("ld.shared.v2.b32", 128)
+    assert (a.instr, a.instructions) == ("ld64", 128)
     a = run("AutoVectorizingCopyWithAssumedAlignment<8>")  # gcd(8 x 16, 8) = 8 < 16 bits: element by element
-    assert (a.instr, a.instructions) == ("ld.shared.u16", 512)
+    assert (a.instr, a.instructions) == ("ld16", 512)
     # a Swizzle<3,2,3> composition: CuTe's max_common_layout truncates to the swizzle's 2^2 elements
     sw232 = "tile_to_shape(composition(Swizzle<3,2,3>{}, Layout<Shape<_8,_64>,Stride<_64,_1>>{}), Shape<_128,_128>{})"
     a = run("AutoVectorizingCopyWithAssumedAlignment<128>", sw232)
-    assert a.instr == "ld.shared.v2.b32"
+    assert a.instr == "ld64"
 
 
 def test_default_copy_is_refused_naming_what_to_write():
@@ -325,6 +323,6 @@ def test_fa2_epilogue_stores_32_bit_and_loads_128_bit_conflict_free():
     import bankproof as bp
 
     r = bp.verify(spec=str(Path(__file__).resolve().parents[1] / "examples" / "cute_fa2_o_epilogue.toml"))
-    assert [(a.instr, a.wavefronts, a.ideal_wavefronts) for a in r.accesses] == [
-        ("st.shared.b32", 256, 256), ("ld.shared.v4.b32", 256, 256)]  # fmt: skip
+    assert [(a.instr, a.wavefronts, a.ideal) for a in r.accesses] == [
+        ("st32", 256, 256), ("ld128", 256, 256)]  # fmt: skip
     assert r.verdict == "proved"

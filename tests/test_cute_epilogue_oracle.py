@@ -99,7 +99,7 @@ def test_sm90_epilogue_subtile_example():
     )
     (a,) = r.accesses
     assert (a.instr, a.instructions, a.wavefronts, r.verdict) == (
-        "stmatrix.sync.aligned.m8n8.x4.shared.b16", 8, 32, "proved")  # fmt: skip
+        "stsm.x4", 8, 32, "proved")  # fmt: skip
 
 
 def test_a_subtile_that_splits_a_copys_threads_is_refused():

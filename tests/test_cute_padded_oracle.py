@@ -90,8 +90,8 @@ def test_a_padded_cute_spec_is_counted_by_every_engine_that_can(capsys):
                                          "lane": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]}}}],
     }  # fmt: skip
     (acc,) = verify(spec=spec).accesses
-    assert (acc.wavefronts, acc.ideal_wavefronts) == (4, 2)
-    assert acc.counterexample.byte_addresses == (0, 256)
+    assert (acc.wavefronts, acc.ideal) == (4, 2)
+    assert acc.conflict.byte_addresses == (0, 256)
     assert acc.engines["algebra"].verdict == "n/a" and acc.engines["z3"].verdict == "refuted"
 
 

@@ -83,8 +83,8 @@ SPEC = {
 
 @pytest.mark.parametrize(
     "cutlass, instr, wavefronts",
-    [(None, "st.shared.u16", 512), ("4.7", "st.shared.u16", 512), ("3.5.1", "st.shared.u16", 512),
-     ("3.5.0", "st.shared.v4.b32", 64), ("3.2.1", "st.shared.v4.b32", 64)],
+    [(None, "st16", 512), ("4.7", "st16", 512), ("3.5.1", "st16", 512),
+     ("3.5.0", "st128", 64), ("3.2.1", "st128", 64)],
 )  # fmt: skip
 def test_defaultcopy_stores_as_its_release_defines_it(cutlass, instr, wavefronts):
     """``DefaultCopy`` is element-wise since 3.5.1 (``<8>``): 128 16-bit stores, 4-way conflicting

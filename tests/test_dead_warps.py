@@ -13,7 +13,7 @@ import pytest
 from bankproof.gpu_checks.results import RESULTS
 from bankproof.models.hardware import instruction, wavefront_counts
 from bankproof.models.layout import LinearLayout
-from bankproof.verifier.triton.accesses import copy_issuers
+from bankproof.verifier.engine.answer import AccessProblem, issuers
 
 DATA = json.loads((RESULTS / "h200-2026-11-26-dead-warps.json").read_text())
 G = "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts"
@@ -94,7 +94,7 @@ def test_triton_guard_on_a_vector_repeated_in_every_warp():
     lay = _layout([], [[1], [2], [4], [8], [16]], [[0], [0], [0]], (32,))
     mem = LinearLayout.identity1d(32, "offset", "dim0")
     a = target.build("sm90", lay, mem, 32, "store", "cp4.ca")
-    act = copy_issuers(lay, mem, a)
+    act = issuers(AccessProblem(mem, lay, 32, "store", free_lanes_off=True), a)
     assert act.any(axis=1).tolist() == [True] + [False] * 7 and act[0].all()
     assert int(target.count("sm90", a, act).counts.sum()) == 1
     assert int(target.count("sm90", a).counts.sum()) == 8

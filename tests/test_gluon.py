@@ -90,7 +90,7 @@ def test_gluon_objects_answer_like_their_attribute_text():
     plain = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
     r = bp.verify(plain, store=rows, load=cols, shape=(32, 32), dtype="f32")
     assert (r.verdict, [a.wavefronts for a in r.accesses]) == ("refuted", [32, 256])
-    assert r.access("load").counterexample.lanes == (0, 1)
+    assert r.access("load").conflict.lanes == (0, 1)
     same = bp.verify(PLAIN, store=ROWS, load=COLS, shape=(32, 32), dtype="f32")
     assert _untimed(json.loads(r.to_json())) == _untimed(json.loads(same.to_json()))
     swizzled = bp.verify(gl.SwizzledSharedLayout(1, 1, 32, [1, 0]), store=rows, load=cols, shape=(32, 32),

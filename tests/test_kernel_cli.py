@@ -86,7 +86,7 @@ def test_text_json_sarif_html(ptx, tmp_path):
     assert "kern.cu:12" in out and "lanes 0 and 1" in out and "32 wavefronts, ideal 1" in out
     code, out, _ = run("kernel", str(ptx), "--block", "32", "--arg", "0=4", "--json")
     data = json.loads(out)
-    assert code == 0 and data["verdict"] == "proved" and data["schema"] == 1
+    assert code == 0 and data["verdict"] == "proved" and data["schema"] == 2
     assert data["lines"] == [{"location": {"file": "kern.cu", "line": 12, "column": 0}, "kinds": ["ld"],
                               "instructions": 1, "wavefronts": 1, "ideal": 1, "verdict": "proved"}]  # fmt: skip
     code, out, _ = run("kernel", str(ptx), "--block", "32", "--arg", "0=128", "--sarif")

@@ -75,7 +75,7 @@ def test_totals_equal_the_counters(analysed, rec):
             checked += 1
         else:  # only what the model names as not modelled may be unknown; the rest is a lower bound
             mine = [i for i in r.instructions if kind_of(i.family, i.instr) == t.kind]
-            assert all(i.status in ("not modelled", UNMODELLED) for i in mine if i.wavefronts is None)
+            assert all(i.rests_on in ("not modelled", UNMODELLED) for i in mine if i.wavefronts is None)
             assert sum(i.wavefronts for i in mine if i.wavefronts is not None) <= _num(wave)
     for kind, (inst, _) in COUNTERS.items():  # nothing measured that the analysis did not see
         if kind not in {t.kind for t in r.totals}:

@@ -5,7 +5,6 @@ disagreement: exit 4), and is not run when a value it would read is missing."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,7 +60,7 @@ def test_a_run_that_differs_from_the_ledger_is_a_disagreement(monkeypatch, tmp_p
     real = ledger.run_counts
 
     def off_by_one(program, launch):
-        return {k: replace(r, wavefronts=r.wavefronts + 1) for k, r in real(program, launch).items()}
+        return {k: r.with_answer(wavefronts=r.wavefronts + 1) for k, r in real(program, launch).items()}
 
     monkeypatch.setattr(ledger, "run_counts", off_by_one)
     led = ledger.build(scan_text(TTGIR), TTGIR, const, {"K": 8})

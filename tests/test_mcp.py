@@ -111,7 +111,7 @@ def test_the_server_lists_and_answers_every_tool_as_its_command_does(capsys, tmp
     got = {name: _plain(content) for (name, _), (_, content, _) in zip(GOOD, good, strict=True)}
     spec = str(EXAMPLES / "transpose_16x32_xor_m.toml")
     assert got["verify"] == _plain(_cli(capsys, ["verify", spec], spec, "<spec>"))
-    assert got["verify"]["verdict"] == "refuted" and got["verify"]["accesses"][1]["counterexample"]["lanes"]
+    assert got["verify"]["verdict"] == "refuted" and got["verify"]["accesses"][1]["conflict"]["lanes"]
     spec = str(EXAMPLES / "transpose_16x32_plain.toml")
     assert got["synth"] == _plain(_cli(capsys, ["synth", spec], spec, "<spec>"))
     spec = str(EXAMPLES / "convert_blocked_transpose.toml")

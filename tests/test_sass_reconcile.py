@@ -128,7 +128,7 @@ def test_sass_of_another_kind_is_a_disagreement_and_exit_4(monkeypatch):
     monkeypatch.setattr(sass, "disassemble_cached", lambda *a: fake)
     r = bankproof.kernel(text, block=32, language="ptx")
     line = _by_line(r)[16]
-    assert r.verdict == "disagree" and r.exit_code == 4 and line.status == reconcile.DISAGREES
+    assert r.verdict == "disagree" and r.exit_code == 4 and line.rests_on == reconcile.DISAGREES
     assert line.reason == "the PTX's ld32 runs as STS in the SASS, which bankproof cannot explain"
 
 
@@ -185,7 +185,7 @@ def test_a_cas_loop_leaves_the_loads_total_unknown():
     r = _kernel("atomf")
     totals = {t.kind: (t.instructions, t.wavefronts) for t in r.totals}
     assert totals["ld"] == (None, None) and totals["atomic"][0] is None
-    assert _by_line(r)[17].status == reconcile.LOOPED
+    assert _by_line(r)[17].rests_on == reconcile.LOOPED
 
 
 @pytest.mark.triton

@@ -95,7 +95,7 @@ def test_a_measured_atomic_is_counted_from_the_sass_and_refuted_where_lanes_shar
 def test_every_measured_form_is_counted(atomic, wavefronts):
     r = _kernel(atomic, index="mov.u32 %r6, %r1;", block=32)
     (line,) = r.instructions
-    assert (line.wavefronts, line.verdict, line.status) == (wavefronts, "proved", "measured")
+    assert (line.wavefronts, line.verdict, line.rests_on) == (wavefronts, "proved", "measured")
     assert r.verdict == "proved"
 
 
@@ -160,7 +160,7 @@ def test_an_mbarrier_is_what_its_sass_is_on_each_arch():
     atomic and load totals: those lines, totals and the kernel are unknown."""
     r90 = bankproof.kernel(MBARRIER.format(target="sm_90"), block=32, language="ptx", arch="sm90")
     assert r90.verdict == "proved" and all(i.wavefronts == 0 for i in r90.instructions)
-    assert all("SYNCS" in i.reason and i.status == "measured" for i in r90.instructions)
+    assert all("SYNCS" in i.reason and i.rests_on == "measured" for i in r90.instructions)
     r80 = bankproof.kernel(MBARRIER.format(target="sm_80"), block=32, language="ptx", arch="sm80")
     assert r80.verdict == "unknown" and r80.exit_code == 3
     assert {t.kind: t.instructions for t in r80.totals if t.kind != "mbarrier"} == {

@@ -31,7 +31,7 @@ def test_synth_plain_finds_the_seeds_cost_in_fewer_instructions(capsys):
     store, read = rep["accesses"]
     assert (store["wavefronts"], read["wavefronts"]) == (16, 16)
     assert (store["instr"], store["instructions"], read["instr"], read["instructions"]) == (
-        "st.shared.v4.b32", 4, "ld.shared.b32", 16)  # fmt: skip
+        "st128", 4, "ld32", 16)  # fmt: skip
     assert store["conflict_free"] and read["conflict_free"]
     assert rep["synth"]["meets_lower_bound"] and rep["synth"]["lower_bound_per_instruction"] == {
         "store": 4,
@@ -185,8 +185,8 @@ def test_synth_honors_an_instruction_the_spec_fixes(tmp_path, capsys):
     spec.write_text(head + 'name = "read"' + read.replace('instr = "auto"', 'instr = "ldsm.x4.trans"', 1))
     assert main(["synth", str(spec), "--json", "--engine", "enum"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["synth"]["instructions"] == {"write": "st.shared.v4.b32",
-                                           "read": "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"}  # fmt: skip
+    assert rep["synth"]["instructions"] == {"write": "st128",
+                                           "read": "ldsm.x4.trans"}  # fmt: skip
     assert [a["wavefronts"] for a in rep["accesses"]] == [256, 256]
 
 
@@ -297,8 +297,8 @@ def test_synth_of_a_one_sided_spec_builds_for_its_pinned_atom(capsys):
     assert main(["synth", str(ROOT / "examples" / "cute_sm90_epilogue_subtile_64x32.toml"), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     (a,) = rep["accesses"]
-    assert (a["instr"], a["wavefronts"], a["ideal_wavefronts"]) == (
-        "stmatrix.sync.aligned.m8n8.x4.shared.b16",
+    assert (a["instr"], a["wavefronts"], a["ideal"]) == (
+        "stsm.x4",
         32,
         32,
     )
@@ -310,6 +310,6 @@ def test_synth_proposes_cutlass_s_own_swizzle_for_the_fa2_q_tile():
     r = bankproof.synth(spec=str(ROOT / "examples" / "cute_fa2_q_128x128.toml"))
     assert r.verdict == "proved" and r.synth.memory["notations"]["cute"].startswith("Sw<3,3,3> o ")
     assert [a.instr for a in r.accesses] == [
-        "cp.async.cg.shared.global.16",
-        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "cp16.cg",
+        "ldsm.x4",
     ]

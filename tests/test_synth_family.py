@@ -56,8 +56,8 @@ def test_both_sides_on_matrix_instructions():
     r = api.synth(spec=MATRIX)
     assert r.verdict == "proved" and [a.wavefronts for a in r.accesses] == [4, 4]
     assert sorted(r.synth.instructions.values()) == [
-        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
-        "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldsm.x2.trans",
+        "stsm.x2.trans",
     ]
     assert r.synth.optimality.proof.status == "proved"
 
@@ -72,7 +72,7 @@ def test_a_row_partly_inside_the_vector_answers_with_z3s_layout():
         "the layout is Z3's (the §5.4 construction and instruction search found 24)" in r.synth.optimal_over
     )
     for a in r.accesses:
-        assert a.engines["enumeration"].wavefronts == a.wavefronts == a.ideal_wavefronts
+        assert a.engines["enumeration"].wavefronts == a.wavefronts == a.ideal
     assert r.synth.conflict_free
 
 

@@ -30,7 +30,7 @@ def sm120(monkeypatch):
 
 def test_an_arch_added_as_one_entry_is_accepted_everywhere(sm120):
     r = bankproof.verify(spec={**SPEC, "arch": "sm120"})
-    assert r.accesses[0].hardware_model == "assumed"
+    assert r.accesses[0].rests_on == "assumed"
     assert r.accesses[0].wavefronts == bankproof.verify(spec=SPEC).accesses[0].wavefronts
     assert bankproof.synth(spec={**SPEC, "arch": "sm120"}).verdict in ("proved", "refuted")
     assert bankproof.wavefronts("ld32", [4 * i for i in range(32)], arch="sm120").status == "assumed"

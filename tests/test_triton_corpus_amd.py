@@ -42,7 +42,7 @@ def test_amd_corpus_compiles_scans_and_matches_its_baseline(entries, capsys):
         for b in e["report"]["buffers"]:
             for a in b["accesses"]:
                 if "wavefronts" in a:
-                    assert a["hardware"] == "assumed (published)" and a["rule"].startswith(a["instr"])
+                    assert a["rests_on"] == "assumed (published)" and a["rule"].startswith(a["instr"])
                     why["counted"] += 1
                 else:
                     reason = a["error"]

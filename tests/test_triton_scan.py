@@ -46,11 +46,11 @@ def test_pipelined_matmul_from_triton_sm80():
     ]
     assert {x["instr"] for x in b["accesses"] if x["kind"] == "load"} == {"ldsm.x4.trans"}
     # sm80 follows the sm90-measured rules by assumption: every row says so (it once said "measured")
-    assert [x["hardware"] for x in a["accesses"][:3]] == ["assumed", "assumed", "assumed"]
+    assert [x["rests_on"] for x in a["accesses"][:3]] == ["assumed", "assumed", "assumed"]
     sm90 = scan_text(PIPELINED.read_text().replace('"cuda:80"', '"cuda:90"'), "matmul_sm90.ttgir")
     on_sm90 = sm90.to_dict()["buffers"][0]["accesses"]
     # Triton emits cp.async.cg for 16-byte copies: Nsight Compute counts no shared wavefronts for it
-    assert [x["hardware"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
+    assert [x["rests_on"] for x in on_sm90[:3]] == ["assumed", "assumed", "measured"]
     assert a["accesses"][2]["location"] == {
         "ttgir": "matmul.ttgir", "ttgir_line": 91, "source": "matmul.py", "line": 15, "column": 13,
         "name": "a",
@@ -62,7 +62,7 @@ def test_pipelined_matmul_from_triton_sm80():
 def test_json_and_exit_zero_when_optimal(capsys):
     assert main(["triton", "scan", str(PIPELINED), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["schema"] == 1 and len(rep["reports"][0]["buffers"]) == 2
+    assert rep["schema"] == 2 and len(rep["reports"][0]["buffers"]) == 2
     assert main(["triton", "scan", str(PIPELINED)]) == 0
     lines = capsys.readouterr().out.splitlines()
     copies = [line for line in lines if "ttg.async_copy_global_to_local" in line]
@@ -177,7 +177,9 @@ def test_a_target_without_a_model_is_not_counted_with_another(target, tmp_path, 
     none counted with another arch's rules or labelled measured."""
     text = SAMPLE.read_text().replace('"cuda:90"', target)
     rows = [a for b in scan_text(text).to_dict()["buffers"] for a in b["accesses"]]
-    assert rows and all("wavefronts" not in a and "ttg.target has no model here" in a["error"] for a in rows)
+    assert rows and all(
+        a["wavefronts"] is None and "ttg.target has no model here" in a["error"] for a in rows
+    )
     (tmp_path / "k.ttgir").write_text(text)
     assert main(["triton", "scan", str(tmp_path / "k.ttgir")]) == 3
     assert "not checked" in capsys.readouterr().err

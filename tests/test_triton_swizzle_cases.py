@@ -106,9 +106,9 @@ def test_triton_wave64_swizzle_cases_reach_zero_conflicts(name):
                        {"name": "read", "kind": "load", "layout": {"bases": dst}}]}  # fmt: skip
     r = bp.synth(spec=spec)
     read, write = r.access("read"), r.access("write")
-    assert read.instr == "ds_read_b128" and read.wavefronts == read.ideal_wavefronts
+    assert read.instr == "ds_read_b128" and read.wavefronts == read.ideal
     if arch == "gfx942":
-        assert write.instr == "ds_write_b128" and write.wavefronts == write.ideal_wavefronts
+        assert write.instr == "ds_write_b128" and write.wavefronts == write.ideal
         assert r.verdict == "proved"
     else:  # no published ds_write_b128 grouping on gfx950
         assert write.wavefronts is None and r.verdict == "unknown"

@@ -48,19 +48,19 @@ def test_seed_transpose_examples(name, read_wavefronts, code):
     assert rep.exit_code == code
     store, read = rep.accesses
     assert (store.instructions, store.wavefronts, store.conflict_free) == (16, 16, True)
-    assert (read.instructions, read.wavefronts, read.ideal_wavefronts) == (16, read_wavefronts, 16)
-    assert read.instr == "ld.shared.b32" and store.instr == "st.shared.b32"
+    assert (read.instructions, read.wavefronts, read.ideal) == (16, read_wavefronts, 16)
+    assert read.instr == "ld32" and store.instr == "st32"
     assert rep.verdict == ("proved" if code == 0 else "refuted")
 
 
 def test_xor_m_counterexample_is_the_bad_direction():
     """seeds/000: the classic swizzle's read conflicts along m0 xor n0."""
-    cx = bankproof.verify(spec=EXAMPLES / "transpose_16x32_xor_m.toml").accesses[1].counterexample
+    cx = bankproof.verify(spec=EXAMPLES / "transpose_16x32_xor_m.toml").accesses[1].conflict
     a, b = cx.coords
     assert (a["m"] ^ b["m"], a["n"] ^ b["n"]) == (1, 1)
     assert cx.byte_addresses[0] // 4 % 32 == cx.byte_addresses[1] // 4 % 32 == cx.bank
     assert cx.byte_addresses[0] != cx.byte_addresses[1]
-    replay = json.loads(cx.reproducer)
+    replay = json.loads(cx.reproduce.split("'")[1])
     assert replay["byte_offsets"][cx.lanes[0]] == cx.byte_addresses[0]
 
 
@@ -104,8 +104,8 @@ layout.triton = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], 
 """)
     assert main(["verify", str(spec), "--json"]) == 0
     a = json.loads(capsys.readouterr().out)["accesses"][0]
-    assert a["instr"] == "st.shared.v4.b32" and a["vector"] == 8
-    assert a["instructions"] == 4 * 4 and a["wavefronts"] == a["ideal_wavefronts"] == 16 * 4
+    assert a["instr"] == "st128" and a["vector"] == 8
+    assert a["instructions"] == 4 * 4 and a["wavefronts"] == a["ideal"] == 16 * 4
 
 
 BAD_SPECS = [

@@ -75,7 +75,7 @@ def test_bases_answer_what_tables_answer(monkeypatch):
         if engines in ("z3", ["algebra", "z3"]) and not isinstance(got, str):  # Z3's pair, not enumeration's
             for r in (got, want):
                 for k in MODEL_LANES:
-                    (r["accesses"][0]["counterexample"] or {}).pop(k, None)
+                    (r["accesses"][0]["conflict"] or {}).pop(k, None)
         assert got == want
         answered += not isinstance(got, str)
         refuted += not isinstance(got, str) and got["verdict"] == "refuted"
@@ -125,9 +125,9 @@ def test_a_2_to_the_30_layout_answers_from_its_bases(side_bits):
     plain = bankproof.verify(_row_major(side_bits, False), load=ROWS, shape=(side, side), dtype="f16",
                              engines=engines)  # fmt: skip
     a = plain.accesses[0]
-    assert (plain.verdict, a.instr, a.instructions, a.wavefronts, a.ideal_wavefronts) == (
-        "refuted", "ld.shared.v4.b32", n, 8 * n, 4 * n)  # fmt: skip
-    cx = a.counterexample
+    assert (plain.verdict, a.instr, a.instructions, a.wavefronts, a.ideal) == (
+        "refuted", "ld128", n, 8 * n, 4 * n)  # fmt: skip
+    cx = a.conflict
     assert (cx.lanes, cx.instruction, cx.bank, cx.coords) == (
         (0, 4),
         0,

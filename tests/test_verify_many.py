@@ -48,8 +48,8 @@ def test_many_equals_verify_on_random_layouts(seed):
     assert len(got.layouts) == len(mems)
     for mem, counts in zip(mems, got.layouts, strict=True):
         r = bankproof.verify(mem, store=store, load=load, shape=shape, dtype=dtype, arch=arch, engines="enum")
-        want = [(a.name, a.instr, a.instructions, a.wavefronts, a.ideal_wavefronts) for a in r.accesses]
-        assert [(c.name, c.instr, c.instructions, c.wavefronts, c.ideal_wavefronts) for c in counts] == want
+        want = [(a.name, a.instr, a.instructions, a.wavefronts, a.ideal) for a in r.accesses]
+        assert [(c.name, c.instr, c.instructions, c.wavefronts, c.ideal) for c in counts] == want
 
 
 def test_text_and_padded_layouts_take_the_general_path():
@@ -93,6 +93,6 @@ def test_repeated_registers_and_broadcast_lanes_equal_verify():
         got = verify_many(mems, load=dist, shape=(16, 16), dtype="f16")
         for mem, counts in zip(mems, got.layouts, strict=True):
             r = bankproof.verify(mem, load=dist, shape=(16, 16), dtype="f16", engines="enum")
-            assert [(c.wavefronts, c.ideal_wavefronts, c.instructions) for c in counts] == [
-                (a.wavefronts, a.ideal_wavefronts, a.instructions) for a in r.accesses
+            assert [(c.wavefronts, c.ideal, c.instructions) for c in counts] == [
+                (a.wavefronts, a.ideal, a.instructions) for a in r.accesses
             ]

@@ -50,7 +50,7 @@ def seed_bases(grid: list[list[int]]) -> list[list[int]]:
 def expected(grid: list[list[int]]) -> dict[str, tuple[int, int]]:
     accesses = [bp.Access("store", ROWS, "store"), bp.Access("load", COLS, "read")]
     r = bp.verify(seed_bases(grid), accesses=accesses, shape=(16, 32), dtype="f32", engines="enum")
-    return {a.name: (a.wavefronts, a.max_wavefronts_per_instruction) for a in r.accesses}
+    return {a.name: (a.wavefronts, a.max_per_instruction) for a in r.accesses}
 
 
 # ----- the grid's algebra ----------------------------------------------------------------------
@@ -611,12 +611,12 @@ def test_a_ttgir_opens_on_its_own_target(tmp_path):
     (buf,) = serve.start_state(str(path))["ttgir"]
     assert buf["problem"]["arch"] == "sm80"
     answer = workbench.evaluate(buf["problem"])
-    assert [a["hardware_model"] for a in answer["accesses"]] == ["assumed", "assumed"]
+    assert [a["rests_on"] for a in answer["accesses"]] == ["assumed", "assumed"]
     assert answer["accesses"][0]["short"] == "st32"  # stmatrix is sm90's: Triton's sm80 store is st
     (sm90,) = serve.start_state(str(ROOT / "verifier" / "triton" / "sample.ttgir"))["ttgir"]
     assert sm90["problem"]["arch"] == "sm90"
     answer = workbench.evaluate(sm90["problem"])
-    assert [a["hardware_model"] for a in answer["accesses"]] == ["measured", "measured"]
+    assert [a["rests_on"] for a in answer["accesses"]] == ["measured", "measured"]
     assert answer["accesses"][0]["short"] == "stsm.x4"
 
 

@@ -15,7 +15,8 @@ from bankproof.gpu_checks.results import single_instruction_runs
 from bankproof.models.hardware import LANES, all_instructions, evaluate, instruction
 from bankproof.proofs import encode
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.engine.check import check_access
+from bankproof.verifier.engine.answer import answer
+from bankproof.verifier.engine.check import problem_of
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -78,7 +79,7 @@ def instructions_to_check(n_random: int = 2000) -> list[tuple]:
 
 
 @pytest.mark.slow
-def test_encoding_equals_hardware_model(capsys):
+def test_encoding_equals_rests_on(capsys):
     cases = instructions_to_check()
     mismatches = 0
     for ins, offs, mask in cases:
@@ -94,7 +95,7 @@ def test_acceptance_z3_refutes_xor_m_along_m0_n0(capsys):
     assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_m.toml"), "--engine", "z3", "--json"]) == 1
     read = json.loads(capsys.readouterr().out)["accesses"][1]
     assert read["proof"]["engine"] == "z3" and read["proof"]["status"] == "refuted"
-    a, b = read["counterexample"]["coords"]
+    a, b = read["conflict"]["coords"]
     assert (a["m"] ^ b["m"], a["n"] ^ b["n"]) == (1, 1)
     assert main(["verify", str(EXAMPLES / "transpose_16x32_xor_2m.toml"), "--engine", "z3"]) == 0
 
@@ -147,7 +148,7 @@ def test_engines_agree_on_random_layouts(data):
     mem = data.draw(memory(shape))
     kind = data.draw(st.sampled_from(["load", "store"]))
     spec = Spec("<random>", shape, f"i{bits}", bits, "sm90", ["m", "n"], mem, "bases", "", [])
-    result = check_access(spec, AccessSpec("a", kind, "auto", dist, ""))
+    result = answer(problem_of(spec, AccessSpec("a", kind, "auto", dist, "")))
     engines = result.engines
     assert result.proof.status in ("proved", "refuted"), engines
     assert engines["z3"].verdict == engines["enumeration"].verdict
@@ -169,7 +170,7 @@ def test_engines_agree_on_ldmatrix_and_stmatrix_accesses():
         spec = Spec("<matrix>", case["shape"], "f16", 16, "sm90", ["m", "n"], mem, "bases", "", [])
         for side, kind in (("store", "store"), ("load", "load")):
             lay = LinearLayout.from_bases(case[f"{side}_layout"], dims)
-            res = check_access(spec, AccessSpec(side, kind, case[side]["instr"], lay, ""))
+            res = answer(problem_of(spec, AccessSpec(side, kind, case[side]["instr"], lay, "")))
             e, z = res.engines["enumeration"], res.engines["z3"]
             assert (e.verdict, e.wavefronts) == (z.verdict, z.wavefronts), case["id"]
             refuted += e.verdict == "refuted"

@@ -24,7 +24,7 @@ from bankproof.models.engines.tma import MEASURED
 from bankproof.models.errors import InputError
 from bankproof.proofs.agreement import prove
 from bankproof.verifier.engine.placements import placement
-from bankproof.verifier.results import AgreeResult, Element, EngineAnswer, Proof
+from bankproof.verifier.results import SCHEMA, AgreeResult, Element, EngineAnswer, Proof
 
 MAX_ELEMENTS = 1 << 20
 SHARED_BYTES = 1 << 18
@@ -161,7 +161,7 @@ def _agree(
             if z_all.status not in (want, "unknown"):
                 verdict = "disagree"
             notes += (f"z3, every base {res} past a multiple of {a}: {z_all.status}",)
-    return AgreeResult(1, spec, w.text(), r.text(), base, en.checked, verdict,
+    return AgreeResult(SCHEMA, spec, w.text(), r.text(), base, en.checked, verdict,
                        EngineAnswer("enumeration", "proved" if en.agree else "refuted", en.mismatches),
                        proof, first,
                        align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip

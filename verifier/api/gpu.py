@@ -18,7 +18,7 @@ import tempfile
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.engine.spec import Spec, load_spec
-from bankproof.verifier.results import GpuResult, GpuSide
+from bankproof.verifier.results import SCHEMA, GpuResult, GpuSide
 
 
 def _require_gpu() -> None:
@@ -96,7 +96,7 @@ def gpu_check(spec: Spec, repeat: int = 1) -> GpuResult:
             case[name]["instr"], case[name]["predicted"], None if measured is None else measured[name]
         )
 
-    return GpuResult(1, spec.path, repeat, int(bad), side("store"), side("load"))
+    return GpuResult(SCHEMA, spec.path, repeat, int(bad), side("store"), side("load"))
 
 
 def plan(argv: list[str]) -> None:

@@ -18,7 +18,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError, TimeLimit
@@ -33,8 +33,8 @@ from bankproof.verifier.api.kernel import (
     read_checked,
 )
 from bankproof.verifier.kernel.analyse import analyse
-from bankproof.verifier.kernel.records import Conflict, KernelResult
-from bankproof.verifier.results import Result, optional
+from bankproof.verifier.kernel.records import KernelResult
+from bankproof.verifier.results import SCHEMA, Conflict, Result, optional
 
 MAX_VALUES = 1024  # runs of the kernel one open argument may cost
 MAX_MODULUS = 64  # residue classes are looked for up to this many steps of the range
@@ -194,12 +194,13 @@ def kernel_open(
         "refuted" if "refuted" in verdicts else "unknown" if "unknown" in verdicts or unknown else "proved"
     )
     first = next(iter(results.values()), None)
-    return OpenResult(1, first.source if first else str(source), src.code.name, rng, len(results), verdict,
-                      instructions, tuple(dict.fromkeys(unknown)))  # fmt: skip
+    where = first.source if first else str(source)
+    return OpenResult(SCHEMA, where, src.code.name, rng, len(results), verdict, instructions,
+                      tuple(dict.fromkeys(unknown)))  # fmt: skip
 
 
 def _unknown(i: OpenInstruction) -> OpenInstruction:
-    return replace(i, verdict="unknown")
+    return i.with_answer(verdict="unknown", conflict_free=None)
 
 
 def _instructions(rng: OpenRange, results: dict[int, KernelResult]) -> tuple[OpenInstruction, ...]:

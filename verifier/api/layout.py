@@ -53,7 +53,7 @@ def describe(parsed: ParsedLayout) -> dict:
     lay = parsed.layout
     lin = lay.linear if isinstance(lay, PaddedLayout) else lay
     report: dict = {
-        "schema": 1,
+        "schema": 2,
         "notation": parsed.notation,
         "kind": parsed.kind,
         "in_dims": _in_dims(lin, parsed.kind),

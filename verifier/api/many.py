@@ -39,7 +39,7 @@ class AccessCount(Result):
     instr: str
     instructions: int
     wavefronts: int
-    ideal_wavefronts: int
+    ideal: int
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,7 @@ def verify_many(
             except InputError as e:
                 raise InputError("verify_many", f"memories[{i}]", str(e)) from None
             got = tuple(
-                AccessCount(a.name, a.instr, a.instructions, a.wavefronts, a.ideal_wavefronts)
-                for a in r.accesses
+                AccessCount(a.name, a.instr, a.instructions, a.wavefronts, a.ideal) for a in r.accesses
             )
         out.append(got)
     return ManyResult(tuple(out))
@@ -136,7 +135,7 @@ def _fast(p, layouts: list, size) -> dict[int, tuple[AccessCount, ...]]:
                     per.pop(i, None)
                 elif i in per:
                     wf, ideal = int(got.counts[j]) * times, int(got.ideals[j]) * times
-                    per[i].append(AccessCount(acc.name, ins.name, times, wf, ideal))
+                    per[i].append(AccessCount(acc.name, ins.short, times, wf, ideal))
     return {i: tuple(v) for i, v in per.items()}
 
 

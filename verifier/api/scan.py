@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.results import SCHEMA
 from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton.results import ScanResult
 from bankproof.verifier.triton.source import read_source
@@ -63,7 +64,7 @@ def scan_ttgir(
             # with the MMA descriptors against their nvmma_shared operands, where there are any
             rep = replace(rep, ledger=got.ledger, descriptors=got.descriptors)
         reports.append(rep)
-    return ScanResult(1, tuple(reports))
+    return ScanResult(SCHEMA, tuple(reports))
 
 
 __all__ = ["scan_ttgir"]

@@ -133,7 +133,7 @@ def _as_flags(e, args):
 
 def _error(args, message: str, out: TextIO, err: TextIO) -> None:
     if getattr(args, "json", False):
-        out.write(json.dumps({"schema": 1, "error": message}) + "\n")
+        out.write(json.dumps({"schema": 2, "error": message}) + "\n")
     err.write(f"bankproof: {message}\n")
 
 

@@ -23,9 +23,10 @@ from bankproof.models.lane_construction import lane_groups
 from bankproof.models.layout import LinearLayout
 from bankproof.models.notation import memory_notations
 from bankproof.models.swizzle import optimal_swizzle
-from bankproof.verifier.engine.check import combine
+from bankproof.verifier.engine.answer import combine
 from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import (
+    SCHEMA,
     ConversionProof,
     ConvertResult,
     SharedRoundTrip,
@@ -87,7 +88,7 @@ def convert(spec: Spec, timeout_s: float = 10.0) -> ConvertResult:
         else "(padded)"
     )
     return ConvertResult(
-        schema=1,
+        schema=SCHEMA,
         spec=spec.path,
         source=src.name,
         destination=dst.name,

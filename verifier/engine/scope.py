@@ -19,7 +19,7 @@ from bankproof.models.errors import InputError
 from bankproof.models.hardware import BANKS, phase_ids
 from bankproof.verifier.engine.matrices import access_matrix, memory_matrix
 from bankproof.verifier.engine.spec import Spec
-from bankproof.verifier.results import ExplainResult, PageData, ShowResult
+from bankproof.verifier.results import SCHEMA, ExplainResult, PageData, ShowResult
 
 
 def groups(spec: Spec, access: str | None, instruction: int | None) -> tuple[dict, list[dict]]:
@@ -80,7 +80,7 @@ def show(spec: Spec, access: str | None = None, instruction: int | None = None) 
     of its costliest instructions), with the matrix views."""
     info, phases = groups(spec, access, instruction)
     return ShowResult(
-        schema=1,
+        schema=SCHEMA,
         spec=info["spec"],
         access=info["access"],
         kind=info["kind"],
@@ -101,7 +101,7 @@ def page_data(spec: Spec, result) -> PageData:
 
     scopes: dict = {}
     for a in result.accesses:
-        i = a.counterexample.instruction if a.counterexample else 0
+        i = a.conflict.instruction if a.conflict else 0
         try:
             scopes[a.name] = show(spec, a.name, i)
         except InputError as e:

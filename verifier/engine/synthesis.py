@@ -34,6 +34,7 @@ from bankproof.verifier.engine.costs import access_bound, enumerated_cost, vecto
 from bankproof.verifier.engine.matrices import memory_matrix
 from bankproof.verifier.engine.spec import AccessSpec, Spec
 from bankproof.verifier.results import (
+    SCHEMA,
     ExplainResult,
     Optimality,
     SmtSynthesis,
@@ -196,7 +197,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     bounds = {}
     for a, lemma in ((writer, opt_w), (reader, opt_r)):
         got = rep.access(a.name)
-        per = got.ideal_wavefronts // max(1, got.instructions)  # no layout beats the phases
+        per = got.ideal // max(1, got.instructions)  # no layout beats the phases
         matrix = not groups and instruction(got.instr).is_matrix
         same = family is None and got.vector == 1 << len(s.vec) and not matrix
         bounds[a.name] = max(per, lemma) if same else per  # Lemma 9.5 counts this vectorization only
@@ -207,7 +208,7 @@ def synth(spec: Spec, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.
     met = all(a.wavefronts == a.lower_bound_wavefronts for a in checked if a.name in bounds)
     cycle = target.get(spec.arch).banks * 4 if groups else None  # bytes a lane group's cycle serves
     pinned_met = groups and total is not None and all(
-        rep.access(x.name).wavefronts == (rep.access(x.name).ideal_wavefronts if x.instr != "auto"
+        rep.access(x.name).wavefronts == (rep.access(x.name).ideal if x.instr != "auto"
                                           else access_bound(x.layout, spec.elem_bits, cycle))
         for x in (writer, reader))  # fmt: skip
     over = _optimal_over(total, bound, opt, writer, reader, bool(ranked), cycle, pinned_met)
@@ -314,7 +315,7 @@ def explain(spec: Spec, synthesized: tuple | None = None) -> ExplainResult:
     v = len(s.vec)
     roles = [("vector", v), ("bank", len(s.bank)), ("segment", len(s.idx))]
     return ExplainResult(
-        schema=1,
+        schema=SCHEMA,
         spec=spec.path,
         writer=writer.name,
         reader=reader.name,

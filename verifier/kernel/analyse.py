@@ -33,6 +33,8 @@ import numpy as np
 from bankproof.models import atomic_rule, target
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.hardware import instruction
+from bankproof.verifier.engine import tables
+from bankproof.verifier.engine.answer import enumerated
 from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, reconcile, simt
 from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.records import (
@@ -46,6 +48,7 @@ from bankproof.verifier.kernel.sites import COUNTED, UNMODELLED, shared_pointers
 from bankproof.verifier.kernel.totals import kind_totals, line_totals
 from bankproof.verifier.ptx.module import KernelCode, Loc, Op, PtxModule, kernel_code, read_module
 from bankproof.verifier.ptx.opcodes import unknown_opcodes
+from bankproof.verifier.results import SCHEMA
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def analyse(
             if unknown
             or any(
                 r.verdict == "unknown"
-                and (r.family in COUNTED or r.family in UNMODELLED or r.status in reconcile.HIDDEN)
+                and (r.family in COUNTED or r.family in UNMODELLED or r.rests_on in reconcile.HIDDEN)
                 for r in reports
             )
             else "proved"
@@ -127,7 +130,7 @@ def analyse(
     lines = line_totals(reports)
     totals = kind_totals(reports)
     result = KernelResult(
-        1,
+        SCHEMA,
         src.name,
         src.code.name,
         arch,
@@ -181,10 +184,16 @@ def _unknown_opcodes(code: KernelCode) -> list[str]:
     return [f"{_where(first[b])}: {first[b].opcode} {why}" for b in unknown_opcodes(first)]
 
 
+def _report(base: dict, extra: dict, *counted, conflict=None) -> InstructionReport:
+    """The report of one instruction: where it is (``base``, with its ``instr``), ``extra`` (its
+    reach) and its answer from ``counted`` (see :func:`~bankproof.verifier.engine.answer.enumerated`)."""
+    where = {k: v for k, v in base.items() if k != "instr"}
+    return InstructionReport(**where, answer=enumerated(base["instr"], *counted, conflict=conflict), **extra)
+
+
 def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: str) -> InstructionReport:
     """An instruction executed but not counted: an address no GPU runs as counted."""
-    return InstructionReport(**base, instructions=on, wavefronts=None, ideal=None, max_per_instruction=None,
-                             verdict=verdict, status=status, reason=reason, **extra)  # fmt: skip
+    return _report(base, extra, on, None, None, None, verdict, status, reason)
 
 
 def _instruction(
@@ -215,37 +224,20 @@ def _instruction(
     if trace.skipped.get(op.index):
         extra["instructions_predicated"] = reached + trace.skipped[op.index]
     if lost:
-        return InstructionReport(
-            **base,
-            instructions=None,
-            wavefronts=None,
-            ideal=None,
-            max_per_instruction=None,
-            verdict="unknown",
-            status="unknown",
-            reason="reached after a point the analysis could not follow (see unknown)",
-        )
+        why = "reached after a point the analysis could not follow (see unknown)"
+        return _report(base, {}, None, None, None, None, "unknown", "unknown", why)
     inst = trace.instances.get(op.index)
     if fam not in COUNTED:
         engine = reconcile.status_of(merge_of.get(op.index)) == reconcile.ENGINE
         wf = 0 if fam in ("tma", "mma") or engine else None
         why = costs.TMA_NOTE if fam == "tma" else reconcile.rewritten(merge_of.get(op.index), on)
-        return InstructionReport(
-            **base,
-            instructions=on,
-            wavefronts=wf,
-            ideal=wf,
-            max_per_instruction=wf,
-            verdict="proved" if wf == 0 else "unknown",
-            status="measured" if fam == "tma" else reconcile.status_of(merge_of.get(op.index)),
-            reason=why
-            or (
-                f"{fam} instructions are counted, their wavefronts not modelled"
-                if wf is None
-                else "no LSU shared wavefronts"
-            ),
-            **extra,
+        status = "measured" if fam == "tma" else reconcile.status_of(merge_of.get(op.index))
+        why = why or (
+            f"{fam} instructions are counted, their wavefronts not modelled"
+            if wf is None
+            else "no LSU shared wavefronts"
         )
+        return _report(base, extra, on, wf, wf, wf, "proved" if wf == 0 else "unknown", status, why)
     if inst is None:  # never executed in this CTA
         return _none_issued(base, extra, "measured", "not executed by this CTA")
     m = merge_of.get(op.index)
@@ -278,7 +270,15 @@ def _instruction(
         )
         base["instr"] = name
     if fam == "ldgsts":
-        cnt, ideal, ok, status = costs.copy_counts(name, inst, zfill=len(op.operands) > 3)
+        cnt, ideal, ok, status = tables.copy_counts(
+            name,
+            inst.offsets,
+            inst.active,
+            inst.known,
+            inst.source,
+            inst.source_known,
+            zfill=len(op.operands) > 3,
+        )
         ins = instruction({4: "st32", 8: "st64", 16: "st128"}[int(name[2:].split(".")[0])])
     else:
         ins = instruction("st32" if fam == "atom32" else name)  # an atomic's place: a 32-bit word's
@@ -297,10 +297,10 @@ def _instruction(
         ok = inst.known.copy()
         off = np.where(ok[:, None] & inst.active, inst.offsets, 0)  # an inactive lane's address is never used
         if fam == "atom32":
-            cnt, ideal = costs.atomic_counts(replace(inst, offsets=off))
+            cnt, ideal = tables.atomic_counts(off, inst.active)
             status = atomic_rule.status(arch)
         else:
-            cnt, ideal = costs.counts(ins, off, inst.active & ok[:, None])
+            cnt, ideal = tables.counts(ins, off, inst.active & ok[:, None])
             status = costs.status(arch, ins) if m is None or m.seen else "assumed"
         if "shared" not in op.opcode:  # SASS LD/ST on a shared address: counted as LDS/STS are
             notes.append("generic ld/st of shared addresses count as shared loads and stores (measured: "
@@ -309,11 +309,14 @@ def _instruction(
     conflict, reason = None, None
     if over.size:
         row = int(over[0])
-        store = costs.counts(ins, inst.offsets[row : row + 1], inst.active[row : row + 1])[0][0]
+        store = tables.counts(ins, inst.offsets[row : row + 1], inst.active[row : row + 1])[0][0]
+        warp, execution = int(inst.warp[row]), int(inst.execution[row])
         if fam == "atom32":
-            conflict = costs.atomic_conflict(name, inst, row, int(cnt[row]))
+            conflict = tables.atomic_conflict(name, warp, execution, inst.offsets[row], inst.active[row],
+                                              int(cnt[row]))  # fmt: skip
         elif store > ideal[row]:  # the shared side conflicts (for cp.async: its store)
-            conflict = costs.conflict(ins, inst, row, int(cnt[row]), int(ideal[row]))
+            conflict = tables.conflict(ins, warp, execution, inst.offsets[row], inst.active[row],
+                                       int(cnt[row]), int(ideal[row]))  # fmt: skip
         else:  # a cp.async.ca that reads more 128-byte global lines than its store takes wavefronts
             reason = (
                 f"warp {int(inst.warp[row])}, execution {int(inst.execution[row])}: the copy reads "
@@ -323,19 +326,9 @@ def _instruction(
     verdict = "refuted" if over.size else ("proved" if all_known else "unknown")
     total = int(cnt[ok].sum()) if all_known else None
     reason = reason if all_known else costs.why_unknown(fam, inst, ok, name)
-    return InstructionReport(
-        **base,
-        instructions=on,
-        wavefronts=total,
-        ideal=int(ideal[ok].sum()) if all_known else None,
-        max_per_instruction=int(cnt[ok].max()) if ok.any() else None,
-        verdict=verdict,
-        status=status,
-        conflict=conflict,
-        reason=reason,
-        proof="every dynamic instance of this CTA enumerated" if all_known else None,
-        **extra,
-    )
+    top = int(cnt[ok].max()) if ok.any() else None
+    return _report(base, extra, on, total, int(ideal[ok].sum()) if all_known else None, top, verdict, status,
+                   reason, conflict=conflict)  # fmt: skip
 
 
 def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
@@ -359,5 +352,4 @@ def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:
 
 def _none_issued(base: dict, extra: dict, status: str, reason: str) -> InstructionReport:
     """An instruction no warp issues as written (never reached, or folded into another by ptxas)."""
-    return InstructionReport(**base, instructions=0, wavefronts=0, ideal=0, max_per_instruction=0,
-                             verdict="proved", status=status, reason=reason, **extra)  # fmt: skip
+    return _report(base, extra, 0, 0, 0, 0, "proved", status, reason)

@@ -1,22 +1,21 @@
-"""From the machine's trace to costs: every dynamic instance of a shared-memory instruction counted
-by the target's model (the same :mod:`bankproof.models.hardware` every other command uses), a
-verdict per static instruction over all its instances, the first conflicting pair of lanes where
-there is one, and which instructions a point the machine could not follow makes unknown.
+"""From the machine's trace to what is counted: the CTA's shared window, the instances no GPU runs
+as counted (outside the window, misaligned), the instructions reachable from a point, and which a
+point the machine could not follow makes unknown. The counting itself is the engine's
+(:mod:`bankproof.verifier.engine.tables`).
 
 >>> import numpy as np
->>> offs = np.array([[4 * 33 * i for i in range(32)], [128 * i for i in range(32)]])
->>> counts(instruction("ld32"), offs, np.ones((2, 32), bool))[0].tolist()
-[1, 32]
+>>> from bankproof.verifier.kernel.records import Instances
+>>> ones = np.ones((1, 32), bool)
+>>> inst = Instances(np.zeros(1, int), np.zeros(1, int), np.arange(32)[None] * 4 + 2, ones, ones, ones[:, 0])
+>>> misaligned(instruction("ld32"), inst)
+0
 """
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-from bankproof.models import atomic_rule, copy_rule, hardware, target
-from bankproof.models.hardware import instruction
-from bankproof.verifier.kernel.records import Conflict, Instances
+from bankproof.models import copy_rule, hardware, target
+from bankproof.verifier.kernel.records import Instances
 from bankproof.verifier.ptx.module import KernelCode
 
 ZFILL_CG = (
@@ -27,14 +26,6 @@ ZFILL_CG = (
 TMA_NOTE = (
     "TMA copies add no LSU shared wavefronts (measured: gpu_checks/results/h100-2026-11-27-engines.json.gz)"
 )
-
-
-def counts(ins: hardware.Instr, offsets: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Wavefronts and ideals of each row (a warp instruction) under the phase model."""
-    act = np.ones_like(active) if ins.is_matrix else active
-    used = (np.arange(32) < ins.address_lanes)[None, :] if ins.is_matrix else active
-    c, i, _ = hardware.evaluate(ins, np.where(used, offsets, 0), act)  # an unused lane's address is not read
-    return c, i
 
 
 LARGEST_SMEM = 232448  # sm90's largest shared memory per block (227 KB): no launch has more
@@ -82,92 +73,6 @@ def misaligned(ins: hardware.Instr, inst: Instances) -> int | None:
     bad |= (inst.offsets[:, :lanes] < 0) & act[:, :lanes] & inst.known[:, None]
     rows = np.flatnonzero(bad.any(axis=1))
     return int(rows[0]) if rows.size else None
-
-
-def copy_counts(
-    name: str, inst: Instances, zfill: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """``cp.async`` rows: wavefronts (``-1`` unknown), ideals, which are known, and the status.
-    ``.ca``: the measured rule (:func:`~bankproof.models.copy_rule.ldgsts_wavefronts`: the larger of
-    the store's wavefronts and the L1 bank conflicts of the global reads), which needs the global
-    addresses; a lane whose src-size is 0 (zero-fill) reads nothing; ``.cg``: as the store of the same width
-    (assumed, as everywhere), except in the zero-fill form (``zfill``: a src-size operand), whose
-    measured count is not the store's (:data:`ZFILL_CG`)."""
-    width, mode = int(name[2:].split(".")[0]), name.split(".")[1]
-    store = instruction({4: "st32", 8: "st64", 16: "st128"}[width])
-    c, ideal = counts(store, inst.offsets, inst.active)
-    if mode == "cg":
-        if zfill:  # the zero-fill form (a src-size operand): see ZFILL_CG
-            return np.full(len(c), -1, dtype=np.int64), ideal, np.zeros(len(c), bool), "not modelled"
-        return c, ideal, inst.known.copy(), "assumed"
-    out = np.full(len(c), -1, dtype=np.int64)
-    ok = inst.known.copy()
-    for r in range(len(c)):
-        if not ok[r] or inst.source is None or not inst.source_known[r][inst.active[r]].all():
-            ok[r] = False
-            continue
-        w = copy_rule.ldgsts_wavefronts(width, inst.offsets[r], inst.source[r], inst.active[r])
-        if w is None:  # (zero-fill lanes, src-size 0, have a negative source: they read nothing)
-            ok[r] = False
-        else:
-            out[r] = w
-    return out, ideal, ok, "measured"
-
-
-def conflict(ins: hardware.Instr, inst: Instances, row: int, count: int, ideal: int) -> Conflict:
-    """The lowest two lanes of row ``row`` that one bank serves different words in one phase."""
-    offs, act = inst.offsets[row], inst.active[row].copy()
-    if ins.is_matrix:
-        act = np.arange(32) < ins.address_lanes
-    offs = np.where(act, offs, 0)  # an unused lane's address is not read (nor shown)
-    phase = hardware.phase_ids(ins, offs[None], act[None])[0]
-    warp = int(inst.warp[row])
-    for p in sorted(set(phase[act].tolist())):
-        seen: dict[int, tuple[int, int]] = {}
-        for lane in np.flatnonzero(act & (phase == p)).tolist():
-            for word in ins.words(int(offs[lane])):
-                b = word % hardware.BANKS
-                if b in seen and seen[b][0] != word:
-                    a, c = seen[b][1], lane
-                    case = {"instr": ins.short, "byte_offsets": offs.tolist()}
-                    if not act.all() and not ins.is_matrix:  # a matrix op's unused lanes are not inactive
-                        case["active"] = [bool(x) for x in act]
-                    line = json.dumps(case, separators=(",", ":"))
-                    return Conflict(
-                        warp,
-                        int(inst.execution[row]),
-                        (a, c),
-                        (32 * warp + a, 32 * warp + c),
-                        (int(offs[a]), int(offs[c])),
-                        b,
-                        int(p),
-                        count,
-                        ideal,
-                        f"echo '{line}' | bankproof wavefronts --input -",
-                    )
-                seen.setdefault(b, (word, lane))
-    raise AssertionError("no conflicting pair in an instruction above its ideal")
-
-
-def atomic_counts(inst: Instances) -> tuple[np.ndarray, np.ndarray]:
-    """Wavefronts and ideals of a measured shared atomic's rows (:mod:`~bankproof.models.atomic_rule`:
-    the most active lanes on one bank; ideal one where a lane is on)."""
-    rows = zip(inst.offsets, inst.active)
-    cnt = np.fromiter((atomic_rule.atomic_wavefronts(o, a) for o, a in rows), np.int64, len(inst.offsets))
-    return cnt, inst.active.any(axis=1).astype(np.int64)
-
-
-def atomic_conflict(name: str, inst: Instances, row: int, count: int) -> Conflict:
-    """Two active lanes of row ``row`` that the atomic serializes on one bank."""
-    offs, act = inst.offsets[row], inst.active[row]
-    a, c = atomic_rule.pair(offs, act) or (0, 0)
-    case: dict = {"instr": name.replace("red.", "atom."), "byte_offsets": np.where(act, offs, 0).tolist()}
-    if not act.all():
-        case["active"] = [bool(x) for x in act]
-    warp, line = int(inst.warp[row]), json.dumps(case, separators=(",", ":"))
-    return Conflict(warp, int(inst.execution[row]), (a, c), (32 * warp + a, 32 * warp + c),
-                    (int(offs[a]), int(offs[c])), int(offs[a]) // 4 % hardware.BANKS, 0, count, 1,
-                    f"echo '{line}' | bankproof wavefronts --input -")  # fmt: skip
 
 
 def status(arch: str, ins: hardware.Instr) -> str:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from bankproof.verifier.kernel import linear
 from bankproof.verifier.kernel.records import InstructionReport, Trace
+from bankproof.verifier.results import EngineResult
 
 BUDGET_S = 5.0
 
@@ -64,24 +65,28 @@ def cross_check(reports: list[InstructionReport], code, trace: Trace, merge_of: 
     return out
 
 
-def _merge(r: InstructionReport, answer, repeat: int) -> InstructionReport:
+def _merge(r: InstructionReport, got, repeat: int) -> InstructionReport:
     """``repeat``: executions the layout folds into one (an iteration that reads the same addresses
-    again is one instruction of the layout, ``repeat`` of the kernel)."""
-    if answer is None:
+    again is one instruction of the layout, ``repeat`` of the kernel). The report's answer gains the
+    layout's engines (their counts scaled to the kernel's) beside the enumeration, and their proof."""
+    if got is None:
         return r
-    acc, elem = answer
-    z3 = acc.engines.get("z3")
-    alg = acc.engines.get("algebra")
+    acc, elem = got
     total = None if acc.wavefronts is None else acc.wavefronts * repeat
-    agree = total == r.wavefronts and acc.proof.status == r.verdict
-    if not agree:
-        return replace(r, verdict="disagree",
-                       reason=f"the enumeration counts {r.wavefronts} wavefronts ({r.verdict}); the layout's "
-                       f"engines {total} ({acc.proof.status})")  # fmt: skip
-    how = f"{acc.proof.status} by {acc.proof.engine} over every lane, warp and iteration bit (F2-affine)"
-    if z3 is not None and z3.verdict in ("proved", "refuted") and acc.proof.engine != "z3":
-        how += f"; z3 {z3.verdict}"
-    bad = (
-        linear.directions(alg.conflict_directions if alg else None, elem) if r.verdict == "refuted" else None
-    )
-    return replace(r, proof=how, bad_direction=bad)
+    if not (total == r.wavefronts and acc.verdict == r.verdict):
+        why = (f"the enumeration counts {r.wavefronts} wavefronts ({r.verdict}); the layout's engines "
+               f"{total} ({acc.verdict})")  # fmt: skip
+        return r.with_answer(verdict="disagree", reason=why, conflict_free=None)
+    scaled = {
+        name: replace(e, wavefronts=None if e.wavefronts is None else e.wavefronts * repeat)
+        for name, e in acc.engines.items()
+        if name != "enumeration"
+    }
+    mine = EngineResult(r.wavefronts, r.verdict, reason=ENUMERATED)
+    alg = acc.engines.get("algebra")
+    names = alg.conflict_directions if alg and r.verdict == "refuted" else None
+    bad = linear.directions(names, elem)
+    return replace(r.with_answer(engines={"enumeration": mine, **scaled}, proof=acc.proof), bad_direction=bad)
+
+
+ENUMERATED = "every dynamic instance of this CTA; the others: every lane, warp and iteration bit (F2-affine)"

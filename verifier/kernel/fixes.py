@@ -164,7 +164,7 @@ def with_fixes(
     out = {id(r): r for r in reports}
     for name, items in by_buffer.items():
         if not any(r.conflict is not None for r, _ in items) or any(
-            r.status == "misaligned" for r, _ in items
+            r.rests_on == "misaligned" for r, _ in items
         ):
             continue  # a buffer with a misaligned access needs that fixed first
         text = best([a for _, a in items], places[name], max(1, sizes[name]), f"`{readable(name)}`")

@@ -7,6 +7,10 @@ this launch ran), give the bad directions as byte-address bits, and must agree w
 the enumerated instances (XOR with ``a0`` permutes banks, so it changes no count).
 
 >>> import numpy as np
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.verifier.engine.answer import AccessProblem, answer
+from bankproof.verifier.engine.spec_checks import check_access_layout
 >>> lanes = np.arange(32)
 >>> offs = np.stack([lanes * 128 + 4 * e for e in range(2)])       # two executions of one warp
 >>> bases(offs, np.array([0, 0]), np.array([0, 1]))
@@ -16,8 +20,13 @@ the enumerated instances (XOR with ``a0`` permutes banks, so it changes no count
 from __future__ import annotations
 
 import numpy as np
+from bankproof.models.errors import InputError
+from bankproof.models.layout import LinearLayout
+from bankproof.verifier.engine.answer import AccessProblem, answer
+from bankproof.verifier.engine.spec_checks import check_access_layout
 
 VECTOR = {4: "ld.shared.b32", 8: "ld.shared.v2.b32", 16: "ld.shared.v4.b32"}
+WHERE = "<kernel instruction>"
 
 
 def _log2(n: int) -> int | None:
@@ -53,14 +62,11 @@ def bases(offsets: np.ndarray, warp: np.ndarray, execution: np.ndarray) -> tuple
     return (a0, imgs) if np.array_equal(pred, x) else None
 
 
-def verify_instruction(kind: str, width: int, imgs: dict, timeout: float = 5.0):
-    """``bankproof verify`` on the instruction's layout: ``kind`` ``load``/``store`` of ``width``
-    bytes per lane (1 to 16), byte images per input bit. Returns the access result, or ``None`` where
-    the images do not make a layout (not multiples of the element, not injective)."""
-    from bankproof.models.errors import InputError
-    from bankproof.verifier.engine.check import verify
-    from bankproof.verifier.engine.spec import parse_spec
-
+def verify_instruction(kind: str, width: int, imgs: dict, timeout: float = 5.0) -> tuple | None:
+    """The instruction's layout as an access problem, answered by every engine: ``kind``
+    ``load``/``store`` of ``width`` bytes per lane (1 to 16), byte images per input bit. Returns
+    ``(answer, element bytes)``, or ``None`` where the images do not make a layout (not multiples of
+    the element, not injective)."""
     elem = min(width, 4)
     vec = width // elem
     if any(b % elem for b in sum(imgs.values(), [])):
@@ -68,23 +74,16 @@ def verify_instruction(kind: str, width: int, imgs: dict, timeout: float = 5.0):
     to = {k: [[b // elem] for b in v] for k, v in imgs.items()}
     to["register"] = [[1 << i] for i in range(_log2(vec) or 0)] + to["register"]
     span = max([1] + [b[0] for v in to.values() for b in v])
-    bits = max(1, (2 * span - 1).bit_length())
-    dtype = {1: "i8", 2: "i16", 4: "f32"}[elem]
+    size = 1 << max(1, (2 * span - 1).bit_length())
     name = (VECTOR[width] if width >= 4 else f"ld.shared.u{8 * width}").replace(
         "ld.", "st." if kind == "store" else "ld."
     )
-    spec = {
-        "shape": [1 << bits],
-        "dtype": dtype,
-        "arch": "sm90",
-        "memory": {"offset_bases": [[1 << i] for i in range(bits)]},
-        "access": [{"name": "access", "kind": kind, "instr": name, "layout": {"bases": to}}],
-    }
     try:
-        r = verify(parse_spec(spec, "<kernel instruction>"), timeout_s=timeout)
+        layout = check_access_layout(LinearLayout.from_bases(to, {"i": size}), kind, WHERE, ["i"])
+        p = AccessProblem(LinearLayout.identity1d(size, "offset", "i"), layout, 8 * elem, kind, instr=name)
+        return answer(p, timeout_s=timeout), elem
     except InputError:
         return None
-    return r.accesses[0], elem
 
 
 def directions(names: tuple[str, ...] | None, elem: int) -> str | None:

@@ -46,7 +46,7 @@ def join(result: KernelResult, rows: list[SassRow]) -> list[LineMeasure]:
         p[0] += i.instructions or 0
         p[1] = None if p[1] is None or i.wavefronts is None else p[1] + i.wavefronts
         p[2] += i.instructions_predicated or i.instructions_reached or i.instructions or 0
-        p[3] = p[3] and i.status != "not modelled"
+        p[3] = p[3] and i.rests_on != "not modelled"
     by_address: dict = defaultdict(list)
     for row in rows:
         if not row.sass.startswith("@!PT"):  # padding ptxas never issues
@@ -80,7 +80,7 @@ def join(result: KernelResult, rows: list[SassRow]) -> list[LineMeasure]:
 def _one(i) -> list:
     """One instruction's prediction ``[low, wavefronts, high, modelled]``."""
     return [i.instructions or 0, i.wavefronts, i.instructions_predicated or i.instructions_reached
-            or i.instructions or 0, i.status != "not modelled"]  # fmt: skip
+            or i.instructions or 0, i.rests_on != "not modelled"]  # fmt: skip
 
 
 def _placed(p: list | None, pool: list, executed: int, wavefronts: int) -> list | None:

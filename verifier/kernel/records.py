@@ -9,10 +9,10 @@ report (per instruction, per source line, per kernel). All frozen; renderers rea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from bankproof.verifier.results.base import Result, optional
+from bankproof.verifier.results import AccessAnswer, Result, embedded, optional
 
 
 @dataclass(frozen=True)
@@ -106,57 +106,36 @@ class SourceLine(Result):
 
 
 @dataclass(frozen=True)
-class Conflict(Result):
-    """Two lanes of one warp instruction that one bank serves different words in one wavefront:
-    the warp, its execution of the instruction (0 = first), the lanes and their threads, both
-    byte addresses, the bank and the phase; ``reproduce`` replays it with ``bankproof wavefronts``."""
-
-    warp: int
-    execution: int
-    lanes: tuple[int, int]
-    threads: tuple[int, int]
-    byte_addresses: tuple[int, int]
-    bank: int
-    phase: int
-    wavefronts: int
-    ideal: int
-    reproduce: str
-
-
-@dataclass(frozen=True)
 class InstructionReport(Result):
-    """One static shared-memory instruction over every warp and dynamic instance of the CTA.
+    """One static shared-memory instruction over every warp and dynamic instance of the CTA: where
+    it is, and its answer (the keys every command shares, read as this record's attributes).
 
     ``instructions``: warp instructions executed with a lane on, as Nsight Compute's SASS-level
     counters count them (``instructions_reached``: warps whose control reached it, where more;
     ``instructions_predicated``: warps that also branched around it, which execute it predicated
     off if ptxas turns the branch into predication, as the source view then counts them);
-    ``wavefronts``/``ideal`` summed over them;
-    ``verdict`` ``proved`` (every instance at its ideal), ``refuted`` (``conflict`` names one) or
-    ``unknown`` (``reason``); ``status`` what the count rests on (``measured``, ``assumed``,
-    ``not modelled``), or how the SASS runs it where no rule counts that (``SASS not modelled``,
-    ``SASS loop``, ``SASS loads and stores``, ``SASS atomics``); ``family`` ``atom32`` is a shared
-    atomic of a measured form (counted where its SASS is that form)."""
+    ``wavefronts``/``ideal`` summed over them; ``verdict`` ``proved`` (every instance at its ideal),
+    ``refuted`` (``conflict`` names one) or ``unknown`` (``reason``); ``rests_on`` what the count
+    rests on (``measured``, ``assumed``, ``not modelled``), or how the SASS runs it where no rule
+    counts that (``SASS not modelled``, ``SASS loop``, ``SASS loads and stores``, ``SASS
+    atomics``); ``family`` ``atom32`` is a shared atomic of a measured form (counted where its SASS
+    is that form); ``engines``/``proof``: the second engine's answer where the addresses make a
+    layout (:mod:`bankproof.verifier.kernel.crosscheck`)."""
 
     ptx_line: int
     opcode: str
     family: str
-    instr: str
     location: SourceLine | None
     inlined_from: SourceLine | None
-    instructions: int | None
-    wavefronts: int | None
-    ideal: int | None
-    max_per_instruction: int | None
-    verdict: str
-    status: str
-    conflict: Conflict | None = optional()
+    answer: AccessAnswer = embedded()
     instructions_reached: int | None = optional()
     instructions_predicated: int | None = optional()
-    reason: str | None = optional()
     fix: str | None = optional()
     bad_direction: str | None = optional()
-    proof: str | None = optional()
+
+    def with_answer(self, **changes) -> InstructionReport:
+        """This report with its answer's fields changed."""
+        return replace(self, answer=replace(self.answer, **changes))
 
 
 @dataclass(frozen=True)

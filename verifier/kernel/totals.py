@@ -58,10 +58,10 @@ def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
     out = []
     for (f, ln), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         ins = [r.instructions for r in rs]
-        costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.status == "measured"]
+        costed = [r for r in rs if r.family in COUNTED or r.wavefronts == 0 and r.rests_on == "measured"]
         wf = [r.wavefronts for r in costed]
         idl = [r.ideal for r in costed]
-        unmodelled = any(r.family in UNMODELLED or r.status in HIDDEN for r in rs)
+        unmodelled = any(r.family in UNMODELLED or r.rests_on in HIDDEN for r in rs)
         if any(r.verdict == "refuted" for r in rs):
             verdict = "refuted"
         elif unmodelled:
@@ -84,11 +84,11 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     by: dict = defaultdict(list)
     for r in reports:
         by[kind_of(r.family, r.instr)].append(r)
-    looped = any(r.status == LOOPED for r in reports)  # a CAS loop's LDS and ATOMS run a timing's count
+    looped = any(r.rests_on == LOOPED for r in reports)  # a CAS loop's LDS and ATOMS run a timing's count
     # shared accesses no rule counts (another CTA's shared memory, the bulk engine, an unread form):
     # where Nsight Compute counts them is not known, so no load or store total is stated
-    stray = any(r.family in UNMODELLED - {"atomic"} or r.status == AS_LOADS for r in reports)
-    hidden_atomics = any(r.status == AS_ATOMICS for r in reports)  # sm80's mbarrier arrive: ATOMS
+    stray = any(r.family in UNMODELLED - {"atomic"} or r.rests_on == AS_LOADS for r in reports)
+    hidden_atomics = any(r.rests_on == AS_ATOMICS for r in reports)  # sm80's mbarrier arrive: ATOMS
     out = []
     for kind in (
         "ld",

@@ -58,7 +58,7 @@ def _summary(rep: dict, states: dict[str, str]) -> str:
         rows.append(
             f"<tr><td>{escape(a['name'])}</td><td>{escape(a['kind'])}</td>"
             f"<td>{a['instructions']} × {escape(a['instr'])}</td><td>{cost}</td>"
-            f"<td>{a['ideal_wavefronts']}</td><td>{escape(states[a['name']])}</td>"
+            f"<td>{a['ideal']}</td><td>{escape(states[a['name']])}</td>"
             f"<td>{_badge(a['proof']['status'])} by {escape(a['proof']['engine'])}</td>"
             f"<td>{engines}</td></tr>"
         )
@@ -82,15 +82,15 @@ def _counterexample(cx: dict) -> str:
         f"<p><b>Counterexample</b>: lanes {cx['lanes'][0]} and {cx['lanes'][1]} of {where} hit bank "
         f"{cx['bank']} at different words: {cx['wavefronts']} wavefronts where {cx['ideal']} would do.</p>"
         f"<table><tr><th>lane</th><th>element</th><th>byte</th><th>word</th><th>bank</th></tr>{rows}</table>"
-        f"<p>Reproduce: <code>echo '{escape(cx['reproducer'])}' | bankproof wavefronts --input -</code></p>"
+        f"<p>Reproduce: <code>{escape(cx['reproduce'])}</code></p>"
     )
 
 
 def _access_section(page: PageData, a: dict, state: str) -> str:
     parts = [f"<h2>Access {escape(a['name'])} ({escape(a['kind'])}, {escape(a['instr'])})</h2>"]
     parts.append(f"<p>{_badge(a['proof']['status'])} {escape(state)}</p>")
-    if a["counterexample"]:
-        parts.append(_counterexample(a["counterexample"]))
+    if a["conflict"]:
+        parts.append(_counterexample(a["conflict"]))
     why = a["engines"].get("algebra", {}).get("conflict_directions")
     if why:
         parts.append(

@@ -48,7 +48,7 @@ def to_text(r: KernelResult) -> str:
         )
     shown: dict = {}
     for i in r.instructions:  # per source line: its first undecided or conflicting instruction
-        if i.verdict == "proved" or (i.verdict == "unknown" and i.status == "not modelled"):
+        if i.verdict == "proved" or (i.verdict == "unknown" and i.rests_on == "not modelled"):
             continue
         key = (i.location.file, i.location.line) if i.location else ("", i.ptx_line)
         shown.setdefault(key, []).append(i)
@@ -74,7 +74,7 @@ def to_text(r: KernelResult) -> str:
                 f"    reproduce: {c.reproduce if len(c.reproduce) < 400 else c.reproduce[:400] + '...'}"
             )
         else:
-            out.append(f"{head}: {i.verdict}: {i.reason or i.status}{more}")
+            out.append(f"{head}: {i.verdict}: {i.reason or i.rests_on}{more}")
         if i.fix:
             out.append(f"    fix: {i.fix}")
     if r.descriptors:
@@ -124,9 +124,9 @@ def to_sarif(r: KernelResult) -> dict:
     """SARIF 2.1.0: one result per instruction above its ideal, misaligned, or undecided."""
     results = []
     for i in r.instructions:
-        if i.verdict == "proved" or (i.verdict == "unknown" and i.status == "not modelled"):
+        if i.verdict == "proved" or (i.verdict == "unknown" and i.rests_on == "not modelled"):
             continue
-        if i.status == "misaligned":
+        if i.rests_on == "misaligned":
             rule, text = "BPK003", f"{i.opcode}: {i.reason}"
         elif i.conflict is not None:
             c = i.conflict

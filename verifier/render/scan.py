@@ -24,7 +24,7 @@ def to_text(result: ScanResult) -> str:
     lines = []
     for rep in result.reports:
         rows = [a for b in rep.buffers for a in b.accesses]
-        assumed = any(a.hardware == "assumed" and not _copy16(a) for a in rows)
+        assumed = any(a.rests_on == "assumed" and not _copy16(a) for a in rows)
         status = ", its rules assumed (not measured on this arch)" if assumed else ""
         lines.append(f"{rep.file}: target {rep.target}, {rep.num_warps} warps{status}")
         for b in rep.buffers:
@@ -41,7 +41,7 @@ def to_text(result: ScanResult) -> str:
                     if a.wavefronts is not None
                     else f"not analysed: {a.error}"
                 )
-                mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.hardware == "assumed" else ""
+                mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.rests_on == "assumed" else ""
                 mark += f" [width: {a.width_assumed}]" if a.width_assumed else ""
                 lines.append(f"    {a.kind:5} {a.op:<34} {cost}  at {_where(a.location)}{mark}")
             w = b.better_writer

@@ -5,7 +5,7 @@ own ``to_json()``).
 from __future__ import annotations
 
 from bankproof.models import target
-from bankproof.models.hardware import BANK_BYTES, COPY_NOTE
+from bankproof.models.hardware import BANK_BYTES, COPY_NOTE, instruction
 from bankproof.verifier.results import (
     EXIT,
     ConstrainedSynthesis,
@@ -20,11 +20,19 @@ def exit_code(verdict: str) -> int:
     return EXIT[verdict]
 
 
+def ptx_name(instr: str) -> str:
+    """The PTX name of an instruction an answer names by its short one (``ld32``: ``ld.shared.b32``);
+    another vendor's, as it is."""
+    try:
+        return instruction(instr).name
+    except (KeyError, ValueError):
+        return instr
+
+
 def to_text(result: VerifyResult) -> str:
-    """The verify report: one line per access, its counterexample and Lemma 9.4's why."""
+    """The verify report: one line per access, its conflict and Lemma 9.4's why."""
     report = result.to_dict()
     states = {a.name: a.state for a in result.accesses}
-    commands = {a.name: a.counterexample.command for a in result.accesses if a.counterexample}
     shape = "x".join(map(str, report["shape"]))
     mem = report["memory"]
     where = f"{shape} {report['dtype']} on {report['arch']}"
@@ -32,25 +40,26 @@ def to_text(result: VerifyResult) -> str:
     lines += [f"  warning: {w}" for w in mem.get("warnings", ())]
     width = max(len(a["name"]) for a in [*report["accesses"], *report.get("unread", ())])
     for a in report["accesses"]:
-        status = a["proof"]["status"]
+        status = a["verdict"]
         if status == "disagree":
             detail = ", ".join(f"{e} {r['verdict']} {r['wavefronts']}" for e, r in a["engines"].items())
             state = f"ENGINES DISAGREE ({detail}): please report this spec"
-            cost = f"{a['ideal_wavefronts']} ideal wavefronts"
+            cost = f"{a['ideal']} ideal wavefronts"
         elif status == "unknown":
-            state = f"unknown ({a['proof'].get('reason', '')})"
-            cost = f"? wavefronts (ideal {a['ideal_wavefronts']})"
+            state = f"unknown ({a['reason'] or ''})"
+            cost = f"? wavefronts (ideal {a['ideal']})"
         else:
-            worst = a["max_wavefronts_per_instruction"]
+            worst = a["max_per_instruction"]
             state = states[a["name"]]
-            cost = f"{a['wavefronts']} wavefronts (ideal {a['ideal_wavefronts']}, max {worst}/instruction)"
+            cost = f"{a['wavefronts']} wavefronts (ideal {a['ideal']}, max {worst}/instruction)"
+        instr = ptx_name(a["instr"])
         lines.append(
-            f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {a['instr']:<22} {cost}  {state}  "
+            f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {instr:<22} {cost}  {state}  "
             f"[{status} by {a['proof']['engine']}]"
         )
-        if a.get("hardware_rule"):
-            lines.append(f"    model: {a['hardware_model']}: {a['hardware_rule']}")
-        cx = a["counterexample"]
+        if a["rule"]:
+            lines.append(f"    model: {a['rests_on']}: {a['rule']}")
+        cx = a["conflict"]
         if cx:
             l0, l1 = cx["lanes"]
             where = f"warp {cx['warp']}, instruction {cx['instruction']} (register {cx['register']})"
@@ -75,7 +84,7 @@ def to_text(result: VerifyResult) -> str:
                 )
                 lines.append(f"      lane {lane:>2}: supplies the row at byte {addr} {at}, bank {cx['bank']} "
                              f"word {word}; receives ({where})")  # fmt: skip
-            lines.append(f"    reproduce: {commands[a['name']]}")
+            lines.append(f"    reproduce: {cx['reproduce']}")
         why = a["engines"].get("algebra", {}).get("conflict_directions")
         if why:
             by = why[0] if len(why) == 1 else f"any sum of {', '.join(why)}"
@@ -83,9 +92,9 @@ def to_text(result: VerifyResult) -> str:
                 f"    why (Lemma 9.4): lanes whose elements differ by {by} hit the same bank in another "
                 f"segment: 2^{len(why)} words per bank"
             )
-        if a["instr"].startswith("cp.async.cg"):
+        if a["instr"].startswith("cp") and a["instr"].endswith(".cg"):
             lines.append(f"    note: {COPY_NOTE}")
-        elif a["hardware_model"] == "assumed":
+        elif a["rests_on"] == "assumed":
             lines.append(f"    note: hardware model measured on sm90 only; {report['arch']} assumed the same")
     for u in report.get("unread", ()):
         lines.append(f"  {u['name']:<{width}}  {u['kind']:<5} not counted: {u['reason']}")

@@ -7,7 +7,14 @@ synth in ``verify``, the other commands in ``commands``.
 '{"status": "proved", "engine": "z3", "seconds": 0.01}\\n'
 """
 
-from bankproof.verifier.results.base import EXIT, FrozenMap, Result, hidden, optional, plain
+from bankproof.verifier.results.answer import (
+    AccessAnswer,
+    Certificate,
+    Conflict,
+    EngineResult,
+    Proof,
+)
+from bankproof.verifier.results.base import EXIT, SCHEMA, FrozenMap, Result, embedded, hidden, optional, plain
 from bankproof.verifier.results.commands import (
     ConversionProof,
     ConvertResult,
@@ -25,14 +32,10 @@ from bankproof.verifier.results.commands import (
 from bankproof.verifier.results.engines import AgreeResult, Element, EngineAnswer
 from bankproof.verifier.results.verify import (
     AccessResult,
-    Certificate,
     ConstrainedSynthesis,
-    Counterexample,
-    EngineResult,
     FamilyMember,
     MemoryRef,
     Optimality,
-    Proof,
     SmtSynthesis,
     StatusTime,
     SynthInfo,
@@ -42,12 +45,14 @@ from bankproof.verifier.results.verify import (
 )
 
 __all__ = [
-    "EXIT", "AccessResult", "FrozenMap", "AgreeResult", "Certificate", "ConversionProof", "ConvertResult",
-    "ConstrainedSynthesis", "Counterexample",
+    "EXIT", "SCHEMA", "AccessAnswer", "AccessResult", "FrozenMap", "AgreeResult", "Certificate",
+    "ConversionProof",
+    "ConvertResult",
+    "ConstrainedSynthesis", "Conflict",
     "Element", "EngineAnswer", "FamilyMember",
     "EngineResult", "ExplainResult", "GpuResult", "GpuSide", "LayoutResult", "MemoryRef", "Optimality",
     "PageData", "Proof", "Result", "SharedRoundTrip", "ShowResult", "ShufflePlanResult", "ShuffleRound",
     "SmtSynthesis", "StatusTime", "SynthInfo", "SynthResult", "UnreadResult", "VerifyResult",
     "WavefrontsResult",
-    "hidden", "optional", "plain",
+    "embedded", "hidden", "optional", "plain",
 ]  # fmt: skip

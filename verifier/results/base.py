@@ -14,12 +14,14 @@ JSON does not have. Sequences are tuples; they print as JSON arrays.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import field, fields
 from typing import Any, ClassVar
 
 EXIT = {"proved": 0, "refuted": 1, "unknown": 3, "disagree": 4}
+SCHEMA = 2  # every --json output's version: 2 is one access vocabulary across commands
 
 
 class FrozenMap(Mapping):
@@ -63,6 +65,13 @@ def optional(default: Any = None, key: str | None = None) -> Any:
     return field(default=default, metadata={"optional": True, **({"key": key} if key else {})})
 
 
+def embedded() -> Any:
+    """A record whose keys the JSON holds in place, beside the record's own (an access's
+    :class:`~bankproof.verifier.results.answer.AccessAnswer` in every reader's row); its fields
+    read as the holder's attributes (``row.wavefronts`` is ``row.answer.wavefronts``)."""
+    return field(metadata={"embedded": True})
+
+
 def hidden(default: Any = None) -> Any:
     """A field that is not part of the JSON (a Python object for API users and renderers)."""
     return field(default=default, metadata={"hidden": True}, repr=False, compare=False)
@@ -77,6 +86,16 @@ def plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     return value
+
+
+@functools.cache
+def _embedded_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls) if f.metadata.get("embedded"))
+
+
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 class Result:
@@ -118,8 +137,20 @@ class Result:
             value = getattr(self, f.name)
             if f.metadata.get("hidden") or (f.metadata.get("optional") and value is None):
                 continue
+            if f.metadata.get("embedded"):
+                out.update(value.to_dict())
+                continue
             out[f.metadata.get("key", f.name)] = plain(value)
         return out
+
+    def __getattr__(self, name: str) -> Any:
+        """An embedded record's field, read through its holder (see :func:`embedded`)."""
+        if not name.startswith("_"):
+            for inner in _embedded_names(type(self)):
+                record = self.__dict__.get(inner)
+                if record is not None and (name in _field_names(type(record)) or hasattr(type(record), name)):
+                    return getattr(record, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict()) + "\n"

@@ -44,11 +44,15 @@ def decode(cls: type[R], value: object, where: str) -> R:
 
 @functools.cache
 def _hints(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
-    """(key, attribute, type, required) of each JSON field of a record class."""
+    """(key, attribute, type, required) of each JSON field of a record class (an embedded record's
+    fields are the holder's keys: their attribute is ``embedded.field``)."""
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
         if f.metadata.get("hidden"):
+            continue
+        if f.metadata.get("embedded"):
+            out.extend((key, f"{f.name}.{name}", hint, req) for key, name, hint, req in _hints(hints[f.name]))
             continue
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         out.append((f.metadata.get("key", f.name), f.name, hints[f.name], required))
@@ -69,6 +73,14 @@ def _record(cls: type, value: object, where: str, path: str) -> object:
                 raise InputError(where, _join(path, key), "is missing")
             continue
         kwargs[name] = _value(hint, value[key], where, _join(path, key))
+    inner: dict[str, dict] = {}
+    for name in [n for n in kwargs if "." in n]:
+        holder, attr = name.split(".", 1)
+        inner.setdefault(holder, {})[attr] = kwargs.pop(name)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("embedded"):
+            kwargs[f.name] = hints[f.name](**inner.get(f.name, {}))
     return cls(**kwargs)
 
 

@@ -1,8 +1,8 @@
 """The results of ``verify`` and ``synth``: each access's wavefronts, its proof and its
 counterexample; the synthesized layout with its optimality certificate.
 
->>> Proof(status="refuted", engine="enumeration", seconds=0.0).to_dict()["status"]
-'refuted'
+>>> UnreadResult("ld", "load", "an atom bankproof cannot translate").to_dict()["reason"]
+'an atom bankproof cannot translate'
 """
 
 from __future__ import annotations
@@ -10,102 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bankproof.verifier.results.base import EXIT, Result, hidden, optional
+from bankproof.verifier.results.answer import AccessAnswer, Proof
+from bankproof.verifier.results.base import EXIT, Result, embedded, hidden, optional
 
 # --- verify ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Counterexample(Result):
-    """Two lanes of one phase that reach one bank at different words."""
-
-    lanes: tuple[int, int]
-    block: int
-    warp: int
-    instruction: int
-    register: int
-    coords: tuple[dict, ...]
-    byte_addresses: tuple[int, int]
-    bank: int | None
-    phase: int
-    wavefronts: int
-    ideal: int
-    reproducer: str
-    # ldmatrix/stmatrix: a lane supplies a row address unrelated to the element it receives or
-    # gives (``coords``); the element at each lane's supplied address
-    supplied: tuple[dict | None, ...] | None = optional()
-
-    @property
-    def command(self) -> str:
-        """The shell line that replays this instruction through ``bankproof wavefronts``."""
-        return f"echo '{self.reproducer}' | bankproof wavefronts --input -"
-
-
-@dataclass(frozen=True)
-class Certificate(Result):
-    """Z3's exact-count certificate: ``k`` words on one bank are reachable, ``k + 1`` are not."""
-
-    words_per_bank: int
-    status: str
-    seconds: float
-    witness_lanes: tuple | None = optional()
-
-
-@dataclass(frozen=True)
-class EngineResult(Result):
-    """One engine's answer for one access."""
-
-    wavefronts: int | None
-    verdict: str
-    seconds: float | None = optional()
-    reason: str | None = optional()
-    lemma: str | None = optional()
-    conflict_directions: tuple[str, ...] | None = optional()
-    note: str | None = optional()
-    certificate: Certificate | None = optional()
-
-
-@dataclass(frozen=True)
-class Proof(Result):
-    """Which engine decided, how, and why not when it could not."""
-
-    status: str
-    engine: str
-    seconds: float | None
-    reason: str | None = optional()
-
-
-@dataclass(frozen=True)
 class AccessResult(Result):
-    """The wavefronts of one access, every engine's answer, and a counterexample when it conflicts."""
+    """One access of the spec: its name and kind, and its answer (the keys of
+    :class:`~bankproof.verifier.results.answer.AccessAnswer`, read as this record's attributes)."""
 
     name: str
     kind: str
-    instr: str
-    vector: int
-    instructions: int
-    wavefronts: int | None
-    ideal_wavefronts: int
-    max_wavefronts_per_instruction: int | None
-    conflict_free: bool | None
-    hardware_model: str
-    engines: dict[str, EngineResult]
-    proof: Proof
-    counterexample: Counterexample | None
-    lower_bound_wavefronts: int | None = optional()
-    hardware_rule: str | None = optional()  # lane groups: the published rule and its source
-
-    @property
-    def state(self) -> str:
-        """``conflict-free``, ``N-way conflict``, or the proof status when undecided.
-
-        The conflict degree is the costliest instruction's wavefronts over its ideal."""
-        if self.proof.status not in ("proved", "refuted"):
-            return self.proof.status
-        if self.conflict_free:
-            return "conflict-free"
-        per = self.ideal_wavefronts // max(1, self.instructions)
-        return f"{(self.max_wavefronts_per_instruction or 0) // max(1, per)}-way conflict"
+    answer: AccessAnswer = embedded()
+    lower_bound_wavefronts: int | None = optional()  # synth: the bound this access meets
 
 
 @dataclass(frozen=True)
@@ -126,7 +45,7 @@ class UnreadResult(Result):
 
 @dataclass(frozen=True)
 class VerifyResult(Result):
-    """``bankproof verify``: every access of a problem, decided by the engines (schema 1)."""
+    """``bankproof verify``: every access of a problem, decided by the engines (schema 2)."""
 
     schema: int
     spec: str

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 from bankproof.models import hardware, target
-from bankproof.models.access import access_layout
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout
 from bankproof.models.target import Target
+from bankproof.verifier.engine.answer import AccessProblem, answer, issued
 from bankproof.verifier.triton.scan_records import AccessCount, Location
 from bankproof.verifier.triton.ttgir import MMA_OPS, Module, Op, Type
 
@@ -286,7 +286,7 @@ def count_access(
     copy: bool = False,
 ) -> AccessCount:
     """The first deliverable instruction's exact counts on the target; ``copy``: a ``cp.async``,
-    which only the lanes of :func:`copy_issuers` issue."""
+    which only the lanes of :func:`~bankproof.verifier.engine.answer.issuers` issue."""
     return count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch), copy)
 
 
@@ -300,29 +300,22 @@ def count_cached(
     t: Target | None = None,
     copy: bool = False,
 ) -> AccessCount:
-    """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue)."""
-    t = t or target.get("sm90")
-    last: Exception | None = None
-    for instr in candidates:
-        try:
-            a = target.build(t, dist, memory, bits, kind, instr)
-        except (InputError, ValueError) as e:
-            last = e
-            continue
-        active = copy_issuers(dist, memory, a) if copy else None
-        c = target.count(t, a, active)
-        row = {"instr": a.instr.short, "instructions": len(c.counts)}
-        if active is not None and not active.all():
-            row["live_instructions"] = int(active.any(axis=1).sum())
-            row["redundant"] = REDUNDANT_NOTE
-            row["unguarded_wavefronts"] = int(target.count(t, a).counts.sum())  # every lane on
-        if c.rule is not None:  # lane groups: the rule the count rests on
-            row.update({"hardware": c.status, "rule": c.rule})
-            if not c.known:
-                return AccessCount(**row, error=f"{c.rule}: not counted")
-        return AccessCount(**row, wavefronts=int(c.counts.sum()), ideal=int(c.ideals.sum()),
-                           max_per_instruction=int(c.counts.max()) if len(c.counts) else 0)  # fmt: skip
-    raise last if last else InputError("ttgir", "access", "has no instruction")
+    """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue). The access is
+    one problem (its instruction the first candidate the pair delivers) the engine answers, counted
+    only; a lane-group target's count it cannot give is an error naming the rule."""
+    t = t or target.get(DEFAULT_ARCH)
+    if not candidates:
+        raise InputError("ttgir", "access", "has no instruction")
+    p = AccessProblem(memory, dist, bits, kind, t.arch, ",".join(candidates), free_lanes_off=copy)
+    got = answer(p, ())
+    if got.rule is not None and got.wavefronts is None:
+        raise InputError("ttgir", "access", f"{got.rule}: not counted")
+    live, every_lane = issued(p) if copy else (None, True)
+    if every_lane:
+        return AccessCount(answer=got)
+    every = answer(replace(p, free_lanes_off=False), ())
+    return AccessCount(answer=got, live_instructions=live, redundant=REDUNDANT_NOTE,
+                       unguarded_wavefronts=every.wavefronts)  # fmt: skip
 
 
 REDUNDANT_NOTE = (
@@ -330,25 +323,6 @@ REDUNDANT_NOTE = (
     "(free variables of the layout): they issue no wavefronts, and ncu's ldgsts "
     "instructions count only warps with a lane on"
 )
-
-
-def copy_issuers(dist: LinearLayout, memory, a) -> np.ndarray:
-    """Per warp instruction of a ``cp.async``, the lanes Triton 3.9.0 lets copy: those whose lane,
-    warp and block carry none of the layout's free bits (:meth:`LinearLayout.free_masks`; its
-    PTX guards the copy with ``(warp & mask) == 0``).
-
-    >>> mem = LinearLayout.identity1d(32, "offset", "dim0")
-    >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [16]],
-    ...                                "warp": [[0], [0]]}, {"dim0": 32})
-    >>> a = target.build("sm90", lay, mem, 32, "store", "cp4.ca")
-    >>> copy_issuers(lay, mem, a).any(axis=1).tolist()
-    [True, False, False, False]
-    """
-    free = access_layout(dist, memory).free_masks()
-    lanes = np.arange(32) & free.get("lane", 0)
-    rows = a.warp & free.get("warp", 0) | a.block & free.get("block", 0)
-    rows |= a.register & free.get("register", 0)
-    return (rows[:, None] == 0) & (lanes[None, :] == 0)
 
 
 def provenance(op: str, instr: str) -> str:

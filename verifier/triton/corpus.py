@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import BASELINE_BYTES, json_value, read_text
-from bankproof.verifier.results import FrozenMap
+from bankproof.verifier.results import SCHEMA, FrozenMap
 from bankproof.verifier.triton import dispatch, ledger
 from bankproof.verifier.triton.corpus_configs import builtin_configs
 from bankproof.verifier.triton.corpus_records import CorpusEntry
@@ -213,7 +213,7 @@ def check_corpus(
     worse, removed = compare(entries, base) if base is not None else ([], [])
     gaps, layout_gaps = gap_lines(entries)
     stored = tuple(refused) if results_dir else None
-    return CorpusResult(1, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)), stored,
+    return CorpusResult(SCHEMA, tuple(entries), tuple(worse), tuple(gaps), tuple(unchecked(entries)), stored,
                         base is not None, tuple(removed), tuple(layout_gaps))  # fmt: skip
 
 

@@ -100,7 +100,7 @@ def fill(entries: list[dict], reports: Mapping[int, InstructionReport], disagree
         if e["family"] not in ("lsu", "ldgsts") or e.get("executions") == 0:
             continue
         reps = [reports.get(line) for line in e["ptx_lines"]]
-        odd = [r for r in reps if r is not None and r.status in (UNMODELLED, DISAGREES)]
+        odd = [r for r in reps if r is not None and r.rests_on in (UNMODELLED, DISAGREES)]
         if odd:  # the SASS runs it in a way no rule counts (split, mixed, unexplained): unknown
             e.update(wavefronts=None, ideal=None, counted=False, reason=odd[0].reason)
             for k in ("wavefronts_max", "total_wavefronts", "total_instructions"):

@@ -27,6 +27,7 @@ from dataclasses import replace
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
+from bankproof.verifier.results import AccessAnswer
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
     BufferName,
@@ -92,15 +93,17 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                         a.op.name == "ttg.async_copy_global_to_local",
                     ).to_dict()
                 )
-                if "error" in row:
-                    raise InputError("ttgir", "access", row.pop("error"))
                 if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
                     _copy_width(row, a, enc, dist, bits, _global_stride(mod, a, enc, dist))
-                # what the count rests on: the target's own status (provenance refines a measured one)
-                status = provenance(a.op.name, row["instr"]) if t.status == "measured" else t.status
-                row.setdefault("hardware", status)
+                # what the count rests on: a lane-group rule's status, else the target's own
+                # (provenance refines a measured one)
+                if row["rule"] is None:
+                    measured = t.status == "measured"
+                    row["rests_on"] = provenance(a.op.name, row["instr"]) if measured else t.status
                 parsed.append((a, dist, bits))
             except (InputError, ValueError) as e:
+                for key, value in AccessAnswer.unknown(str(e)).to_dict().items():
+                    row.setdefault(key, value)  # what was counted before the error stays
                 row["error"] = str(e)
                 problems.append(str(e))
             rows.append(decode(AccessRow, row, "scan"))
@@ -147,7 +150,8 @@ def _unmodeled(
     buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
-        rows = [decode(AccessRow, {**_row(a, path), "error": why}, "scan") for a in accs]
+        gone = AccessAnswer.unknown(why).to_dict()
+        rows = [decode(AccessRow, {**_row(a, path), **gone, "error": why}, "scan") for a in accs]
         b = {**_buffer(buf, accs, rows, names), "optimal_wavefronts": None, "gap": None, "reason": why}
         buffers.append(decode(BufferReport, b, "scan"))
     cvts = tuple(ConversionRow(op=op.name, location=location(op, path), error=why)

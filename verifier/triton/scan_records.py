@@ -4,10 +4,11 @@ and the optimum search hand the scan (:class:`AccessCount`, :class:`Optimum`), a
 SARIF, the workbench, the ledger, the corpus and its baseline) takes. ``to_dict()`` is the JSON.
 
 >>> loc = Location(ttgir="k.ttgir", ttgir_line=7)
+>>> answer = AccessAnswer.unknown("not counted", instr="ld128", instructions=16, wavefronts=64, ideal=64)
 >>> row = AccessRow(op="ttg.local_load", kind="load", location=loc, layout="#blocked", shared="#shared",
-...                 shape=(64, 64), dtype="f16", instr="ld128", instructions=16, wavefronts=64, ideal=64)
->>> row.to_dict()["location"], row.counted
-({'ttgir': 'k.ttgir', 'ttgir_line': 7}, True)
+...                 shape=(64, 64), dtype="f16", answer=answer)
+>>> row.to_dict()["location"], row.counted, row.ideal
+({'ttgir': 'k.ttgir', 'ttgir_line': 7}, True, 64)
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bankproof.verifier.results import Result, optional
+from bankproof.verifier.results import AccessAnswer, Result, embedded, optional
 from bankproof.verifier.triton.ledger_records import LedgerReport
 
 
@@ -35,28 +36,20 @@ class Location(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class AccessCount(Result):
-    """One access counted with its first deliverable instruction: warp ``instructions``, exact
-    ``wavefronts`` and ``ideal``; a copy whose redundant lanes are off also has the warps with a lane
-    on (``live_instructions``) and the count with every lane on; a lane-group target names the
-    ``rule`` (and ``error`` where it gives no count)."""
+    """One access counted with its first deliverable instruction: its answer (the engine's, the
+    keys every command shares), and for a copy whose redundant lanes are off, the warps with a lane
+    on (``live_instructions``) and the count with every lane on (``unguarded_wavefronts``)."""
 
-    instr: str
-    instructions: int
+    answer: AccessAnswer = embedded()
     live_instructions: int | None = optional()
     redundant: str | None = optional()
     unguarded_wavefronts: int | None = optional()
-    hardware: str | None = optional()
-    rule: str | None = optional()
-    error: str | None = optional()
-    wavefronts: int | None = optional()
-    ideal: int | None = optional()
-    max_per_instruction: int | None = optional()
 
 
 @dataclass(frozen=True, kw_only=True)
 class AccessRow(Result):
-    """One access of a buffer: the op, where, its layouts and shape, its count (absent with
-    ``error`` when it was not analysed), and what the count rests on (``hardware``)."""
+    """One access of a buffer: the op, where, its layouts and shape, and its answer (absent counts
+    with ``error`` when it was not analysed); ``rests_on`` is what the count rests on."""
 
     op: str
     kind: str  # load / store
@@ -65,16 +58,10 @@ class AccessRow(Result):
     shared: str
     shape: tuple[int, ...]
     dtype: str
-    instr: str | None = optional()
-    instructions: int | None = optional()
+    answer: AccessAnswer = embedded()
     live_instructions: int | None = optional()
     redundant: str | None = optional()
     unguarded_wavefronts: int | None = optional()
-    rule: str | None = optional()
-    wavefronts: int | None = optional()
-    ideal: int | None = optional()
-    max_per_instruction: int | None = optional()
-    hardware: str | None = optional()
     wavefronts_max: int | None = optional()
     lines_note: str | None = optional()
     width_assumed: str | None = optional()

@@ -26,13 +26,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import numpy as np
 from bankproof.models import target
 from bankproof.models.errors import InputError, log2
 from bankproof.models.files import json_value
-from bankproof.models.hardware import BANK_BYTES, BANKS
+from bankproof.models.hardware import BANK_BYTES, BANKS, instruction
 from bankproof.models.layout import LinearLayout
-from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import memory_notations, parse_shape
 from bankproof.models.notation.formula import formula_text
@@ -40,6 +38,9 @@ from bankproof.models.notation.padded import padded_notations
 from bankproof.models.notation.triton import shared_alignment
 from bankproof.models.space import Space
 from bankproof.verifier import api
+from bankproof.verifier.engine import detail
+from bankproof.verifier.engine.answer import answer, choose
+from bankproof.verifier.engine.check import problem_of
 from bankproof.verifier.engine.matrices import Matrix, access_matrix, memory_matrix
 from bankproof.verifier.engine.scope import groups as scope_groups
 from bankproof.verifier.engine.spec import Spec
@@ -237,17 +238,9 @@ def _preferred(spec: Spec) -> Spec:
     the first the layout pair delivers, so a toggled layout gets the one Triton would pick."""
     out = []
     for acc in spec.accesses:
-        names = [n.strip() for n in acc.instr.split(",")]
-        if len(names) > 16:
-            raise InputError(WHERE, "instr", "lists at most 16 instructions", len(names))
-        for i, name in enumerate(names):
-            try:
-                target.build(spec.arch, acc.layout, spec.memory, spec.elem_bits, acc.kind, name)
-                out.append(replace(acc, instr=name))
-                break
-            except InputError:
-                if i == len(names) - 1:
-                    raise
+        if len(acc.instr.split(",")) > 16:
+            raise InputError(WHERE, "instr", "lists at most 16 instructions", len(acc.instr.split(",")))
+        out.append(replace(acc, instr=choose(problem_of(spec, acc))))
     return replace(spec, accesses=tuple(out))
 
 
@@ -265,41 +258,22 @@ def _matrix_json(m: Matrix, lit: set[tuple[int, int]] = frozenset()) -> dict:
 
 
 def _access(spec: Spec, acc, memory) -> dict:
-    a = target.build(spec.arch, acc.layout, memory, spec.elem_bits, acc.kind, acc.instr)
-    c = target.count(spec.arch, a)
-    counts, ideals = c.counts, c.ideals
+    """One access's answer (the engine's, counted only: every toggle is answered at once), with
+    what the page draws beside it: each instruction's count and Lemma 9.4's spaces."""
+    p = replace(problem_of(spec, acc), memory=memory, where=None)
+    got = answer(p, ())
+    counts, ideals = detail.per_instruction(p)
     out: dict = {
         "name": acc.name,
         "kind": acc.kind,
-        "instr": a.instr.name,
-        "short": a.instr.short,
-        "vector": a.vector,
-        "instructions": len(counts),
+        **got.to_dict(),
+        "short": instruction(got.instr).short,
         "per_instruction": counts.tolist(),
-        "wavefronts": int(counts.sum()),
-        "ideal": int(ideals.sum()),
-        "max_per_instruction": int(counts.max()),
         "ideal_per_instruction": int(ideals.max()),
-        "conflict_free": bool((counts == ideals).all()),
-        "hardware_model": c.status,
-        "counterexample": None,
         "algebra": None,
     }
-    if not out["conflict_free"]:
-        i = int(np.argmax(counts - ideals > 0))
-        pair = target.conflict(spec.arch, a.instr, a.addresses[i])
-        lanes = pair["lanes"]
-        out["counterexample"] = {
-            "instruction": i,
-            "lanes": lanes,
-            "bank": pair["bank"],
-            "coords": [dict(zip(spec.dims, a.coords[i, lane].tolist())) for lane in lanes],
-            "byte_addresses": [int(a.addresses[i, lane]) for lane in lanes],
-        }
-    if isinstance(memory, LinearLayout):
-        lem = lemma_9_4(
-            memory.with_in_bases("block", []), acc.layout, spec.elem_bits, acc.kind, log2(a.vector)
-        )
+    lem = detail.lemma(p, got.vector)
+    if lem is not None:
         space = Space.of(memory, spec.dims)
         out["algebra"] = {
             "applies": lem.applies,

@@ -165,19 +165,19 @@ function badge(ok) { return el("span", { class: "badge " + (ok ? "ok" : "bad") }
 
 function renderAccesses(list) {
   const rows = [el("tr", {}, ...["access", "kind", "instruction", "instructions", "wavefronts", "ideal",
-    "max per instruction", "verdict", "hardware model"].map((h) => el("th", {}, h)))];
+    "max per instruction", "verdict", "count rests on"].map((h) => el("th", {}, h)))];
   for (const a of list) {
     rows.push(el("tr", { "data-access": a.name },
       el("td", {}, a.name), el("td", {}, a.kind), el("td", {}, a.instr), el("td", {}, a.instructions),
       el("td", { class: "wavefronts" }, a.wavefronts), el("td", { class: "ideal" }, a.ideal),
       el("td", { class: "per-instruction" }, a.max_per_instruction), el("td", {}, badge(a.conflict_free)),
-      el("td", {}, a.hardware_model)));
+      el("td", {}, a.rests_on)));
   }
   $("accesses").replaceChildren(...rows);
   const box = $("counterexample");
   box.replaceChildren();
   for (const a of list) {
-    const c = a.counterexample;
+    const c = a.conflict;
     if (!c) continue;
     const coord = (x) => Object.entries(x).map(([k, v]) => k + "=" + v).join(", ");
     box.append(el("p", { class: "cx", "data-access": a.name },
@@ -221,7 +221,7 @@ function renderScope(a) {
   const acc = a.accesses.find((x) => x.name === s.access);
   $("scope-info").textContent = " " + s.instr + ", instruction " + s.instruction + " of " + s.instructions +
     ": " + acc.per_instruction[s.instruction] + " wavefronts";
-  const cx = acc.counterexample && acc.counterexample.instruction === s.instruction ? acc.counterexample.lanes : [];
+  const cx = acc.conflict && acc.conflict.instruction === s.instruction ? acc.conflict.lanes : [];
   const body = $("scope-body");
   body.replaceChildren();
   body.className = "scope";
