@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bankproof.verifier.engine.spec import tomllib
+from bankproof.verifier.api.spec_file import tomllib
 
 import bankproof
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bankproof.models import target
+from bankproof.verifier.api.spec_file import spec_from_text
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.engine.spec import spec_from_text
 
 import bankproof as bp
 

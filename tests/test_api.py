@@ -84,7 +84,7 @@ def test_gpu_without_a_device_is_refused_alike(capsys, monkeypatch):
     import importlib.util
 
     from bankproof.verifier.api import gpu
-    from bankproof.verifier.engine import spec
+    from bankproof.verifier.api import spec_file as spec
 
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed here; this checks the refusal without it")
@@ -282,7 +282,7 @@ def test_agree_takes_a_spec_as_the_other_functions_do(tmp_path, capsys, monkeypa
     r = bankproof.agree(spec=path)
     assert main(["agree", path, "--json"]) == r.exit_code
     _same(capsys.readouterr().out, r.to_json())
-    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.api.spec_file import tomllib
 
     table = tomllib.loads((ROOT / path).read_text())
     by_table = bankproof.agree(spec=table, base=128)

@@ -14,7 +14,7 @@ from bankproof.models.notation.cute_tiled_mma import mma_fragment
 from bankproof.models.notation.cute_tv import copy_atom, tiled_copy, tv_to_layout
 from bankproof.models.target_single import wavefronts
 from bankproof.verifier.api.gpu import spec_case
-from bankproof.verifier.engine.spec import load_spec, parse_spec, tomllib
+from bankproof.verifier.api.spec_file import load_spec, parse_spec, tomllib
 
 from bankproof import verify
 
@@ -290,7 +290,7 @@ ROWS8 = (
 
 
 def test_auto_vectorizing_copy_takes_the_widest_vector_the_layouts_give():
-    from bankproof.verifier.engine.spec import spec_from_text
+    from bankproof.verifier.api.spec_file import spec_from_text
 
     import bankproof as bp
 

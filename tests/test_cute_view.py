@@ -10,7 +10,7 @@ from bankproof.models.notation.cute_expr import read
 from bankproof.models.notation.cute_values import Composed, Layout
 from bankproof.models.notation.cute_view import read_view
 from bankproof.verifier.api import verify
-from bankproof.verifier.engine.spec import spec_from_text, tomllib
+from bankproof.verifier.api.spec_file import spec_from_text, tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 KV = (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.verifier import api
-from bankproof.verifier.engine.spec import tomllib
+from bankproof.verifier.api.spec_file import tomllib
 
 SPEC = Path(__file__).resolve().parents[1] / "examples" / "synth" / "transpose_32x32_f32_tma_load.toml"
 

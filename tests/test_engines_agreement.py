@@ -88,7 +88,7 @@ def test_ptx_worked_example_mn_major_64b_bf16():
 
 
 def _example(name: str, **kw):
-    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.api.spec_file import tomllib
 
     data = tomllib.loads((EXAMPLES / f"{name}.toml").read_text())
     data.update(kw)

@@ -8,7 +8,7 @@ import contextlib
 import pytest
 from bankproof.models.errors import InputError
 from bankproof.models.notation import parse_layout
-from bankproof.verifier.engine.spec import parse_spec
+from bankproof.verifier.api.spec_file import parse_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -19,8 +19,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bankproof.verifier.api.spec_file import spec_from_text
 from bankproof.verifier.api.wavefronts import run_lines
-from bankproof.verifier.engine.spec import spec_from_text
 from bankproof.verifier.web import server as serve
 from bankproof.verifier.web import workbench
 
@@ -247,7 +247,7 @@ AGREE = sorted((ROOT / "examples" / "engines").glob("*.toml"))
 def test_agree_specs():
     """bankproof agree: every engines example mutated as TOML text and as values (wrong types, huge
     numbers, nesting); each answers or is refused naming the field."""
-    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.api.spec_file import tomllib
 
     specs = [tomllib.loads(p.read_text()) for p in AGREE if "access" not in p.read_text()]
 

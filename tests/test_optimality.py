@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from bankproof.models.layout import LinearLayout
 from bankproof.proofs.choices import MAX_BITS, prove_cheapest
+from bankproof.verifier.api.spec_file import load_spec
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.engine.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

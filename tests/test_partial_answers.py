@@ -86,7 +86,7 @@ def test_other_commands_refuse_it_naming_the_field(command, tmp_path, capsys):
 
 
 def test_a_partial_spec_handed_to_synth_is_refused():
-    from bankproof.verifier.engine.spec import parse_spec
+    from bankproof.verifier.api.spec_file import parse_spec
 
     partial = parse_spec(spec(STORE, LOAD, unknown_mma()), partial=True)
     assert [u.name for u in partial.unread] == ["dp4a"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from bankproof.models.notation import memory_notations
+from bankproof.verifier.api.spec_file import load_spec
 from bankproof.verifier.cli.main import main
-from bankproof.verifier.engine.spec import load_spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

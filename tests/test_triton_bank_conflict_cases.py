@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from bankproof.models import target
-from bankproof.verifier.engine.spec import parse_spec
+from bankproof.verifier.api.spec_file import parse_spec
 
 
 def _dot(version: int, instr: str, k_width: int, op: int) -> str:

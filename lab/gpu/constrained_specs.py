@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from bankproof.verifier.engine.spec import load_spec
+from bankproof.verifier.api.spec_file import load_spec
 
 import bankproof
 

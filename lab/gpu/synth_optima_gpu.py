@@ -21,8 +21,8 @@ from pathlib import Path
 from bankproof.gpu_checks.layout_cases import case_from_layouts
 from bankproof.models.space import Space
 from bankproof.models.swizzle import vectorization
+from bankproof.verifier.api.spec_file import load_spec
 from bankproof.verifier.engine.choice import pick_pair, search
-from bankproof.verifier.engine.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 F8 = {"register": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0]],

@@ -23,8 +23,8 @@ from bankproof.models.errors import InputError
 from bankproof.verifier import api
 from bankproof.verifier.api.agree import agree_spec
 from bankproof.verifier.api.kernel import kernel as kernel_api
+from bankproof.verifier.api.problem import spec_table
 from bankproof.verifier.api.wavefronts import run_lines_each
-from bankproof.verifier.engine.spec import tomllib
 
 try:  # the SDK checks arguments with pydantic: strict types, so `true` is never taken as 1
     from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
@@ -46,10 +46,7 @@ def _spec(spec: dict | str) -> dict:
     if isinstance(spec, str):
         if len(spec) > MAX_TEXT:
             raise InputError("spec", "spec", f"is longer than {MAX_TEXT} characters", len(spec))
-        try:
-            return tomllib.loads(spec)
-        except (ValueError, RecursionError) as e:
-            raise InputError("spec", "spec", f"is not valid TOML ({str(e)[:80]})") from None
+        return spec_table(spec)
     if not isinstance(spec, dict):
         raise InputError("spec", "spec", "must be a table (a JSON object) or TOML text", type(spec).__name__)
     return spec

@@ -104,7 +104,7 @@ MAX_SPEC = 64 * 1024  # an agree spec file
 def read_agree_spec(path: str | os.PathLike) -> object:
     """An agree spec file's parsed TOML (what :func:`agree_spec` takes)."""
     from bankproof.models.files import read_text
-    from bankproof.verifier.engine.spec import tomllib
+    from bankproof.verifier.api.spec_file import tomllib
 
     text = read_text(str(path), MAX_SPEC, "spec", "file")
     try:
@@ -167,7 +167,21 @@ def _agree(
                        align, p, offsets, w.cute() if isinstance(w, TmaBox) else None, notes)  # fmt: skip
 
 
-__all__ = ["agree", "agree_spec", "read_agree_spec"]
+def descriptor_value(table: dict, arch: str) -> int:
+    """The 64-bit descriptor a table of its fields gives (``{"descriptor": "fields", "start": 0,
+    "lbo": 16, ...}``; each field checked as a spec's ``[memory.tma]`` descriptor is).
+
+    >>> fields = {"descriptor": "fields", "start": 0, "lbo": 16, "sbo": 1024, "swizzle": "128B"}
+    >>> hex(descriptor_value(fields, "sm90"))
+    '0x4000004000010000'
+    """
+    from bankproof.models.engines.descriptors import encode
+    from bankproof.verifier.engine.placements import descriptor
+
+    return encode(descriptor(table, "descriptor", arch, 0))
+
+
+__all__ = ["agree", "agree_spec", "descriptor_value", "read_agree_spec"]
 
 
 AGREE_FIELDS = ("dtype", "arch", "base", "writer", "reader")

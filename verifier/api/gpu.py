@@ -15,9 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
+from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.verifier.engine.spec import Spec, load_spec
+from bankproof.verifier.api.spec_file import load_spec
+from bankproof.verifier.engine.spec import Spec
 from bankproof.verifier.results import SCHEMA, GpuResult, GpuSide
 
 
@@ -54,8 +57,12 @@ def spec_case(spec: Spec) -> dict:
         raise InputError("gpu", "spec", f"cannot be run as one kernel: {e}") from None
 
 
-def gpu_check(spec: Spec, repeat: int = 1) -> GpuResult:
-    """Run ``spec``'s store and load ``repeat`` times on the GPU; measure with ncu when present."""
+def gpu_check(spec: Spec | str | Path, repeat: int = 1) -> GpuResult:
+    """Run ``spec``'s store and load ``repeat`` times on the GPU (a spec, or its file's path);
+    measure with ncu when present."""
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+        target.require(spec.arch, "gpu", "gpu")
     if not isinstance(repeat, int) or not 1 <= repeat <= 1000:
         raise InputError("gpu", "repeat", "must be between 1 and 1000", repeat)
     from bankproof.gpu_checks.layout_runs import check_data

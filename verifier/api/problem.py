@@ -9,6 +9,7 @@ in every refusal.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,21 +18,17 @@ from typing import Any
 from bankproof.models import dtypes, target
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
+from bankproof.models.files import SPEC_BYTES, read_text
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import MAX_BASES_LOG2, foreign_text, parse_layout, parse_shape
 from bankproof.models.notation.bases import parse_bases
 from bankproof.models.notation.formula import default_names
 from bankproof.models.notation.gluon import gluon_shape, is_gluon
+from bankproof.verifier.api.spec_file import load_spec, parse_spec, tomllib
 from bankproof.verifier.engine import check
-from bankproof.verifier.engine.spec import (
-    AccessSpec,
-    Spec,
-    check_access_layout,
-    check_memory_layout,
-    load_spec,
-    parse_spec,
-)
+from bankproof.verifier.engine.spec import AccessSpec, Spec
+from bankproof.verifier.engine.spec_checks import check_access_layout, check_memory_layout
 
 LayoutLike = str | LinearLayout | Mapping[str, Any]
 MemoryLike = str | LinearLayout | PaddedLayout | Mapping[str, Any] | Sequence[Sequence[int]]
@@ -234,6 +231,33 @@ def problem(
     return Spec("<python>", size, dtype, elem_bits, arch, names, mem, notation, text, built, warnings)
 
 
+def page_request(path: str) -> dict:
+    """A spec file as the workbench page's request (the memory as written; accesses as written when they
+    are Triton text, else as their bases)."""
+    text = read_text(path, SPEC_BYTES, "serve", "SPEC")
+    try:
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
+        raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
+    spec = load_spec(path)
+    mem = data.get("memory", {})
+    note = next(k for k in ("triton", "cute", "offset_bases", "formula") if k in mem)
+    memory = mem[note] if note != "offset_bases" else json.dumps(mem[note])
+    if "stage" in mem:  # one stage of a staged CuTe layout: its bases
+        memory = json.dumps(spec.memory.in_bases("offset"))
+    accesses = []
+    for raw, acc in zip(data.get("access", []), spec.accesses):
+        lay = raw.get("layout", {})
+        text = lay["triton"] if "triton" in lay else json.dumps(acc.layout.as_dict())
+        accesses.append({"name": acc.name, "kind": acc.kind, "instr": acc.instr, "layout": text})
+    out = {"memory": memory, "shape": "x".join(map(str, spec.shape)), "dtype": spec.dtype,
+           "arch": spec.arch, "dims": ",".join(spec.dims), "accesses": accesses}  # fmt: skip
+    if "units" in mem and "stage" not in mem:
+        out["units"] = mem["units"]
+        out["base_align"] = mem.get("base_align", 0)
+    return out
+
+
 __all__ = [
     "problem",
     "Access",
@@ -244,4 +268,19 @@ __all__ = [
     "engines_arg",
     "timeout_arg",
     "require_modeled",
+    "page_request",
+    "spec_table",
 ]
+
+
+def spec_table(text: str, where: str = "spec", field: str = "spec") -> dict:
+    """A spec's TOML text as its table (what ``verify(spec=...)`` takes), refused with the field
+    named when it is not TOML.
+
+    >>> spec_table('shape = [32]')["shape"]
+    [32]
+    """
+    try:
+        return tomllib.loads(text)
+    except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
+        raise InputError(where, field, f"is not valid TOML ({str(e)[:80]})") from None

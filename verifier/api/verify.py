@@ -14,10 +14,8 @@ from bankproof.verifier.api.problem import (
     problem,
     timeout_arg,
 )
-from bankproof.verifier.engine import check
-from bankproof.verifier.results import (
-    VerifyResult,
-)
+from bankproof.verifier.engine import check, scope
+from bankproof.verifier.results import PageData, VerifyResult
 
 
 def verify(
@@ -50,4 +48,10 @@ def verify(
     return check.verify(p, chosen, seconds)
 
 
-__all__ = ["verify"]
+def page_data(spec: SpecLike, result: VerifyResult) -> PageData:
+    """What ``verify --html`` draws of ``spec`` beyond its ``result``: each access's bank scope and
+    matrix, the memory's matrix, the §5.4 explanation."""
+    return scope.page_data(problem(spec=spec, partial=True), result)
+
+
+__all__ = ["page_data", "verify"]

@@ -17,11 +17,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from bankproof.models import target, target_single
+from bankproof.models import target
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.files import json_value
 from bankproof.models.hardware import LANES
+from bankproof.verifier.engine import tables
 from bankproof.verifier.results import WavefrontsResult
 
 MAX_LINE = 100_000
@@ -134,11 +135,11 @@ def run_cases(numbered: Iterable[tuple[int, object]], arch: str = DEFAULT_ARCH) 
         offs = np.array([cases[i][3] for i in idx], dtype=np.int64)
         act = np.array([cases[i][4] for i in idx], dtype=bool)
         try:
-            rows = target_single.instruction_cases(own, name, offs, act)
+            rows = tables.cases(own, name, offs, act)
         except InputError as e:
             for j, i in enumerate(idx):  # find the first offending line
                 try:
-                    target_single.instruction_cases(own, name, offs[j : j + 1], act[j : j + 1])
+                    tables.cases(own, name, offs[j : j + 1], act[j : j + 1])
                 except InputError as e1:
                     raise InputError(f"line {cases[i][0]}", e1.field, e1.problem, e1.value) from None
             raise InputError(f"line {cases[idx[0]][0]}", e.field, e.problem, e.value) from None

@@ -25,9 +25,8 @@ from bankproof.models.files import LINES_BYTES, read_stream, read_text
 from bankproof.verifier import api
 from bankproof.verifier.api.gpu import gpu_check
 from bankproof.verifier.api.layout import describe_layout
+from bankproof.verifier.api.verify import page_data
 from bankproof.verifier.api.wavefronts import run_lines_each
-from bankproof.verifier.engine import scope
-from bankproof.verifier.engine.spec import load_spec
 from bankproof.verifier.render import explain as explain_render
 from bankproof.verifier.render import html as html_render
 from bankproof.verifier.render import layout as layout_render
@@ -85,10 +84,10 @@ def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("verify", args.timeout)
     if args.html is not None:
         check_writable("verify", "--html", args.html, (args.spec,))
-    spec = load_spec(args.spec, partial=True)  # an atom it cannot read: the rest answered, that one named
-    result = api.verify(spec=spec, engines=args.engine, timeout=args.timeout)
+    # an atom it cannot read: the rest answered, that one named
+    result = api.verify(spec=args.spec, engines=args.engine, timeout=args.timeout)
     if args.html is not None:
-        page = html_render.to_html(result, scope.page_data(spec, result))
+        page = html_render.to_html(result, page_data(args.spec, result))
         write_output("verify", "--html", args.html, page)
     out.write(result.to_json() if args.json else text_render.to_text(result))
     return result.exit_code
@@ -97,7 +96,7 @@ def verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def synth(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("synth", args.timeout)
     result = api.synth(
-        spec=load_spec(args.spec, require_memory=False), engines=args.engine, timeout=args.timeout,
+        spec=args.spec, engines=args.engine, timeout=args.timeout,
         weights=_weights(args.weights), padded=args.padded,
     )  # fmt: skip
     out.write(result.to_json() if args.json else text_render.synth_text(result))
@@ -123,14 +122,14 @@ def _weights(text: str | None) -> dict[str, float] | None:
 
 
 def explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    result = api.explain(spec=load_spec(args.spec, require_memory=False))
+    result = api.explain(spec=args.spec)
     out.write(result.to_json() if args.json else explain_render.to_text(result))
     return 0
 
 
 def convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_timeout("convert", args.timeout)
-    result = api.convert(spec=load_spec(args.spec, require_memory=False), timeout=args.timeout)
+    result = api.convert(spec=args.spec, timeout=args.timeout)
     out.write(result.to_json() if args.json else text_render.convert_text(result))
     return result.exit_code
 
@@ -168,7 +167,7 @@ def wavefronts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.svg is not None:
         check_writable("show", "--svg", args.svg, (args.spec,))
-    result = api.show(spec=load_spec(args.spec), access=args.access, instruction=args.instruction)
+    result = api.show(spec=args.spec, access=args.access, instruction=args.instruction)
     terminal = out.isatty() and not os.environ.get("NO_COLOR")  # https://no-color.org
     color = args.color == "always" or (args.color == "auto" and terminal)
     out.write(result.to_json() if args.json else scope_render.to_text_with_matrices(result, color))
@@ -195,8 +194,6 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def gpu(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.repeat < 1 or args.repeat > 1000:
         raise InputError("gpu", "--repeat", "must be between 1 and 1000", args.repeat)
-    spec = load_spec(args.spec)
-    target.require(spec.arch, "gpu", "gpu")
-    result = gpu_check(spec, args.repeat)
+    result = gpu_check(args.spec, args.repeat)
     out.write(result.to_json() if args.json else text_render.gpu_text(result))
     return 0 if result.ok else 4

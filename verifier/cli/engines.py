@@ -18,9 +18,10 @@ import json
 from typing import TextIO
 
 from bankproof.models import dtypes
-from bankproof.models.engines.descriptors import canonical, decode, encode, read_addresses
+from bankproof.models.engines.descriptors import canonical, decode, read_addresses
 from bankproof.models.engines.placement import check_major
 from bankproof.models.errors import InputError
+from bankproof.verifier.api.agree import descriptor_value
 
 # the operand types the tile reads (PTX's spellings too), by the project's dtype names
 DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f8e4m3", "e5m2": "f8e5m2",
@@ -29,8 +30,6 @@ DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f
 
 def _encode_fields(text: str, arch: str) -> int:
     """``start=0,lbo=16,sbo=1024,swizzle=128B`` -> the 64-bit value (fields checked)."""
-    from bankproof.verifier.engine.placements import descriptor as from_table
-
     table: dict = {"descriptor": "fields"}
     for part in text.split(","):
         key, sep, v = part.partition("=")
@@ -46,7 +45,7 @@ def _encode_fields(text: str, arch: str) -> int:
             except ValueError:
                 raise InputError("descriptor", key, "must be an integer", v) from None
         table[key] = v
-    return encode(from_table(table, "descriptor", arch, 0))
+    return descriptor_value(table, arch)
 
 
 def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -5,7 +5,7 @@ Enumeration is exhaustive (every instruction of every warp through the measured 
 model), so its verdicts are proofs: ``proved`` when every instruction takes its ideal number of
 wavefronts, ``refuted`` with a conflict otherwise, ``unknown`` when the model cannot say.
 
->>> from bankproof.verifier.engine.spec import parse_spec
+>>> from bankproof.verifier.api.spec_file import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})

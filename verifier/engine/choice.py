@@ -15,7 +15,7 @@ bank), so an access touching B distinct bytes costs at least ceil(B / 128), what
 (linear, padded or any other) and whatever the instruction. A pair meeting it is optimal over
 everything.
 
->>> from bankproof.verifier.engine.spec import load_spec
+>>> from bankproof.verifier.api.spec_file import load_spec
 >>> import pathlib
 >>> spec = load_spec(pathlib.Path(__file__).parents[2] / "examples" / "transpose_16x32_plain.toml",
 ...                  require_memory=False)

@@ -11,7 +11,7 @@ instruction on a member (an ldmatrix row that does not fit, say) excludes it, wi
 Beside it: the unconstrained optimum (``synth``'s), what the constraint costs, and which engines
 cannot take the unconstrained layout.
 
->>> from bankproof.verifier.engine.spec import parse_spec
+>>> from bankproof.verifier.api.spec_file import parse_spec
 >>> blocked = ("#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
 ...            "order = [1, 0]}>")
 >>> spec = parse_spec({"shape": [64, 32], "dtype": "f32", "access": [{"kind": "store",

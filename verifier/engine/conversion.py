@@ -2,7 +2,7 @@
 (destination), with proofs: a warp-shuffle plan when no data crosses warps, and the round trip
 through shared memory (the problem's memory layout, else the synthesized one).
 
->>> from bankproof.verifier.engine.spec import parse_spec
+>>> from bankproof.verifier.api.spec_file import parse_spec
 >>> rows = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
 ...         "warpsPerCTA = [1, 1], order = [1, 0]}>")
 >>> cols = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], "

@@ -2,7 +2,7 @@
 which word of which bank; :mod:`bankproof.verifier.render.scope` draws it (rows: 128-byte
 segments, columns: banks). Also the matrix views (seed 000) of the memory layout and the access.
 
->>> from bankproof.verifier.engine.spec import parse_spec
+>>> from bankproof.verifier.api.spec_file import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})

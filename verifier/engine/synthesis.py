@@ -2,7 +2,7 @@
 every engine, with Z3's proof that no linear layout does better; and the construction's sets,
 which :mod:`bankproof.verifier.render.explain` narrates.
 
->>> from bankproof.verifier.engine.spec import load_spec
+>>> from bankproof.verifier.api.spec_file import load_spec
 >>> import pathlib
 >>> example = pathlib.Path(__file__).parents[2] / "examples" / "transpose_16x32_plain.toml"
 >>> spec = load_spec(example, require_memory=False)

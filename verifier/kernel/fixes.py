@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from bankproof.models import hardware
 from bankproof.models.hardware import instruction
+from bankproof.verifier.engine import tables
 from bankproof.verifier.kernel import ptxas, reconcile, simt
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.ptx.module import KernelCode
@@ -68,7 +69,7 @@ def _total(accesses: list[Access], base: int, remap) -> int:
         align = 16 if a.ins.is_matrix else a.ins.width
         if np.any((new[act] % align) != 0):
             return -1  # the remap breaks an access's alignment
-        c, _, _ = hardware.evaluate(a.ins, new, act)
+        c, _ = tables.evaluate(a.ins, new, act)
         total += int(c.sum())
     return total
 
@@ -87,8 +88,8 @@ def best(accesses: list[Access], base: int, size: int, name: str) -> str | None:
         ):
             return None
     now = _total(accesses, base, lambda r: r)
-    ideal = sum(int(hardware.evaluate(a.ins, a.inst.offsets[a.inst.known],
-                                      a.inst.active[a.inst.known])[1].sum()) for a in accesses)  # fmt: skip
+    ideal = sum(int(tables.evaluate(a.ins, a.inst.offsets[a.inst.known],
+                                    a.inst.active[a.inst.known])[1].sum()) for a in accesses)  # fmt: skip
     widest = max(16 if a.ins.is_matrix else a.ins.width for a in accesses)
     low = max(2, widest.bit_length() - 1)
     top = max(1, int(size - 1).bit_length())

@@ -5,7 +5,7 @@ reader.
 
 >>> from bankproof.verifier.engine.check import verify
 >>> from bankproof.verifier.engine.scope import page_data
->>> from bankproof.verifier.engine.spec import parse_spec
+>>> from bankproof.verifier.api.spec_file import parse_spec
 >>> blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 >>> spec = parse_spec({"shape": [32], "dtype": "f32", "memory": {"formula": "i"},
 ...                    "access": [{"name": "st", "kind": "store", "layout": {"triton": blocked}}]})

@@ -24,6 +24,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import PaddedLayout
 from bankproof.models.notation import parse_layout
 from bankproof.models.target import Target
+from bankproof.verifier.engine import tables
 from bankproof.verifier.engine.answer import AccessProblem, answer, issued
 from bankproof.verifier.triton.scan_records import AccessCount, Location
 from bankproof.verifier.triton.ttgir import MMA_OPS, Module, Op, Type
@@ -272,8 +273,7 @@ def copy_read_wavefronts(dist, enc: str, vec: int, bits: int, stride: int | None
     width = vec * bits // 8
     if width not in (4, 8, 16):
         return 0
-    load = hardware.instruction(f"ld{width * 8}")
-    return int(hardware.wavefront_counts(load, addr[None], issues[None])[0])
+    return tables.reads(width, addr, issues)
 
 
 def count_access(

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-from bankproof.models.hardware import evaluate, instruction
+from bankproof.models.hardware import instruction
+from bankproof.verifier.engine import tables
 from bankproof.verifier.ptx import SharedOp
 from bankproof.verifier.triton.scan_records import AccessRow
 from bankproof.verifier.triton.sites import Loop, Site
@@ -90,8 +91,8 @@ def _ptx_wavefronts(ops: list[SharedOp]) -> tuple[int, int] | None:
             )
     wf = ideal = 0
     for name, parts in rows.items():
-        c, i, _ = evaluate(instruction(name), np.concatenate([a for a, _ in parts]),
-                           np.concatenate([b for _, b in parts]))  # fmt: skip
+        c, i = tables.evaluate(instruction(name), np.concatenate([a for a, _ in parts]),
+                               np.concatenate([b for _, b in parts]))  # fmt: skip
         wf, ideal = wf + int(c.sum()), ideal + int(i.sum())
     return wf, ideal
 

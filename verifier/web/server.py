@@ -39,7 +39,8 @@ from typing import Any
 
 from bankproof.models import target
 from bankproof.models.errors import InputError
-from bankproof.models.files import SPEC_BYTES, TEXT_BYTES, json_value, read_text
+from bankproof.models.files import TEXT_BYTES, json_value, read_text
+from bankproof.verifier.api.problem import page_request
 from bankproof.verifier.web import workbench
 
 WEB = Path(__file__).with_name("static")
@@ -53,35 +54,6 @@ ONCE = ("Host", "Origin", "X-Bankproof-Token", "Content-Type", "Content-Length")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the addresses serve listens on
 SLOW_WAIT_S = 120  # how long a slow call waits for the one running (each runs under its own limit)
 Z3_LOCK = threading.Lock()  # Z3's Python API shares one context in a process: one slow call at a time
-
-
-def _spec_problem(path: str) -> dict:
-    """A spec file as the page's request (the memory as written; accesses as written when they
-    are Triton text, else as their bases)."""
-    from bankproof.verifier.engine.spec import load_spec, tomllib
-
-    text = read_text(path, SPEC_BYTES, "serve", "SPEC")
-    try:
-        data = tomllib.loads(text)
-    except (ValueError, RecursionError) as e:  # TOMLDecodeError, or an integer of thousands of digits
-        raise InputError("serve", "SPEC", f"cannot be read ({type(e).__name__})", path) from None
-    spec = load_spec(path)
-    mem = data.get("memory", {})
-    note = next(k for k in ("triton", "cute", "offset_bases", "formula") if k in mem)
-    memory = mem[note] if note != "offset_bases" else json.dumps(mem[note])
-    if "stage" in mem:  # one stage of a staged CuTe layout: its bases
-        memory = json.dumps(spec.memory.in_bases("offset"))
-    accesses = []
-    for raw, acc in zip(data.get("access", []), spec.accesses):
-        lay = raw.get("layout", {})
-        text = lay["triton"] if "triton" in lay else json.dumps(acc.layout.as_dict())
-        accesses.append({"name": acc.name, "kind": acc.kind, "instr": acc.instr, "layout": text})
-    out = {"memory": memory, "shape": "x".join(map(str, spec.shape)), "dtype": spec.dtype,
-           "arch": spec.arch, "dims": ",".join(spec.dims), "accesses": accesses}  # fmt: skip
-    if "units" in mem and "stage" not in mem:
-        out["units"] = mem["units"]
-        out["base_align"] = mem.get("base_align", 0)
-    return out
 
 
 def _preference(a, b, rep) -> str:
@@ -134,7 +106,7 @@ def start_state(path: str | None) -> dict:
         if not buffers:
             raise InputError("serve", "FILE", "has no shared buffer with a checked access", path)
         return {"problem": buffers[0]["problem"], "ttgir": buffers, "source": path}
-    return {"problem": _spec_problem(path), "ttgir": None, "source": path}
+    return {"problem": page_request(path), "ttgir": None, "source": path}
 
 
 class Handler(BaseHTTPRequestHandler):
