@@ -214,9 +214,9 @@ def test_wavefronts_lines_may_name_an_amd_arch():
         {"arch": "gfx950", "instr": "ds_read_b128", "byte_offsets": [16 * i for i in range(64)]}
     )
     (r,) = run_lines([line])
-    assert (r.wavefronts, r.ideal, r.status, len(r.groups)) == (4, 4, "assumed (published)", 4)
+    assert (r.wavefronts, r.ideal, r.rests_on, len(r.groups)) == (4, 4, "assumed (published)", 4)
     (r,) = run_lines([json.dumps({"arch": "sm80", "instr": "ld128", "byte_offsets": [0] * 32})])
-    assert (r.wavefronts, r.status) == (None, "unknown")  # any line may name its arch: sm80's rules here
+    assert (r.wavefronts, r.rests_on) == (None, "unknown")  # any line may name its arch: sm80's rules here
     with pytest.raises(InputError, match="line 1: arch must be one of sm80, sm90, sm100, gfx942, gfx950"):
         run_lines([json.dumps({"arch": "sm70", "instr": "ld32", "byte_offsets": [0] * 32})])
     with pytest.raises(InputError, match="line 1: byte_offsets must be a list of 64"):

@@ -140,7 +140,7 @@ def test_wavefronts_lines_are_the_api_results(capsys, monkeypatch, tmp_path):
             bankproof.wavefronts(c["instr"], c["byte_offsets"], arch=arch).to_json() for c in cases
         )
         assert out == want
-    assert bankproof.wavefronts("ld64", cases[2]["byte_offsets"], arch="sm80").status == "unknown"
+    assert bankproof.wavefronts("ld64", cases[2]["byte_offsets"], arch="sm80").rests_on == "unknown"
 
 
 def test_results_are_frozen():

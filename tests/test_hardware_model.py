@@ -98,7 +98,7 @@ def test_cli_jsonl(tmp_path, capsys):
     assert main(["wavefronts", "--input", str(f)]) == 0
     out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert out[0]["wavefronts"] == 4 and out[0]["ideal"] == 4 and len(out[0]["groups"]) == 4
-    assert out[1] == {"wavefronts": 2, "ideal": 1, "groups": [[0], [1]], "status": "measured"}
+    assert out[1] == {"wavefronts": 2, "ideal": 1, "groups": [[0], [1]], "rests_on": "measured"}
 
 
 @pytest.mark.parametrize(

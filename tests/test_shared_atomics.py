@@ -52,7 +52,7 @@ def test_the_wavefronts_command_replays_every_recorded_atomic():
         active = [(m["mask"] >> lane) & 1 == 1 for lane in range(32)]
         form = {"atom_add": "atom.add.u32", "atom_exch": "atom.exch.b32", "atom_max": "atom.max.u32"}
         r = bankproof.wavefronts(form[m["probe"]], m["byte_offsets"], active=active)
-        assert (r.wavefronts, r.status) == (m["metrics"][WF], "measured"), m["pattern"]
+        assert (r.wavefronts, r.rests_on) == (m["metrics"][WF], "measured"), m["pattern"]
         assert sorted(lane for g in r.groups for lane in g) == [i for i in range(32) if active[i]]
 
 
@@ -61,7 +61,7 @@ def test_an_atomic_the_hardware_faults_on_or_another_arch_is_refused():
         bankproof.wavefronts("atom.add.u32", [2] + [0] * 31)
     with pytest.raises(InputError, match="instr is a shared atomic of the phase-model archs"):
         bankproof.wavefronts("atom.add.u32", [0] * 64, arch="gfx942")
-    assert bankproof.wavefronts("atom.add.u32", [0] * 32, arch="sm80").status == "assumed"
+    assert bankproof.wavefronts("atom.add.u32", [0] * 32, arch="sm80").rests_on == "assumed"
 
 
 @needs_sass

@@ -33,7 +33,7 @@ def test_an_arch_added_as_one_entry_is_accepted_everywhere(sm120):
     assert r.accesses[0].rests_on == "assumed"
     assert r.accesses[0].wavefronts == bankproof.verify(spec=SPEC).accesses[0].wavefronts
     assert bankproof.synth(spec={**SPEC, "arch": "sm120"}).verdict in ("proved", "refuted")
-    assert bankproof.wavefronts("ld32", [4 * i for i in range(32)], arch="sm120").status == "assumed"
+    assert bankproof.wavefronts("ld32", [4 * i for i in range(32)], arch="sm120").rests_on == "assumed"
     assert target.from_triton("cuda:120") is sm120 and sm120.has("stsm.x4")
 
 

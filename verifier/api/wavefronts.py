@@ -154,7 +154,7 @@ def wavefronts(
     """The hardware model's wavefronts for one warp instruction (``bankproof wavefronts``).
 
     >>> wavefronts("ld.shared.v4.b32", [0] * 32)
-    WavefrontsResult(wavefronts=2, ideal=2, groups=[[0, 1, ..., 15], [16, 17, ..., 31]], status='measured')
+    WavefrontsResult(wavefronts=2, ideal=2, groups=[[0, 1, ..., 15], [16, 17, ..., 31]], rests_on='measured')
     """
     import numbers
 

@@ -27,7 +27,7 @@ from bankproof.verifier.triton.results import ScanResult
 
 def _wavefronts_text(r: results.WavefrontsResult) -> str:
     count = "unknown" if r.wavefronts is None else f"{r.wavefronts} wavefront{'s' * (r.wavefronts != 1)}"
-    lines = [f"{count} (ideal {r.ideal}), {r.status}"]
+    lines = [f"{count} (ideal {r.ideal}), {r.rests_on}"]
     lines += [f"  wavefront {i}: lanes {', '.join(map(str, g))}" for i, g in enumerate(r.groups)]
     return "\n".join(lines)
 

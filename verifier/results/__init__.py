@@ -8,6 +8,7 @@ synth in ``verify``, the other commands in ``commands``.
 """
 
 from bankproof.verifier.results.answer import (
+    KEYS,
     AccessAnswer,
     Certificate,
     Conflict,
@@ -45,7 +46,7 @@ from bankproof.verifier.results.verify import (
 )
 
 __all__ = [
-    "EXIT", "SCHEMA", "AccessAnswer", "AccessResult", "FrozenMap", "AgreeResult", "Certificate",
+    "EXIT", "KEYS", "SCHEMA", "AccessAnswer", "AccessResult", "FrozenMap", "AgreeResult", "Certificate",
     "ConversionProof",
     "ConvertResult",
     "ConstrainedSynthesis", "Conflict",

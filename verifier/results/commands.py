@@ -1,6 +1,6 @@
 """The results of ``explain``, ``convert``, ``layout``, ``wavefronts``, ``show`` and ``gpu``.
 
->>> WavefrontsResult(wavefronts=1, ideal=1, groups=((0,),), status="measured").to_dict()["status"]
+>>> WavefrontsResult(wavefronts=1, ideal=1, groups=((0,),), rests_on="measured").to_dict()["rests_on"]
 'measured'
 """
 
@@ -134,12 +134,13 @@ class LayoutResult(Result):
 
 @dataclass(frozen=True)
 class WavefrontsResult(Result):
-    """The hardware model's answer for one warp instruction."""
+    """The hardware model's answer for one warp instruction (``rests_on``: what the count rests on,
+    as in every access's answer)."""
 
     wavefronts: int | None
     ideal: int
     groups: tuple | None
-    status: str
+    rests_on: str
 
     def to_json(self) -> str:
         """One JSONL line, as ``bankproof wavefronts`` prints it."""
