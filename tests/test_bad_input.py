@@ -146,7 +146,7 @@ def test_malformed_spec(tmp_path, capsys, text, message):
 CLI = [
     ([], "the following arguments are required: COMMAND"),
     (["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'"),
-    (["verify", PLAIN, "--engine", "magic"], "argument --engine: invalid choice: 'magic'"),
+    (["verify", PLAIN, "--engine", "magic"], "argument --engine/--engines: invalid choice: 'magic'"),
     (["verify", PLAIN, "--timeout", "-1"], "verify: --timeout must be between 0 and 3600 seconds, got -1.0"),
     (["layout", BLOCKED], "layout: --shape is required for Triton notations"),
     (["layout", BLOCKED, "--shape", "16xq"], "shape: value must look like 16x32"),

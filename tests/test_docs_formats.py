@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import tomllib
 from bankproof.gpu_checks.source_page import COUNTERS
+from bankproof.verifier.api import spec_file as spec
 from bankproof.verifier.api.agree import AGREE_FIELDS, agree_spec
 from bankproof.verifier.api.wavefronts import CASE_FIELDS
 from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
-from bankproof.verifier.api import spec_file as spec
 from bankproof.verifier.engine import buffer_engines, placements
 from bankproof.verifier.results.commands import WavefrontsResult
 from bankproof.verifier.triton.corpus import BASELINE_FIELDS, CONFIG_FIELDS, check_config, load_baseline

@@ -250,3 +250,31 @@ def test_the_keys_test_sees_an_old_key():
 
 def test_folders_are_the_packages():
     assert FOLDERS == ("models", "proofs", "gpu_checks", "verifier")
+
+
+# --- the engines a flag away -------------------------------------------------------------------------
+def test_the_scan_answers_each_access_by_every_engine_when_asked():
+    import bankproof
+
+    sample = (ROOT / "verifier" / "triton" / "sample.ttgir").read_text()
+    counted = bankproof.scan_ttgir(sample, path="s.ttgir").reports[0].buffers[0].accesses
+    proved = bankproof.scan_ttgir(sample, path="s.ttgir", engines="all").reports[0].buffers[0].accesses
+    assert [a.wavefronts for a in counted] == [a.wavefronts for a in proved] == [16, 256]
+    assert [a.engines for a in counted] == [{}, {}] and [a.proof.seconds for a in counted] == [None, None]
+    assert [sorted(a.engines) for a in proved] == [["algebra", "enumeration", "z3"]] * 2
+    assert [(a.verdict, a.proof.engine) for a in proved] == [("proved", "z3"), ("refuted", "z3")]
+    assert proved[1].conflict.lanes == counted[1].conflict.lanes
+    with pytest.raises(bankproof.InputError, match="engines"):
+        bankproof.scan_ttgir(sample, engines="magic")
+
+
+@pytest.mark.compile
+def test_the_kernel_engines_flag_keeps_the_count(capsys):
+    argv = _commands()["kernel"]
+    every = _run(capsys, argv)
+    alone = _run(capsys, [*argv, "--engine", "enum"])
+    assert [i["wavefronts"] for i in every["instructions"]] == [
+        i["wavefronts"] for i in alone["instructions"]
+    ]
+    assert all(i["engines"] == {} and i["proof"]["engine"] == "enumeration" for i in alone["instructions"])
+    assert any(set(i["engines"]) == {"enumeration", "algebra", "z3"} for i in every["instructions"])

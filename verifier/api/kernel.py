@@ -25,7 +25,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier.api.kernel_descriptors import check_descriptors, tensor_maps_of
+from bankproof.verifier.api.problem import engines_arg
 from bankproof.verifier.kernel import nvrtc
 from bankproof.verifier.kernel.analyse import KernelSource, analyse, source_from_ptx
 from bankproof.verifier.kernel.records import KernelResult, Launch
@@ -230,12 +231,15 @@ def kernel(
     time_limit: float = 120.0,
     tensor_maps: Mapping | None = None,
     headers: Mapping[str, str] | None = None,
+    engines: str | Sequence[str] = "all",
 ) -> KernelResult:
     """The shared-memory account of one CTA of a kernel (see the module docstring). ``source`` is
     a ``.cu`` or ``.ptx`` path or the text itself; ``args`` by C++ parameter name (CUDA sources),
     PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``; ``headers``
     header text by include name (a source given as text); ``time_limit`` bounds the whole call,
-    the compile included."""
+    the compile included; ``engines`` (as ``verify`` takes them): those that answer each
+    instruction whose addresses make a layout, beside the enumeration of its instances."""
+    chosen = engines_arg(engines, "kernel")
     deadline = time.monotonic() + _seconds(time_limit)
     src, names = read_checked(
         source, kernel, language, include, defines, arch, args, max_steps, time_limit, headers
@@ -243,7 +247,7 @@ def kernel(
     launch = check_launch(src, launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names)))
     maps = tensor_maps_of(tensor_maps, src, names)
     left = max(deadline - time.monotonic(), 1e-3)
-    result, trace = analyse(src, launch, arch, max_steps, left, keep_trace=True)
+    result, trace = analyse(src, launch, arch, max_steps, left, keep_trace=True, engines=chosen)
     if not trace.engines or not any(
         r.descriptors != (None, None) for rows in trace.engines.values() for r in rows
     ):

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bankproof.models.errors import InputError
+from bankproof.verifier.api.problem import engines_arg, timeout_arg
 from bankproof.verifier.results import SCHEMA
 from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton.results import ScanResult
@@ -18,12 +19,16 @@ def scan_ttgir(
     path: str | Sequence[str] = "<ttgir>",
     ptx: str | Sequence[str] | None = None,
     args: Mapping[str, int] | None = None,
+    engines: str | Sequence[str] | None = None,
+    timeout: float = 10.0,
 ) -> ScanResult:
     """Every shared buffer of TTGIR text (or several texts), each access's exact wavefronts, the
     optimum and a better layout when there is one (``bankproof triton scan``). With ``ptx`` (the
     same compile's PTX, one per text) each report also gets the whole-kernel ``ledger``: every
     PTX shared-memory instruction owned by a TTGIR op and counted; ``args`` (kernel arguments by
-    name, ``program_id_x``...) resolve loop trip counts.
+    name, ``program_id_x``...) resolve loop trip counts. ``engines`` (as ``verify`` takes them:
+    ``all``, ``enum``, ``algebra``, ``z3``): each access also answered by those engines, within
+    ``timeout`` seconds per solver query; by default each is counted only.
 
     >>> from pathlib import Path
     >>> sample = (Path(__file__).parents[1] / "triton" / "sample.ttgir").read_text()
@@ -54,9 +59,13 @@ def scan_ttgir(
         if ptx is None:
             raise InputError("scan_ttgir", "args", "needs ptx (trip counts are the ledger's)")
         args = dict(args)
+    chosen = () if engines is None else engines_arg(engines, "scan_ttgir")
+    seconds = timeout_arg(timeout, "scan_ttgir")
     reports = []
     for t, p, x in zip(texts, paths, ptxs, strict=True):
-        got = pipeline.analyse(read_source(t, p, x), args)  # each compile read once, analysed once
+        got = pipeline.analyse(
+            read_source(t, p, x), args, None, chosen, seconds
+        )  # each compile read once, analysed once
         rep = got.report
         if x is not None:
             if got.ledger is None:

@@ -30,8 +30,16 @@ def arch_flag(p, help: str = f"the target arch (default {DEFAULT_ARCH})", **kw) 
     p.add_argument("--arch", **{"default": DEFAULT_ARCH, **kw}, help=help)
 
 
+def engine_flag(p, help: str, default: str | None = "all") -> None:
+    """``--engine`` (or ``--engines``): which engines answer each access (enum, algebra, z3, all)."""
+    p.add_argument("--engine", "--engines", dest="engine", choices=ENGINE_CHOICES, default=default, help=help)
+
+
+ENGINE_CHOICES = ["enum", "algebra", "z3", "all"]
+
+
 def engine_options(p: argparse.ArgumentParser, json_help: str, engine_help: str) -> None:
     """``--json``, ``--engine`` and ``--timeout``, shared by verify and synth."""
     json_flag(p, json_help)
-    p.add_argument("--engine", choices=["enum", "algebra", "z3", "all"], default="all", help=engine_help)
+    engine_flag(p, engine_help)
     timeout_flag(p)

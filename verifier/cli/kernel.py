@@ -108,7 +108,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.file, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
         dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
         defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
-        time_limit=args.time_limit, tensor_maps=_tensor_maps(args.tensor_map),
+        time_limit=args.time_limit, tensor_maps=_tensor_maps(args.tensor_map), engines=args.engine,
     )  # fmt: skip
     if args.ncu:
         result = _with_measurement(result, args.ncu)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, json_flag
+from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, engine_flag, json_flag
 
 
 def add_kernel(sub) -> None:
@@ -70,6 +70,8 @@ def add_kernel(sub) -> None:
     ker.add_argument("--max-steps", type=int, default=3_000_000, help="machine steps before giving up")
     ker.add_argument("--time-limit", type=float, default=120.0, help="seconds of analysis before giving up")
     ker.add_argument("--html", metavar="PAGE", help="also write an HTML page")
+    engine_flag(ker, "the engines that answer an instruction whose addresses make a layout, beside the "
+                "enumeration of its instances (default all; enum: the enumeration alone)")  # fmt: skip
     kfmt = ker.add_mutually_exclusive_group()
     json_flag(kfmt, "machine-readable report")
     kfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bankproof.verifier.cli.flags import arch_flag, json_flag
+from bankproof.verifier.cli.flags import arch_flag, engine_flag, json_flag, timeout_flag
 from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
 REQUIRE_OPTIMAL_HELP = (
@@ -59,6 +59,9 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
     scan.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
     scan.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
+    engine_flag(scan, "also answer each access by these engines, as verify does (default: counted only, "
+                "exhaustively by the hardware model)", default=None)  # fmt: skip
+    timeout_flag(scan, "seconds per solver query with --engine (default 10)")
     scan.set_defaults(run="scan")
     prof = tsub.add_parser(
         "profile",

@@ -49,6 +49,8 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         path=list(args.files),
         ptx=ptx,
         args=_kernel_args(args.arg) or None,
+        engines=args.engine,
+        timeout=args.timeout,
     )
     if args.sarif:
         out.write(json.dumps(sarif_render.to_sarif(result, _root(args)), indent=1) + "\n")

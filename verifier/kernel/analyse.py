@@ -84,11 +84,13 @@ def analyse(
     max_seconds: float = simt.MAX_SECONDS,
     keep_trace: bool = False,
     second_engine: bool = True,
+    engines: tuple[str, ...] = ("enumeration", "algebra", "z3"),
 ):
     """The account of one CTA of ``launch`` (see the module docstring); with ``keep_trace``, the
     machine's trace beside it (the API checks TMA boxes and descriptors on it); without
     ``second_engine``, the counts alone (no Z3 proof per instruction, no fix searched: the Triton
-    ledger's use)."""
+    ledger's use); ``engines``: those the second engine runs on an instruction's layout (the
+    algebra, Z3; with neither, the enumeration alone answers)."""
     target.require(arch, "kernel", "kernel")
     # the machine stops at RUN_SHARE of the time: what it ran is then counted, linear in the steps
     trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds * RUN_SHARE))
@@ -107,8 +109,8 @@ def analyse(
             reports.append(rep)
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
     unknown += _unknown_opcodes(src.code) + orphans
-    if second_engine:
-        reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes)
+    if second_engine and {"algebra", "z3"} & set(engines):
+        reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes, engines)
     if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
         reports = fixes.with_fixes(src.code, trace, reports, merge_of, launch, notes)
     verdict = (

@@ -20,8 +20,16 @@ from bankproof.verifier.results import EngineResult
 BUDGET_S = 5.0
 
 
-def cross_check(reports: list[InstructionReport], code, trace: Trace, merge_of: dict, notes: list) -> list:
-    """``reports`` with ``proof`` and ``bad_direction`` from the second engine where it applies."""
+def cross_check(
+    reports: list[InstructionReport],
+    code,
+    trace: Trace,
+    merge_of: dict,
+    notes: list,
+    engines: tuple[str, ...] = ("enumeration", "algebra", "z3"),
+) -> list:
+    """``reports`` with the second engine's answer (``engines`` of the layout's: the algebra, Z3)
+    and ``bad_direction`` where it applies."""
     op_of = {o.ptx_line: o for o in code.body}
     cache: dict = {}
     start = time.monotonic()
@@ -60,7 +68,7 @@ def cross_check(reports: list[InstructionReport], code, trace: Trace, merge_of: 
                 )
                 out.append(r)
                 continue
-            cache[key] = linear.verify_instruction(kind, width, imgs)
+            cache[key] = linear.verify_instruction(kind, width, imgs, engines=engines)
         out.append(_merge(r, cache[key], repeat))
     return out
 

@@ -10,6 +10,7 @@ the enumerated instances (XOR with ``a0`` permutes banks, so it changes no count
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.verifier.engine.answer import AccessProblem, answer
+from bankproof.verifier.engine.engines import ENGINES
 from bankproof.verifier.engine.spec_checks import check_access_layout
 >>> lanes = np.arange(32)
 >>> offs = np.stack([lanes * 128 + 4 * e for e in range(2)])       # two executions of one warp
@@ -23,6 +24,7 @@ import numpy as np
 from bankproof.models.errors import InputError
 from bankproof.models.layout import LinearLayout
 from bankproof.verifier.engine.answer import AccessProblem, answer
+from bankproof.verifier.engine.engines import ENGINES
 from bankproof.verifier.engine.spec_checks import check_access_layout
 
 VECTOR = {4: "ld.shared.b32", 8: "ld.shared.v2.b32", 16: "ld.shared.v4.b32"}
@@ -62,7 +64,9 @@ def bases(offsets: np.ndarray, warp: np.ndarray, execution: np.ndarray) -> tuple
     return (a0, imgs) if np.array_equal(pred, x) else None
 
 
-def verify_instruction(kind: str, width: int, imgs: dict, timeout: float = 5.0) -> tuple | None:
+def verify_instruction(
+    kind: str, width: int, imgs: dict, timeout: float = 5.0, engines: tuple[str, ...] = ENGINES
+) -> tuple | None:
     """The instruction's layout as an access problem, answered by every engine: ``kind``
     ``load``/``store`` of ``width`` bytes per lane (1 to 16), byte images per input bit. Returns
     ``(answer, element bytes)``, or ``None`` where the images do not make a layout (not multiples of
@@ -81,7 +85,7 @@ def verify_instruction(kind: str, width: int, imgs: dict, timeout: float = 5.0) 
     try:
         layout = check_access_layout(LinearLayout.from_bases(to, {"i": size}), kind, WHERE, ["i"])
         p = AccessProblem(LinearLayout.identity1d(size, "offset", "i"), layout, 8 * elem, kind, instr=name)
-        return answer(p, timeout_s=timeout), elem
+        return answer(p, engines, timeout), elem
     except InputError:
         return None
 

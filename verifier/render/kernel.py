@@ -11,7 +11,7 @@ conflicting or undecided line, at the user's line) and an HTML page.
 from __future__ import annotations
 
 from bankproof.verifier.kernel.records import InstructionReport, KernelResult
-from bankproof.verifier.render import sarif
+from bankproof.verifier.render import answer, sarif
 from bankproof.verifier.render.safe import escape
 
 RULES = {
@@ -64,7 +64,8 @@ def to_text(r: KernelResult) -> str:
         )
         if i.conflict is not None:
             c = i.conflict
-            out.append(f"{head}: {_n(i.wavefronts)} wavefronts, ideal {_n(i.ideal)}{more}")
+            said = f"{answer.cost(i.answer)}  {answer.state(i.answer)}  {answer.decided(i.answer)}".rstrip()
+            out.append(f"{head}: {said}{more}")
             out.append(
                 f"    warp {c.warp}, execution {c.execution}: lanes {c.lanes[0]} and {c.lanes[1]} (threads "
                 f"{c.threads[0]}, {c.threads[1]}) hit bank {c.bank} at bytes {c.byte_addresses[0]} and "

@@ -4,6 +4,7 @@ at the Python source line from ``loc(...)`` when present).
 
 from __future__ import annotations
 
+from bankproof.verifier.render import answer
 from bankproof.verifier.triton.accesses import provenance
 from bankproof.verifier.triton.ledger_records import ClassTotal, LedgerReport
 from bankproof.verifier.triton.results import CorpusResult, ScanResult
@@ -41,6 +42,11 @@ def to_text(result: ScanResult) -> str:
                     if a.wavefronts is not None
                     else f"not analysed: {a.error}"
                 )
+                if a.wavefronts is not None and a.engines:  # answered by the engines: how they decided
+                    cost = (
+                        f"{answer.cost(a.answer)} with {a.instructions} x {a.instr}  {answer.state(a.answer)}"
+                    )
+                    cost += f"  {answer.decided(a.answer)}"
                 mark = " [assumed: 16-byte cp.async]" if _copy16(a) and a.rests_on == "assumed" else ""
                 mark += f" [width: {a.width_assumed}]" if a.width_assumed else ""
                 lines.append(f"    {a.kind:5} {a.op:<34} {cost}  at {_where(a.location)}{mark}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bankproof.models import target
 from bankproof.models.hardware import BANK_BYTES, COPY_NOTE, instruction
+from bankproof.verifier.render import answer
 from bankproof.verifier.results import (
     EXIT,
     ConstrainedSynthesis,
@@ -32,31 +33,16 @@ def ptx_name(instr: str) -> str:
 def to_text(result: VerifyResult) -> str:
     """The verify report: one line per access, its conflict and Lemma 9.4's why."""
     report = result.to_dict()
-    states = {a.name: a.state for a in result.accesses}
     shape = "x".join(map(str, report["shape"]))
     mem = report["memory"]
     where = f"{shape} {report['dtype']} on {report['arch']}"
     lines = [f"{report['spec']}: {where}, memory {mem['notation']} {mem['text']}"]
     lines += [f"  warning: {w}" for w in mem.get("warnings", ())]
     width = max(len(a["name"]) for a in [*report["accesses"], *report.get("unread", ())])
-    for a in report["accesses"]:
-        status = a["verdict"]
-        if status == "disagree":
-            detail = ", ".join(f"{e} {r['verdict']} {r['wavefronts']}" for e, r in a["engines"].items())
-            state = f"ENGINES DISAGREE ({detail}): please report this spec"
-            cost = f"{a['ideal']} ideal wavefronts"
-        elif status == "unknown":
-            state = f"unknown ({a['reason'] or ''})"
-            cost = f"? wavefronts (ideal {a['ideal']})"
-        else:
-            worst = a["max_per_instruction"]
-            state = states[a["name"]]
-            cost = f"{a['wavefronts']} wavefronts (ideal {a['ideal']}, max {worst}/instruction)"
+    for acc, a in zip(result.accesses, report["accesses"], strict=True):
+        line = f"{answer.cost(acc.answer)}  {answer.state(acc.answer)}  {answer.decided(acc.answer)}"
         instr = ptx_name(a["instr"])
-        lines.append(
-            f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {instr:<22} {cost}  {state}  "
-            f"[{status} by {a['proof']['engine']}]"
-        )
+        lines.append(f"  {a['name']:<{width}}  {a['kind']:<5} {a['instructions']} x {instr:<22} {line}")
         if a["rule"]:
             lines.append(f"    model: {a['rests_on']}: {a['rule']}")
         cx = a["conflict"]

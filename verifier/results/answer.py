@@ -53,7 +53,7 @@ class Certificate(Result):
     words_per_bank: int
     status: str
     seconds: float
-    witness_lanes: tuple | None = optional()
+    witness_lanes: tuple[int, ...] | None = optional()
 
 
 @dataclass(frozen=True)

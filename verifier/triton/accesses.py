@@ -284,10 +284,15 @@ def count_access(
     candidates: list[str],
     arch: str | Target = DEFAULT_ARCH,
     copy: bool = False,
+    engines: tuple[str, ...] = (),
+    timeout_s: float = 10.0,
 ) -> AccessCount:
     """The first deliverable instruction's exact counts on the target; ``copy``: a ``cp.async``,
-    which only the lanes of :func:`~bankproof.verifier.engine.answer.issuers` issue."""
-    return count_cached(dist, memory, bits, kind, tuple(candidates), target.get(arch), copy)
+    which only the lanes of :func:`~bankproof.verifier.engine.answer.issuers` issue; ``engines``:
+    those to run beside the count (none: counted only)."""
+    return count_cached(
+        dist, memory, bits, kind, tuple(candidates), target.get(arch), copy, engines, timeout_s
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -299,6 +304,8 @@ def count_cached(
     candidates: tuple[str, ...],
     t: Target | None = None,
     copy: bool = False,
+    engines: tuple[str, ...] = (),
+    timeout_s: float = 10.0,
 ) -> AccessCount:
     """Memoized: a pipelined loop repeats the same access (prologue, body, epilogue). The access is
     one problem (its instruction the first candidate the pair delivers) the engine answers, counted
@@ -307,7 +314,7 @@ def count_cached(
     if not candidates:
         raise InputError("ttgir", "access", "has no instruction")
     p = AccessProblem(memory, dist, bits, kind, t.arch, ",".join(candidates), free_lanes_off=copy)
-    got = answer(p, ())
+    got = answer(p, engines, timeout_s)
     if got.rule is not None and got.wavefronts is None:
         raise InputError("ttgir", "access", f"{got.rule}: not counted")
     live, every_lane = issued(p) if copy else (None, True)

@@ -39,11 +39,16 @@ class TritonAnalysis:
 
 @without_gc
 def analyse(
-    source: TritonSource, args: dict[str, int] | None = None, arch: str | None = None
+    source: TritonSource,
+    args: dict[str, int] | None = None,
+    arch: str | None = None,
+    engines: tuple[str, ...] = (),
+    timeout_s: float = 10.0,
 ) -> TritonAnalysis:
     """The scan, and with PTX the ledger and the descriptor check, of one compile read once;
-    ``arch`` (else the TTGIR's target) decides whether descriptors are checked."""
-    report = scan_module(source.shared_module(), source.path)
+    ``arch`` (else the TTGIR's target) decides whether descriptors are checked; ``engines``: those
+    each access's answer runs beside its count (none: counted only)."""
+    report = scan_module(source.shared_module(), source.path, engines, timeout_s)
     if source.ptx is None:
         return TritonAnalysis(source, report)
     led, error = None, None

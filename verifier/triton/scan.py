@@ -59,8 +59,11 @@ from bankproof.verifier.triton.strides import module_strides
 from bankproof.verifier.triton.ttgir import SCAN_OPS, Module, Op, read_ttgir
 
 
-def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
-    """The scan report of one module (see the module docstring)."""
+def scan_module(
+    mod: Module, path: str = "<ttgir>", engines: tuple[str, ...] = (), timeout_s: float = 10.0
+) -> ScanReport:
+    """The scan report of one module (see the module docstring); ``engines``: those each access's
+    answer runs beside its count (none: counted only, the default)."""
     find = roots(mod)  # the root allocation of each value, read once for the accesses and the roles
     accesses = buffer_accesses(mod, find)
     names = buffer_names(mod, accesses, find)
@@ -91,6 +94,8 @@ def scan_module(mod: Module, path: str = "<ttgir>") -> ScanReport:
                         instr_candidates(a, bits, sm, enc, t, dist),
                         t,
                         a.op.name == "ttg.async_copy_global_to_local",
+                        engines,
+                        timeout_s,
                     ).to_dict()
                 )
                 if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
@@ -221,8 +226,8 @@ def scan_unchecked(report: ScanReport) -> list[str]:
     return out
 
 
-def scan_text(text: str, path: str = "<ttgir>") -> ScanReport:
-    return scan_module(read_ttgir(text, SCAN_OPS), path)
+def scan_text(text: str, path: str = "<ttgir>", engines: tuple[str, ...] = ()) -> ScanReport:
+    return scan_module(read_ttgir(text, SCAN_OPS), path, engines)
 
 
 def _global_stride(mod: Module, a, enc: str, dist) -> int | None:
