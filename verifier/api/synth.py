@@ -54,7 +54,7 @@ def synth(
     ...         "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}
     >>> r = synth(store=rows, load=cols, shape=(16, 32), dtype="f32", engines="enum")
     >>> [(a.instr, a.instructions, a.wavefronts) for a in r.accesses], r.verdict
-    ([('st.shared.v4.b32', 4, 16), ('ld.shared.b32', 16, 16)], 'proved')
+    ([('st128', 4, 16), ('ld32', 16, 16)], 'proved')
     """
     chosen, seconds = engines_arg(engines, "synth"), timeout_arg(timeout, "synth")
     weighed = read_weights(weights)

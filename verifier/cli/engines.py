@@ -22,6 +22,7 @@ from bankproof.models.engines.descriptors import canonical, decode, read_address
 from bankproof.models.engines.placement import check_major
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.agree import descriptor_value
+from bankproof.verifier.results import SCHEMA
 
 # the operand types the tile reads (PTX's spellings too), by the project's dtype names
 DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "f32", "e4m3": "f8e4m3", "e5m2": "f8e5m2",
@@ -84,8 +85,9 @@ def descriptor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         notes.append(
             "tcgen05: read with the rules measured for sm90 wgmma (published for sm100, not measured)"
         )
-    result = {"schema": 1, **d.fields(), "value": f"0x{value:016x}", "arch": args.arch, "major": args.major,
-              "dtype": args.dtype, "canonical_16B_units": canon, "tile": tile, "notes": notes}  # fmt: skip
+    result = {"schema": SCHEMA, **d.fields(), "value": f"0x{value:016x}", "arch": args.arch,
+              "major": args.major, "dtype": args.dtype, "canonical_16B_units": canon, "tile": tile,
+              "notes": notes}  # fmt: skip
     if args.json:
         out.write(json.dumps(result, indent=1) + "\n")
         return 0

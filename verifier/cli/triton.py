@@ -18,7 +18,7 @@ from bankproof.verifier import api
 from bankproof.verifier.cli.commands import check_writable, write_output
 from bankproof.verifier.render import sarif as sarif_render
 from bankproof.verifier.render import scan as scan_render
-from bankproof.verifier.results import EXIT
+from bankproof.verifier.results import EXIT, SCHEMA
 
 
 def _read_ttgir(path: str) -> str:
@@ -183,7 +183,7 @@ def profile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise
     if args.json:
         lines = [r.to_dict() for r in result]
-        out.write(json.dumps({"schema": 1, "kernel": kernel, "lines": lines}, indent=1) + "\n")
+        out.write(json.dumps({"schema": SCHEMA, "kernel": kernel, "lines": lines}, indent=1) + "\n")
     else:
         out.write(prof.to_text(result, kernel))
     return EXIT["disagree"] if any(r.modelled and not r.agrees for r in result) else 0

@@ -8,7 +8,7 @@ which :mod:`bankproof.verifier.render.explain` narrates.
 >>> spec = load_spec(example, require_memory=False)
 >>> r = synth(spec, engines=("enumeration",))
 >>> r.synth.instructions
-{'store': 'st.shared.v4.b32', 'read': 'ld.shared.b32'}
+{'store': 'st128', 'read': 'ld32'}
 >>> [a.wavefronts for a in r.accesses], r.synth.meets_lower_bound
 ([16, 16], True)
 """

@@ -4,6 +4,7 @@ point the machine could not follow makes unknown. The counting itself is the eng
 (:mod:`bankproof.verifier.engine.tables`).
 
 >>> import numpy as np
+>>> from bankproof.models.hardware import instruction
 >>> from bankproof.verifier.kernel.records import Instances
 >>> ones = np.ones((1, 32), bool)
 >>> inst = Instances(np.zeros(1, int), np.zeros(1, int), np.arange(32)[None] * 4 + 2, ones, ones, ones[:, 0])

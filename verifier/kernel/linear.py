@@ -7,11 +7,6 @@ this launch ran), give the bad directions as byte-address bits, and must agree w
 the enumerated instances (XOR with ``a0`` permutes banks, so it changes no count).
 
 >>> import numpy as np
-from bankproof.models.errors import InputError
-from bankproof.models.layout import LinearLayout
-from bankproof.verifier.engine.answer import AccessProblem, answer
-from bankproof.verifier.engine.engines import ENGINES
-from bankproof.verifier.engine.spec_checks import check_access_layout
 >>> lanes = np.arange(32)
 >>> offs = np.stack([lanes * 128 + 4 * e for e in range(2)])       # two executions of one warp
 >>> bases(offs, np.array([0, 0]), np.array([0, 1]))

@@ -150,7 +150,7 @@ def constrained_lines(c: ConstrainedSynthesis) -> list[str]:
     lines = [head + "each free access with its cheapest instruction):"]
     for i, m in enumerate(c.members):
         how = ("* " if i in c.pareto else "  ") + "; ".join(f"{e} {label}" for e, label in m.engines.items())
-        used = ", ".join(m.instructions.values()) if m.instructions else ""
+        used = ", ".join(ptx_name(x) for x in m.instructions.values()) if m.instructions else ""
         cost = f"{m.wavefronts} wavefronts with {used} ({m.verdict})" if m.wavefronts is not None else ""
         cost = cost or (
             f"refused: {m.reason}" if m.verdict == "refused" else f"{m.verdict}: {m.reason or 'not counted'}"

@@ -210,7 +210,8 @@ def scan_unchecked(report: ScanReport) -> list[str]:
 
     >>> from bankproof.verifier.triton.scan_records import Location
     >>> row = AccessRow(op="ttg.local_load", kind="load", location=Location(ttgir="k", ttgir_line=3),
-    ...                 layout="#b", shared="#s", shape=(8,), dtype="f16", error="bad")
+    ...                 layout="#b", shared="#s", shape=(8,), dtype="f16", answer=AccessAnswer.unknown("bad"),
+    ...                 error="bad")
     >>> buf = BufferReport(buffer="%a", shape=(8,), dtype="f16", shared="#s", accesses=(row,),
     ...                    wavefronts=0, optimal_wavefronts=None, gap=None, reason="why")
     >>> scan_unchecked(ScanReport(file="k", target=None, num_warps=1, buffers=(buf,), conversions=()))
