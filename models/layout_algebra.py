@@ -27,6 +27,11 @@ class LayoutAlgebra:
         after ``self``'s in every shared input dim, and its images are shifted past ``self``'s
         extent in every shared output dim. Disjoint dims give the block-diagonal product.
 
+        Requires: the dims ``self`` and ``outer`` share appear in the same relative order in both.
+        Postcondition: each input dim has ``self``'s bases then ``outer``'s; each output dim's size
+        is the product of the two (1 where absent); ``result.divide_left(self) == outer`` where
+        ``self`` covers its dims.
+
         >>> from bankproof.models.layout import LinearLayout
         >>> a = LinearLayout.identity1d(2, "register", "dim0")
         >>> a.product(LinearLayout.identity1d(4, "register", "dim0")).in_bases("register")
@@ -55,6 +60,10 @@ class LayoutAlgebra:
         """``outer ∘ self`` (Def 4.2): self's output dims are outer's input dims, by name;
         each of self's coordinates is fed bitwise into outer.
 
+        Requires: every output dim of ``self`` is an input dim of ``outer`` covering its values.
+        Postcondition: ``result`` has ``self``'s input dims and ``outer``'s output dims, and
+        ``result.apply(x) == outer.apply(self.apply(x))`` for every input ``x``.
+
         >>> from bankproof.models.layout import LinearLayout
         >>> a = LinearLayout.identity1d(4, "lane", "dim0")
         >>> b = LinearLayout.from_bases({"dim0": [[2], [1]]}, {"offset": 4})
@@ -80,6 +89,10 @@ class LayoutAlgebra:
     # ----- inversion ------------------------------------------------------------------------
     def invert(self) -> Self:
         """Inverse of an invertible layout: out dims become in dims and vice versa.
+
+        Requires: ``self.is_invertible()`` (square and full rank).
+        Postcondition: ``self.compose(result)`` is the identity on ``self``'s input dims, and
+        ``result.compose(self)`` the identity on its output dims.
 
         >>> from bankproof.models.layout import LinearLayout
         >>> L = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
@@ -111,6 +124,10 @@ class LayoutAlgebra:
         for each input bit of ``self``, the preimage under ``outer`` is the same-named bit when
         ``outer`` maps it to the same place (identity where they agree), otherwise the smallest
         preimage (which sends broadcast data to the lowest input).
+
+        Requires: ``self`` and ``outer`` have the same output dims and sizes; ``outer`` is surjective.
+        Postcondition: ``result.compose(outer) == self`` up to the order of output dims (every
+        element ``self`` reaches, ``outer`` reaches from ``result``'s image).
 
         >>> from bankproof.models.layout import LinearLayout
         >>> A = LinearLayout.from_bases({"lane": [[1], [2]]}, {"dim0": 4})
@@ -144,6 +161,9 @@ class LayoutAlgebra:
     def divide_left(self, inner: Self) -> Self | None:
         """The C with ``self == inner * C`` (Def 4.4, label-wise), or None when ``inner`` does
         not divide ``self``.
+
+        Requires: nothing (a layout ``inner`` does not divide gives ``None``).
+        Postcondition: when not ``None``, ``inner * result == self``.
 
         >>> from bankproof.models.layout import LinearLayout
         >>> L = LinearLayout.identity1d(8, "register", "dim0")

@@ -24,7 +24,10 @@ from bankproof.models.layout import LinearLayout
 
 @dataclass(frozen=True)
 class PaddedLayout:
-    """A linear component plus ``(interval, pad)`` pairs, all in elements."""
+    """A linear component plus ``(interval, pad)`` pairs, all in elements.
+
+    Requires (checked where one is built: :func:`padded_from_offsets`): every interval a power of
+    two, pads non-negative. Postcondition of :meth:`physical_offsets`: strictly increasing."""
 
     linear: LinearLayout
     intervals: tuple[tuple[int, int], ...]
@@ -46,6 +49,9 @@ def memory_from_offsets(off: np.ndarray, where: str) -> LinearLayout | PaddedLay
     """Element offsets of every coordinate -> the memory layout: F2-linear when the offsets fill
     ``[0, size)``, else a linear layout with padding (:func:`padded_from_offsets`).
 
+    Requires: ``off`` holds one distinct non-negative offset per coordinate (the tensor's shape).
+    Postcondition: the result maps every coordinate to exactly its offset in ``off``.
+
     >>> rows, cols = np.meshgrid(np.arange(4), np.arange(8), indexing="ij")
     >>> memory_from_offsets(rows * 12 + cols, "cute").intervals
     ((8, 4),)
@@ -62,6 +68,10 @@ def padded_from_offsets(off: np.ndarray, where: str) -> PaddedLayout:
     does. Padding keeps order, so a coordinate's unpadded offset is its offset's rank among all
     offsets: the linear part is ``coordinate -> rank`` (checked F2-linear), and the padding of each
     power-of-two interval is read off the jump in offsets at that rank (checked at every rank).
+
+    Requires: ``off`` is strictly increasing in rank order (padding keeps order) and its ranks are
+    F2-linear in the coordinate bits.
+    Postcondition: ``result.physical_offsets()`` at each coordinate's rank is its offset in ``off``.
 
     >>> padded_from_offsets(np.array([[0, 1], [3, 4]]), "t").intervals
     ((2, 1),)
@@ -117,7 +127,10 @@ def layout_from_offsets(off: np.ndarray, where: str) -> LinearLayout:
     """Element offsets of every coordinate (array of the tensor's shape) -> the memory layout
     ``offset -> dims``, checking it is an F2-linear bijection onto ``[0, size)``: every offset is
     the XOR of its coordinate bits' offsets (one vectorized pass), and those are independent and
-    below the size; the inverse is one elimination (``f2.preimages``)."""
+    below the size; the inverse is one elimination (``f2.preimages``).
+
+    Requires: ``off`` is a bijection onto ``[0, size)`` that is F2-linear in the coordinate bits.
+    Postcondition: ``result.apply(offset=off[c])`` is ``c`` for every coordinate ``c``."""
     shape = off.shape
     n = off.size
     dims = [f"dim{i}" for i in range(len(shape))]
@@ -180,6 +193,10 @@ def _duplicate(off: np.ndarray) -> str:
 def inverse_columns(memory: LinearLayout) -> tuple[int, ...] | None:
     """The element offset of each packed coordinate bit (first out dim lowest) under a linear
     memory layout's inverse, or None when its offsets do not map one-to-one onto the tensor.
+
+    Requires: a memory layout (input dim ``offset``).
+    Postcondition: when not ``None``, the offset whose bits XOR these columns maps back to the
+    coordinate (the inverse's columns, ``memory.apply(offset=...)`` undoing it).
 
     >>> m = LinearLayout.from_bases({"offset": [[0, 1], [1, 0]]}, {"dim0": 2, "dim1": 2})
     >>> inverse_columns(m)

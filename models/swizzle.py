@@ -4,6 +4,22 @@ Lemma 9.4's wavefront count and Lemma 9.5's bound, each step recorded so it can 
 Vectors are tensor coordinates packed into ints in row-major bit order: the last dim's bits are
 the lowest (``n0 .. n4`` before ``m0 .. m3`` for a ``[16, 32]`` tensor), the order the seeds use.
 
+Every XOR swizzle the project names (CuTe's ``Swizzle<B,M,S>``, TMA's and the descriptors' modes in
+:mod:`bankproof.models.engines.tma`, a kernel fix in :mod:`bankproof.verifier.kernel.fixes`, the
+workbench's toggles) is this one map, :data:`SWIZZLE_DIAGRAM`, on an offset ``x`` in its units
+(elements, or bytes for the engines and the fixes)::
+
+    bit       ...  M+S+B-1 .. M+S  ...  M+B-1 .. M   M-1 .. 0
+    x         ...  [    Y     ]    ...  [   Z    ]   [ kept ]
+    result    ...  [    Y     ]    ...  [ Z ^ Y  ]   [ kept ]
+
+    Swizzle<B,M,S>(x) = x ^ ((x >> S) & (((1 << B) - 1) << M))
+
+``M`` low bits stay (a ``2^M``-unit chunk moves whole), ``B`` bits are flipped, by the ``B`` bits
+``S`` above them; its period is ``2^(M+S+B)`` units. TMA's 32B, 64B and 128B modes are
+``Swizzle<1,4,3>``, ``<2,4,3>`` and ``<3,4,3>`` on byte addresses; a workbench toggle (segment bit
+``i`` into bank bit ``j``) adds one term of the same XOR.
+
 >>> from bankproof.models.notation import parse_layout
 >>> A = parse_layout('{"register": [[1,0],[2,0],[4,0],[8,0]], '
 ...                  '"lane": [[0,1],[0,2],[0,4],[0,8],[0,16]]}', [16, 32])
@@ -26,6 +42,17 @@ from bankproof.models.hardware import vector_limit
 from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import LANE_BITS, ROW_BYTES, conflict_dim, meet_space, thread_set_pairs
 from bankproof.models.space import Space
+
+SWIZZLE_DIAGRAM = __doc__.split("::", 1)[1].split("``M`` low bits", 1)[0].strip("\n")  # the picture above
+
+
+def cute_swizzle(x: int, b: int, m: int, s: int) -> int:
+    """``Swizzle<B,M,S>`` on ``x`` (see :data:`SWIZZLE_DIAGRAM`).
+
+    >>> cute_swizzle(0b0001_0000000, 3, 4, 3), cute_swizzle(0b0001_0010000, 3, 4, 3)
+    (144, 128)
+    """
+    return x ^ ((x >> s) & (((1 << b) - 1) << m))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -89,7 +89,7 @@ def test_cli_json_carries_its_schema(capsys):
     assert main(["descriptor", "0x4000004000010040", "--arch", "sm90", "--rows", "16", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert (got["schema"], got["arch"], got["value"], got["swizzle"]) == (
-        1,
+        2,
         "sm90",
         "0x4000004000010040",
         "128B",

@@ -7,6 +7,7 @@ A mode with span ``S`` bytes (32, 64, 128) and ``B`` swizzled bits (1, 2, 3) fli
 modes"; CUTLASS ``GMMA::Layout_*_SW*_Atom``). Blackwell's 128-byte mode with 32-byte atoms flips
 bits ``[5, 7)`` with ``[7, 9)`` (``Swizzle<2, 5, 2>``, period 512 B). The hardware applies the XOR
 to the absolute shared address, so a tile whose base is off the period reads with another phase.
+The bits each mode moves: :data:`bankproof.models.swizzle.SWIZZLE_DIAGRAM`.
 
 >>> m = MODES["128B"]
 >>> [swizzle(m, a) for a in (0, 16, 128, 128 + 16, 1024 + 128)]

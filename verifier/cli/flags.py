@@ -15,6 +15,13 @@ import argparse
 from bankproof.models.archs import DEFAULT_ARCH
 
 
+def command(sub, name: str, **kw) -> argparse.ArgumentParser:
+    """The parser of command ``name`` (``kw``: its help and description), which runs ``name``."""
+    p = sub.add_parser(name, **kw)
+    p.set_defaults(run=name)
+    return p
+
+
 def json_flag(p, help: str = "machine-readable output") -> None:
     """``--json``: the command's answer as JSON."""
     p.add_argument("--json", action="store_true", help=help)

@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, engine_options, json_flag, timeout_flag
+from bankproof.verifier.cli.flags import (
+    DEFAULT_ARCH,
+    arch_flag,
+    command,
+    engine_options,
+    json_flag,
+    timeout_flag,
+)
 from bankproof.verifier.cli.parser_kernel import add_kernel
 from bankproof.verifier.cli.parser_triton import add_triton
 
@@ -81,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _layout(sub) -> None:
     """``bankproof layout``."""
-    lay = sub.add_parser(
+    lay = command(
+        sub,
         "layout",
         help="parse a layout in any notation and show its bases",
         description="Parse a layout (Triton attribute, CuTe swizzle, explicit bases or formula) "
@@ -105,12 +113,12 @@ def _layout(sub) -> None:
     lay.add_argument("--dims", help="dim names, comma separated (default m,n for 2-D)")
     lay.add_argument("--banks", action="store_true", help="print the bank of every element (memory layouts)")
     json_flag(lay)
-    lay.set_defaults(run="layout")
 
 
 def _wavefronts(sub) -> None:
     """``bankproof wavefronts``."""
-    wav = sub.add_parser(
+    wav = command(
+        sub,
         "wavefronts",
         help="wavefronts of warp instructions from per-lane byte addresses (JSONL)",
         description='For each input line {"instr", "byte_offsets": [32 ints], "active": [32 bools]} '
@@ -120,12 +128,12 @@ def _wavefronts(sub) -> None:
     )
     wav.add_argument("--input", required=True, help="JSONL file of cases, or - for stdin")
     arch_flag(wav, f'the target arch (default {DEFAULT_ARCH}; a line\'s own "arch" overrides it)')
-    wav.set_defaults(run="wavefronts")
 
 
 def _verify(sub) -> None:
     """``bankproof verify``."""
-    ver = sub.add_parser(
+    ver = command(
+        sub,
         "verify",
         help="wavefronts of every access of a spec, with a counterexample when it conflicts",
         description="Count the wavefronts of every access in SPEC three ways that must agree: "
@@ -144,12 +152,12 @@ def _verify(sub) -> None:
         metavar="FILE",
         help="also write a self-contained page: verdicts, counterexample, bank maps, matrices, §5.4",
     )
-    ver.set_defaults(run="verify")
 
 
 def _synth(sub) -> None:
     """``bankproof synth``."""
-    syn = sub.add_parser(
+    syn = command(
+        sub,
         "synth",
         help="the optimal memory layout for a spec's writer and reader, in every notation",
         description="Ignore the spec's memory layout; build the optimal one for its first store (writer) "
@@ -174,24 +182,24 @@ def _synth(sub) -> None:
     engine_options(
         syn, "machine-readable report", "engines for the verification and (z3) the optimality proof"
     )
-    syn.set_defaults(run="synth")
 
 
 def _explain(sub) -> None:
     """``bankproof explain``."""
-    exp = sub.add_parser(
+    exp = command(
+        sub,
         "explain",
         help="the §5.4 construction narrated step by step",
         description="Narrate the optimal-swizzle construction for the spec's writer and reader.",
     )
     exp.add_argument("spec", help="a spec file (TOML); [memory] is optional")
     json_flag(exp, "the construction's sets (machine-readable)")
-    exp.set_defaults(run="explain")
 
 
 def _convert(sub) -> None:
     """``bankproof convert``."""
-    con = sub.add_parser(
+    con = command(
+        sub,
         "convert",
         help="convert the spec's first layout into its second: shuffle plan and proofs",
         description="Plan the conversion of the spec's first access layout (source) into its second "
@@ -201,12 +209,12 @@ def _convert(sub) -> None:
     con.add_argument("spec", help="a spec file (TOML) with at least two [[access]] layouts")
     json_flag(con, "machine-readable output (all rounds)")
     timeout_flag(con)
-    con.set_defaults(run="convert")
 
 
 def _gpu(sub) -> None:
     """``bankproof gpu``."""
-    gpu = sub.add_parser(
+    gpu = command(
+        sub,
         "gpu",
         help="run the spec's store and load on the GPU: data check and measured wavefronts",
         description="Store a tensor of distinct values through the spec's memory layout with its first "
@@ -217,12 +225,12 @@ def _gpu(sub) -> None:
     gpu.add_argument("spec", help="a spec file (TOML)")
     gpu.add_argument("--repeat", type=int, default=1, help="data-check runs (default 1)")
     json_flag(gpu)
-    gpu.set_defaults(run="gpu")
 
 
 def _show(sub) -> None:
     """``bankproof show``."""
-    sho = sub.add_parser(
+    sho = command(
+        sub,
         "show",
         help="the bank scope of one instruction: lanes on banks, hits per bank, conflicts",
         description="For one instruction of an access: per wavefront group, a grid of 128-byte segments "
@@ -245,12 +253,12 @@ def _show(sub) -> None:
         help="color the grid and the matrices (default: when writing to a terminal and NO_COLOR is unset)",
     )
     json_flag(sho, "the wavefront groups (machine-readable)")
-    sho.set_defaults(run="show")
 
 
 def _serve(sub) -> None:
     """``bankproof serve``."""
-    srv = sub.add_parser(
+    srv = command(
+        sub,
         "serve",
         help="the workbench: a local web page to toggle a swizzle and watch the conflicts move",
         description="Serve the workbench page (loopback by default; nothing fetched from elsewhere): the "
@@ -262,12 +270,12 @@ def _serve(sub) -> None:
         "--host", default="127.0.0.1", help="a loopback address: 127.0.0.1 (default), localhost or ::1"
     )
     srv.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0: any free port)")
-    srv.set_defaults(run="serve")
 
 
 def _mcp(sub) -> None:
     """``bankproof mcp``."""
-    mcp = sub.add_parser(
+    command(
+        sub,
         "mcp",
         help="serve verify, synth, convert, agree, wavefronts, kernel and triton scan as MCP tools (stdio)",
         description="A Model Context Protocol server over stdin/stdout for agents: each tool takes content "
@@ -275,12 +283,12 @@ def _mcp(sub) -> None:
         "answers the JSON its command prints with --json; bad arguments are tool errors naming the field. "
         "Needs bankproof[mcp].",
     )
-    mcp.set_defaults(run="mcp")
 
 
 def _descriptor(sub) -> None:
     """``bankproof descriptor``."""
-    des = sub.add_parser(
+    des = command(
+        sub,
         "descriptor",
         help="decode (or encode) a wgmma/tcgen05 shared-memory descriptor: fields, swizzle, tile read",
         description="Decode a 64-bit shared-memory matrix descriptor (sm90 wgmma, sm100 tcgen05): its "
@@ -294,12 +302,12 @@ def _descriptor(sub) -> None:
     des.add_argument("--dtype", default="f16", help="element type: f16, bf16, tf32, e4m3, s8 (default f16)")
     des.add_argument("--rows", type=int, default=64, help="M or N rows of the tile (default 64)")
     json_flag(des)
-    des.set_defaults(run="descriptor")
 
 
 def _agree(sub) -> None:
     """``bankproof agree``."""
-    agr = sub.add_parser(
+    agr = command(
+        sub,
         "agree",
         help="prove a writer (TMA box, software XOR) and a reader (descriptor, software XOR) agree on bytes",
         description="Prove that every element a reader reads (a wgmma/tcgen05 descriptor, or ld/ldmatrix "
@@ -312,7 +320,6 @@ def _agree(sub) -> None:
     agr.add_argument("--base", type=int, default=None, help="the tile's shared address (overrides the spec)")
     timeout_flag(agr, "Z3 time limit, seconds (default 10)")
     json_flag(agr)
-    agr.set_defaults(run="agree")
 
 
 class _KeepLinks(argparse.HelpFormatter):
@@ -344,8 +351,8 @@ def _link_formats(p: argparse.ArgumentParser) -> None:
     """Each command's help ends with the reference pages of the file formats it reads."""
     from bankproof.verifier.cli.formats import COMMAND_FORMATS, format_pages
 
-    for command, sub in subcommands(p):
-        if command in COMMAND_FORMATS:
-            sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(command)]))
+    for name, sub in subcommands(p):
+        if name in COMMAND_FORMATS:
+            sub.epilog = "\n\n".join(filter(None, [sub.epilog, format_pages(name)]))
             if sub.formatter_class is argparse.HelpFormatter:
                 sub.formatter_class = _KeepLinks

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, engine_flag, json_flag
+from bankproof.verifier.cli.flags import DEFAULT_ARCH, arch_flag, command, engine_flag, json_flag
 
 
 def add_kernel(sub) -> None:
     """Add ``bankproof kernel`` to ``sub`` (the top-level subparsers)."""
-    ker = sub.add_parser(
+    ker = command(
+        sub,
         "kernel",
         help="any CUDA kernel (CUDA C++ compiled here by NVRTC, or PTX from any compiler): every "
         "shared-memory instruction's wavefronts over one CTA",
@@ -75,4 +76,3 @@ def add_kernel(sub) -> None:
     kfmt = ker.add_mutually_exclusive_group()
     json_flag(kfmt, "machine-readable report")
     kfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
-    ker.set_defaults(run="kernel")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bankproof.verifier.cli.flags import arch_flag, engine_flag, json_flag, timeout_flag
+from bankproof.verifier.cli.flags import arch_flag, command, engine_flag, json_flag, timeout_flag
 from bankproof.verifier.cli.formats import KERNELS_FILE_HELP
 
 REQUIRE_OPTIMAL_HELP = (
@@ -24,7 +24,8 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     )
     tsub = tri.add_subparsers(dest="triton_command", metavar="SUBCOMMAND", parser_class=parser_class)
     tsub.required = True
-    scan = tsub.add_parser(
+    scan = command(
+        tsub,
         "scan",
         help="scan TTGIR files: every shared buffer and access, its wavefronts and optimum",
         description="Read TTGIR text (no Triton needed): every shared buffer, each access's exact "
@@ -62,8 +63,8 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     engine_flag(scan, "also answer each access by these engines, as verify does (default: counted only, "
                 "exhaustively by the hardware model)", default=None)  # fmt: skip
     timeout_flag(scan, "seconds per solver query with --engine (default 10)")
-    scan.set_defaults(run="scan")
-    prof = tsub.add_parser(
+    prof = command(
+        tsub,
         "profile",
         help="explain a measured Nsight Compute profile of a kernel line by line with the ledger",
         description="Join Nsight Compute's source page of one launch (ncu -i REP --page source --csv "
@@ -80,8 +81,8 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
                            "trips_L<line>=N for a loop whose bound it loaded from memory")  # fmt: skip
     prof.add_argument("--ctas", type=int, default=1, help="CTAs the launch ran (default 1)")
     json_flag(prof, "machine-readable report")
-    prof.set_defaults(run="profile")
-    cor = tsub.add_parser(
+    cor = command(
+        tsub,
         "corpus",
         help="compile the built-in kernel corpus with Triton (CPU), scan it, compare with a baseline",
         description="Compile >= 40 kernel configurations per arch to TTGIR with Triton on the CPU (parallel "
@@ -137,4 +138,3 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     cor.add_argument(
         "--verbose", action="store_true", help="also list the ledger's instructions that are not counted"
     )
-    cor.set_defaults(run="corpus")

@@ -86,73 +86,90 @@ def analyse(
     second_engine: bool = True,
     engines: tuple[str, ...] = ("enumeration", "algebra", "z3"),
 ):
-    """The account of one CTA of ``launch`` (see the module docstring); with ``keep_trace``, the
-    machine's trace beside it (the API checks TMA boxes and descriptors on it); without
-    ``second_engine``, the counts alone (no Z3 proof per instruction, no fix searched: the Triton
-    ledger's use); ``engines``: those the second engine runs on an instruction's layout (the
+    """The account of one CTA of ``launch`` (see the module docstring), as a list of passes over
+    the kernel read once (``src``): evaluate (run the CTA), read what runs (the SASS), count every
+    instance, prove each instruction's layout, fix the conflicting buffers, report. With
+    ``keep_trace``, the machine's trace beside it (the API checks TMA boxes and descriptors on it);
+    without ``second_engine``, the counts alone (no proof per instruction, no fix searched: the
+    Triton ledger's use); ``engines``: those the proof pass runs on an instruction's layout (the
     algebra, Z3; with neither, the enumeration alone answers)."""
     target.require(arch, "kernel", "kernel")
-    # the machine stops at RUN_SHARE of the time: what it ran is then counted, linear in the steps
-    trace = _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds * RUN_SHARE))
-    lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
+    trace = _evaluate(src, launch, max_steps, max_seconds)
     notes = list(trace.notes)
+    runs = _runs(src, trace, arch, max_seconds, notes)
+    reports = _count(src, trace, arch, launch, runs, notes)
+    if second_engine and {"algebra", "z3"} & set(engines):
+        reports = crosscheck.cross_check(reports, src.code, trace, runs.merge_of, notes, engines)
+    if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
+        reports = fixes.with_fixes(src.code, trace, reports, runs.merge_of, launch, notes)
+    result = _account(src, launch, arch, trace, reports, runs.unknown, notes)
+    return (result, trace) if keep_trace else result
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """What the SASS runs of the PTX (``merge_of``: each instruction's fate), the registers holding
+    shared addresses, and what the analysis could not follow or read (``unknown``)."""
+
+    merge_of: dict
+    shared: set
+    unknown: list
+
+
+def _evaluate(src: KernelSource, launch: Launch, max_steps: int, max_seconds: float) -> Trace:
+    """One CTA run by the PTX machine; it stops at :data:`RUN_SHARE` of the time (what it ran is
+    then counted, linear in the steps)."""
+    return _exits(src.code, simt.run(src.code, launch, max_steps, max_seconds * RUN_SHARE))
+
+
+def _runs(src: KernelSource, trace: Trace, arch: str, max_seconds: float, notes: list) -> _Runs:
+    """What runs: the SASS read (or, without it, ptxas's merges predicted), and what is unknown."""
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
     seen = reconcile.effects(src.code, src.module.text, arch, shared, max_seconds * SASS_SHARE, notes)
     merge_of, orphans = seen if seen is not None else (ptxas.predicted(src.code, dict(trace.instances)), [])
     if seen is None:  # a shared atomic is counted by the PTX only in the form the probe ran
         merge_of.update(reconcile.unseen_atomics(src.code, shared))
-    reports = []
+    unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
+    return _Runs(merge_of, shared, unknown + _unknown_opcodes(src.code) + orphans)
+
+
+def _count(src: KernelSource, trace: Trace, arch: str, launch: Launch, runs: _Runs, notes: list) -> list:
+    """Every shared-memory instruction's report, its instances counted by the engine."""
+    lost_reach = costs.reachable(src.code, [i for i in trace.lost]) if trace.lost else set()
     window = costs.shared_window(src.code, dict(trace.symbols), launch.dynamic_smem)
+    reports = []
     for op in src.code.body:
-        rep = _instruction(src.code, op, trace, arch, op.index in lost_reach, notes, merge_of, shared, window)
+        rep = _instruction(
+            src.code, op, trace, arch, op.index in lost_reach, notes, runs.merge_of, runs.shared, window
+        )
         if rep is not None:
             reports.append(rep)
-    unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
-    unknown += _unknown_opcodes(src.code) + orphans
-    if second_engine and {"algebra", "z3"} & set(engines):
-        reports = crosscheck.cross_check(reports, src.code, trace, merge_of, notes, engines)
-    if second_engine and any(r.verdict == "refuted" and r.conflict is not None for r in reports):
-        reports = fixes.with_fixes(src.code, trace, reports, merge_of, launch, notes)
-    verdict = (
-        "disagree"
-        if any(r.verdict == "disagree" for r in reports)
-        else "refuted"
-        if any(r.verdict == "refuted" for r in reports)
-        else (
-            "unknown"
-            if unknown
-            or any(
-                r.verdict == "unknown"
-                and (r.family in COUNTED or r.family in UNMODELLED or r.rests_on in reconcile.HIDDEN)
-                for r in reports
-            )
-            else "proved"
-        )
+    return reports
+
+
+def _account(
+    src: KernelSource, launch: Launch, arch: str, trace: Trace, reports: list, unknown: list, notes: list
+) -> KernelResult:
+    """The kernel's verdict, its per-line and per-kind totals, as the record."""
+    undecided = any(
+        r.verdict == "unknown"
+        and (r.family in COUNTED or r.family in UNMODELLED or r.rests_on in reconcile.HIDDEN)
+        for r in reports
     )
-    lines = line_totals(reports)
-    totals = kind_totals(reports)
-    result = KernelResult(
-        SCHEMA,
-        src.name,
-        src.code.name,
-        arch,
-        {
-            "block": list(launch.block),
-            "grid": list(launch.grid),
-            "cta": list(launch.cta),
-            "dynamic_smem": launch.dynamic_smem,
-            "args": {k: v for k, v in launch.args},
-        },
-        verdict,
-        tuple(reports),
-        lines,
-        totals,
-        tuple(unknown),
-        tuple(dict.fromkeys(notes)),
-        dict(trace.symbols),
-        trace.steps,
-    )
-    return (result, trace) if keep_trace else result
+    verdicts = {r.verdict for r in reports}
+    verdict = next((v for v in ("disagree", "refuted") if v in verdicts), None)
+    verdict = verdict or ("unknown" if unknown or undecided else "proved")
+    launched = {
+        "block": list(launch.block),
+        "grid": list(launch.grid),
+        "cta": list(launch.cta),
+        "dynamic_smem": launch.dynamic_smem,
+        "args": {k: v for k, v in launch.args},
+    }
+    return KernelResult(
+        SCHEMA, src.name, src.code.name, arch, launched, verdict, tuple(reports), line_totals(reports),
+        kind_totals(reports), tuple(unknown), tuple(dict.fromkeys(notes)), dict(trace.symbols), trace.steps,
+    )  # fmt: skip
 
 
 def _exits(code: KernelCode, trace: Trace) -> Trace:

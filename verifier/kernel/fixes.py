@@ -1,7 +1,8 @@
 """The fix for a conflicting buffer, found and checked on the kernel's own accesses: every
 shared-memory instruction that touches the buffer (writers and readers alike, all their dynamic
 instances) is re-counted with the buffer's byte offsets remapped, by an XOR swizzle (CuTe's
-``Swizzle<B,M,S>`` on byte offsets: bits [M, M+B) ^= bits [M+S, M+S+B)) or by padding (``pad``
+``Swizzle<B,M,S>`` on byte offsets: bits [M, M+B) ^= bits [M+S, M+S+B), pictured in
+:data:`bankproof.models.swizzle.SWIZZLE_DIAGRAM`) or by padding (``pad``
 bytes after every ``row`` bytes); the remap that costs fewest wavefronts in all (ties: no extra
 bytes, then the smallest swizzle) is proposed, with what it costs. Both remaps are one-to-one, so
 every element still has its own place; the kernel's index arithmetic is what changes.

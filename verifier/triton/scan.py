@@ -208,12 +208,12 @@ def _plan(mod: Module, op: Op, src_enc: str, dst_enc: str, src_shape: tuple, dst
 def scan_unchecked(report: ScanReport) -> list[str]:
     """Accesses of a scan report that were not analysed, and buffers whose optimum is unknown.
 
-    >>> from bankproof.verifier.triton.scan_records import Location
+    >>> from bankproof.verifier.triton.scan_records import Location, Optimum
     >>> row = AccessRow(op="ttg.local_load", kind="load", location=Location(ttgir="k", ttgir_line=3),
     ...                 layout="#b", shared="#s", shape=(8,), dtype="f16", answer=AccessAnswer.unknown("bad"),
     ...                 error="bad")
     >>> buf = BufferReport(buffer="%a", shape=(8,), dtype="f16", shared="#s", accesses=(row,),
-    ...                    wavefronts=0, optimal_wavefronts=None, gap=None, reason="why")
+    ...                    wavefronts=0, optimum=Optimum(optimal_wavefronts=None, gap=None, reason="why"))
     >>> scan_unchecked(ScanReport(file="k", target=None, num_warps=1, buffers=(buf,), conversions=()))
     ['%a ttg.local_load not analysed: bad', '%a optimum unknown: why']
     """

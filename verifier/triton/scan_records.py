@@ -101,8 +101,9 @@ class Optimum(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class BufferReport(Result):
-    """One shared buffer: its accesses, their wavefronts, the optimum for its writers and readers
-    together (``gap`` above it; ``None`` where unknown, ``reason`` says why) and a better layout.
+    """One shared buffer: its accesses, their wavefronts, and its :class:`Optimum` (its fields read
+    as the buffer's: the optimum for its writers and readers together, ``gap`` above it, ``None``
+    where unknown with ``reason`` saying why, and a better layout).
     ``buffer`` is its allocation's SSA name; ``name`` what the source calls it (the TTGIR's name
     locations; ``role`` the dot operand it is, where it is one); ``label`` names it in reports
     and baselines."""
@@ -115,13 +116,7 @@ class BufferReport(Result):
     shared: str
     accesses: tuple[AccessRow, ...]
     wavefronts: int
-    optimal_wavefronts: int | None
-    gap: int | None
-    reason: str | None = optional()
-    optimal_same_instructions: int | None = optional()
-    better_layout: str | None = optional()
-    better_instructions: tuple[str, ...] | None = optional()
-    better_writer: BetterWriter | None = optional()
+    optimum: Optimum = embedded()
 
     @property
     def label(self) -> str:

@@ -11,7 +11,8 @@ bit ``k`` reaches. Toggling cell ``(i, j)`` (segment bit ``i``, bank bit ``j``) 
 commute and each is its own inverse, so a layout is a *base* plus a 0/1 grid ``K``: ``c_seg_i =
 base_i ^ XOR_j K[i][j] c_bank_j``, where ``base_i`` is ``c_seg_i`` reduced against the bank
 columns (zero at their pivots). Every loaded layout decomposes this way, uniquely; the seeds'
-unswizzled 16x32 transpose has ``K = 0`` and ``n ^ m`` has ``K = I``.
+unswizzled 16x32 transpose has ``K = 0`` and ``n ^ m`` has ``K = I``. Each toggle is one term of
+the XOR swizzle pictured in :data:`bankproof.models.swizzle.SWIZZLE_DIAGRAM`.
 
 >>> r = evaluate({**SEED, "grid": [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0]]})
 >>> [(a["name"], a["wavefronts"], a["max_per_instruction"]) for a in r["accesses"]]
