@@ -245,7 +245,9 @@ def test_scan_and_corpus_gate_by_one_rule(monkeypatch, capsys):
     real = api.scan_ttgir(SAMPLE.read_text(), path=str(SAMPLE))
     (buf,) = real.reports[0].buffers
     assert buf.gap == 240 and buf.layout_gap == 240  # the sample: a layout alone closes it
-    instr_only = replace(buf, optimum=replace(buf.optimum, optimal_same_instructions=buf.wavefronts))  # only other instructions help
+    instr_only = replace(
+        buf, optimum=replace(buf.optimum, optimal_same_instructions=buf.wavefronts)
+    )  # only other instructions help
     assert instr_only.layout_gap == 0 and instr_only.gap == 240
     fake = replace(real, reports=(replace(real.reports[0], buffers=(instr_only,)),))
     monkeypatch.setattr(api, "scan_ttgir", lambda *a, **k: fake)
