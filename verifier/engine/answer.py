@@ -18,46 +18,18 @@ the workbench and the kernel's second engine build a problem and embed the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from bankproof.models import tally, target
 from bankproof.models.access import MAX_ACCESS_BITS, WarpInstructions, access_layout
 from bankproof.models.access_linear import linear_access
-from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
-from bankproof.models.layout import LinearLayout
-from bankproof.models.memory import PaddedLayout
 from bankproof.verifier.engine import engines as run
 from bankproof.verifier.engine.engines import ENGINES, Access, enumerable
+from bankproof.verifier.engine.problem import AccessProblem
 from bankproof.verifier.results import AccessAnswer, Conflict, EngineResult, Proof
 
 PROOFS = ("proved", "refuted")
-
-
-@dataclass(frozen=True)
-class AccessProblem:
-    """One warp-level shared-memory access: ``layout`` (register, lane, warp, block bits onto the
-    tensor's ``dims``) writing (``kind`` ``store``) or reading (``load``) elements of ``elem_bits``
-    through ``memory`` on ``arch``. ``instr``: ``auto`` (the widest legal vector), one instruction,
-    or several separated by commas in order of preference (the first the pair delivers).
-    ``free_lanes_off``: the lanes, warps and registers that hold copies of others' elements (the
-    layout's free bits) issue nothing, as Triton predicates a ``cp.async``. ``where`` names the
-    access in an error message."""
-
-    memory: LinearLayout | PaddedLayout
-    layout: LinearLayout
-    elem_bits: int
-    kind: str
-    arch: str = DEFAULT_ARCH
-    instr: str = "auto"
-    dims: tuple[str, ...] = ()
-    free_lanes_off: bool = False
-    where: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.dims:
-            object.__setattr__(self, "dims", tuple(self.memory.out_dim_names))
 
 
 def answer(p: AccessProblem, engines: tuple[str, ...] = ENGINES, timeout_s: float = 10.0) -> AccessAnswer:
@@ -168,6 +140,7 @@ def issuers(p: AccessProblem, a: WarpInstructions) -> np.ndarray:
     """Per warp instruction, the lanes that issue when ``free_lanes_off``: those whose lane, warp,
     block and register carry none of the layout's free bits (:meth:`LinearLayout.free_masks`).
 
+    >>> from bankproof.models.layout import LinearLayout
     >>> mem = LinearLayout.identity1d(32, "offset", "dim0")
     >>> lay = LinearLayout.from_bases({"register": [], "lane": [[1], [2], [4], [8], [16]],
     ...                                "warp": [[0], [0]]}, {"dim0": 32})
@@ -232,3 +205,6 @@ def combine(statuses: list[str]) -> str:
         if v in statuses:
             return v
     return "proved"
+
+
+__all__ = ["AccessProblem", "agree", "answer", "choose", "combine", "enumerated", "issued", "issuers"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 from bankproof.models import lds, tally, target
@@ -22,10 +21,8 @@ from bankproof.models.errors import log2
 from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.space import Space
+from bankproof.verifier.engine.problem import AccessProblem
 from bankproof.verifier.results import Certificate, Conflict, EngineResult
-
-if TYPE_CHECKING:
-    from bankproof.verifier.engine.answer import AccessProblem
 
 ENGINES = ("enumeration", "algebra", "z3")
 ENGINE_NAMES = {  # what --engine (and the API's engines=) accept

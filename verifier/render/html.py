@@ -23,6 +23,7 @@ from bankproof.verifier.render import scope as scope_render
 from bankproof.verifier.render import text as text_report
 from bankproof.verifier.render.matrix import matrix_html
 from bankproof.verifier.render.safe import escape
+from bankproof.verifier.render.text import ptx_name
 from bankproof.verifier.results import PageData, VerifyResult
 
 CSS = """
@@ -57,7 +58,7 @@ def _summary(rep: dict, states: dict[str, str]) -> str:
         cost = a["wavefronts"] if a["wavefronts"] is not None else "?"
         rows.append(
             f"<tr><td>{escape(a['name'])}</td><td>{escape(a['kind'])}</td>"
-            f"<td>{a['instructions']} × {escape(a['instr'])}</td><td>{cost}</td>"
+            f"<td>{a['instructions']} × {escape(ptx_name(a['instr']))}</td><td>{cost}</td>"
             f"<td>{a['ideal']}</td><td>{escape(states[a['name']])}</td>"
             f"<td>{_badge(a['proof']['status'])} by {escape(a['proof']['engine'])}</td>"
             f"<td>{engines}</td></tr>"
@@ -87,7 +88,7 @@ def _counterexample(cx: dict) -> str:
 
 
 def _access_section(page: PageData, a: dict, state: str) -> str:
-    parts = [f"<h2>Access {escape(a['name'])} ({escape(a['kind'])}, {escape(a['instr'])})</h2>"]
+    parts = [f"<h2>Access {escape(a['name'])} ({escape(a['kind'])}, {escape(ptx_name(a['instr']))})</h2>"]
     parts.append(f"<p>{_badge(a['proof']['status'])} {escape(state)}</p>")
     if a["conflict"]:
         parts.append(_counterexample(a["conflict"]))

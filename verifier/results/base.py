@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import field, fields
 from typing import Any, ClassVar
@@ -144,11 +145,13 @@ class Result:
         return out
 
     def __getattr__(self, name: str) -> Any:
-        """An embedded record's field, read through its holder (see :func:`embedded`)."""
+        """An embedded record's field, read through its holder (see :func:`embedded`); the first
+        read puts a property on the holder's class, so the next ones are plain attribute reads."""
         if not name.startswith("_"):
             for inner in _embedded_names(type(self)):
                 record = self.__dict__.get(inner)
                 if record is not None and (name in _field_names(type(record)) or hasattr(type(record), name)):
+                    setattr(type(self), name, property(operator.attrgetter(f"{inner}.{name}")))
                     return getattr(record, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

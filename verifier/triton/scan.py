@@ -98,6 +98,8 @@ def scan_module(
                         timeout_s,
                     ).to_dict()
                 )
+                if row["rule"] is not None and row["wavefronts"] is None:
+                    raise InputError("ttgir", "access", f"{row['rule']}: not counted")
                 if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
                     _copy_width(row, a, enc, dist, bits, _global_stride(mod, a, enc, dist))
                 # what the count rests on: a lane-group rule's status, else the target's own
