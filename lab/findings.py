@@ -109,7 +109,10 @@ def findings_markdown(entries: list[dict], checked_by: str = "tests/test_triton_
     buffers = [(e, b) for e in compiled for b in e["report"]["buffers"]]
     above = [(e, b) for e, b in buffers if b["gap"]]
     conflicted = [
-        (e, b, a) for e, b in buffers for a in b["accesses"] if (a.get("wavefronts") or 0) > (a.get("ideal") or 0)
+        (e, b, a)
+        for e, b in buffers
+        for a in b["accesses"]
+        if (a.get("wavefronts") or 0) > (a.get("ideal") or 0)
     ]
     unknown = [(e, b) for e, b in buffers if b["gap"] is None]
     same = sum(1 for _, b in above if b.get("optimal_same_instructions", b["optimal_wavefronts"]) is not None

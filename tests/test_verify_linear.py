@@ -69,9 +69,7 @@ def test_bases_answer_what_tables_answer(monkeypatch):
         access = Access(kind, dist, name="a", instr=instr)
         got, want = _both(monkeypatch, memory=mem, accesses=[access], shape=shape, dtype=dtype,
                           arch=rng.choice(["sm90", "sm80"]), engines=engines)  # fmt: skip
-        matrix += not isinstance(got, str) and got["accesses"][0]["instr"].startswith(
-            ("ldsm", "stsm")
-        )
+        matrix += not isinstance(got, str) and got["accesses"][0]["instr"].startswith(("ldsm", "stsm"))
         if engines in ("z3", ["algebra", "z3"]) and not isinstance(got, str):  # Z3's pair, not enumeration's
             for r in (got, want):
                 for k in MODEL_LANES:
