@@ -73,15 +73,22 @@ def _record(cls: type, value: object, where: str, path: str) -> object:
                 raise InputError(where, _join(path, key), "is missing")
             continue
         kwargs[name] = _value(hint, value[key], where, _join(path, key))
-    inner: dict[str, dict] = {}
-    for name in [n for n in kwargs if "." in n]:
-        holder, attr = name.split(".", 1)
-        inner.setdefault(holder, {})[attr] = kwargs.pop(name)
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        if f.metadata.get("embedded"):
-            kwargs[f.name] = hints[f.name](**inner.get(f.name, {}))
+    embeds = _embeds(cls)
+    if embeds:
+        inner: dict[str, dict] = {}
+        for name in [n for n in kwargs if "." in n]:
+            holder, attr = name.split(".", 1)
+            inner.setdefault(holder, {})[attr] = kwargs.pop(name)
+        for name, record in embeds:
+            kwargs[name] = record(**inner.get(name, {}))
     return cls(**kwargs)
+
+
+@functools.cache
+def _embeds(cls: type) -> tuple[tuple[str, type], ...]:
+    """(attribute, record type) of each embedded record of ``cls``."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls) if f.metadata.get("embedded"))
 
 
 @functools.cache

@@ -27,7 +27,7 @@ from dataclasses import replace
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
-from bankproof.verifier.results import AccessAnswer
+from bankproof.verifier.results import KEYS, AccessAnswer
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
     BufferName,
@@ -52,6 +52,7 @@ from bankproof.verifier.triton.scan_records import (
     AccessRow,
     BufferReport,
     ConversionRow,
+    Optimum,
     ScanReport,
     SharedPlan,
 )
@@ -75,58 +76,25 @@ def scan_module(
     out_buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
-        rows, problems = [], []
-        parsed = []
+        rows, parsed = [], []
         for a in accs:
-            bits = a.memdesc.elem_bits
-            row = _row(a, path)
-            try:
-                if bits is None:
-                    raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
-                dist, memory = layouts_of(mod, a)
-                enc = resolved(mod, a.tensor.encoding)
-                row.update(
-                    count_access(
-                        dist,
-                        memory,
-                        bits,
-                        a.kind,
-                        instr_candidates(a, bits, sm, enc, t, dist),
-                        t,
-                        a.op.name == "ttg.async_copy_global_to_local",
-                        engines,
-                        timeout_s,
-                    ).to_dict()
-                )
-                if row["rule"] is not None and row["wavefronts"] is None:
-                    raise InputError("ttgir", "access", f"{row['rule']}: not counted")
-                if a.op.name == "ttg.async_copy_global_to_local" and t.matrix:
-                    _copy_width(row, a, enc, dist, bits, _global_stride(mod, a, enc, dist))
-                # what the count rests on: a lane-group rule's status, else the target's own
-                # (provenance refines a measured one)
-                if row["rule"] is None:
-                    measured = t.status == "measured"
-                    row["rests_on"] = provenance(a.op.name, row["instr"]) if measured else t.status
-                parsed.append((a, dist, bits))
-            except (InputError, ValueError) as e:
-                for key, value in AccessAnswer.unknown(str(e)).to_dict().items():
-                    row.setdefault(key, value)  # what was counted before the error stays
-                row["error"] = str(e)
-                problems.append(str(e))
-            rows.append(decode(AccessRow, row, "scan"))
-        entry = _buffer(buf, accs, rows, names)
+            row, got = _counted(mod, a, path, t, sm, engines, timeout_s)
+            rows.append(row)
+            if got is not None:
+                parsed.append(got)
         if "optimum" not in t.commands:
-            entry.update({"optimal_wavefronts": None, "gap": None, "reason": t.not_modeled("optimum")})
-            out_buffers.append(decode(BufferReport, entry, "scan"))
+            optimum = Optimum(optimal_wavefronts=None, gap=None, reason=t.not_modeled("optimum"))
+            out_buffers.append(_buffer(buf, accs, rows, names, optimum))
             continue
-        entry.update(same_instructions(parsed, rows).to_dict())
+        fields = same_instructions(parsed, rows).to_dict()
+        chosen = sum(r.wavefronts or 0 for r in rows)
         if len(parsed) == len(rows) and "nvmma" not in resolved(mod, accs[0].memdesc.encoding):
-            better = searched(parsed, entry["wavefronts"], entry["optimal_wavefronts"], sm)
-            entry.update(better.to_dict() if better else {})
-        if entry["gap"] is None and rows and all(r.kind == "store" and r.instr for r in rows):
+            better = searched(parsed, chosen, fields["optimal_wavefronts"], sm)
+            fields.update(better.to_dict() if better else {})
+        if fields["gap"] is None and rows and all(r.kind == "store" and r.instr for r in rows):
             family = nvmma_family(mod, accs, rows)
-            entry.update(family.to_dict() if family else {})
-        out_buffers.append(decode(BufferReport, entry, "scan"))
+            fields.update(family.to_dict() if family else {})
+        out_buffers.append(_buffer(buf, accs, rows, names, decode(Optimum, fields, "scan")))
     cvts = [op for op in mod.ops if op.name == "ttg.convert_layout"] if "optimum" in t.commands else []
     plans: dict = {}  # conversions between the same layouts (a forward and a backward pass) share one plan
     conversions = tuple(_conversion(mod, op, path, plans) for op in cvts)
@@ -134,19 +102,59 @@ def scan_module(
                       conversions=conversions)  # fmt: skip
 
 
-def _row(a, path: str) -> dict:
-    """What every access row says, counted or not (its JSON form, frozen when complete)."""
-    return {"op": a.op.name, "kind": a.kind, "location": location(a.op, path).to_dict(),
-            "layout": a.tensor.encoding, "shared": a.memdesc.encoding, "shape": list(a.memdesc.shape),
-            "dtype": a.memdesc.elem}  # fmt: skip
+def _counted(mod: Module, a, path: str, t, sm: int, engines: tuple[str, ...], timeout_s: float):
+    """One access's row (its answer the engine's, ``error`` where it was not analysed), and
+    ``(access, layout, bits)`` for the optimum where it was."""
+    bits = a.memdesc.elem_bits
+    got, extra = None, {}
+    try:
+        if bits is None:
+            raise InputError("ttgir", "element type", "is not supported", a.memdesc.elem)
+        dist, memory = layouts_of(mod, a)
+        enc = resolved(mod, a.tensor.encoding)
+        copy = a.op.name == "ttg.async_copy_global_to_local"
+        candidates = instr_candidates(a, bits, sm, enc, t, dist)
+        count = count_access(dist, memory, bits, a.kind, candidates, t, copy, engines, timeout_s)
+        got = count.answer
+        extra = {k: v for k, v in count.to_dict().items() if k not in KEYS}
+        if got.rule is not None and got.wavefronts is None:
+            raise InputError("ttgir", "access", f"{got.rule}: not counted")
+        if copy and t.matrix:
+            view = {
+                "instr": got.instr,
+                "instructions": got.instructions,
+                "wavefronts": got.wavefronts,
+                **extra,
+            }
+            _copy_width(view, a, enc, dist, bits, _global_stride(mod, a, enc, dist))
+            extra.update(
+                {k: v for k, v in view.items() if k in ("wavefronts_max", "lines_note", "width_assumed")}
+            )
+        # what the count rests on: a lane-group rule's status, else the target's own
+        # (provenance refines a measured one)
+        if got.rule is None:
+            got = replace(
+                got, rests_on=provenance(a.op.name, got.instr) if t.status == "measured" else t.status
+            )
+        return _row(a, path, got, **extra), (a, dist, bits)
+    except (InputError, ValueError) as e:  # what was counted before the error stays
+        return _row(a, path, got or AccessAnswer.unknown(str(e)), **extra, error=str(e)), None
 
 
-def _buffer(buf: str, accs: list, rows: list[AccessRow], names: Mapping[str, BufferName]) -> dict:
+def _row(a, path: str, answer: AccessAnswer, **extra) -> AccessRow:
+    """What every access row says, counted or not."""
+    return AccessRow(op=a.op.name, kind=a.kind, location=location(a.op, path), layout=a.tensor.encoding,
+                     shared=a.memdesc.encoding, shape=tuple(a.memdesc.shape), dtype=a.memdesc.elem,
+                     answer=answer, **extra)  # fmt: skip
+
+
+def _buffer(
+    buf: str, accs: list, rows: list[AccessRow], names: Mapping[str, BufferName], optimum: Optimum
+) -> BufferReport:
     name, role = names[buf]
-    return {"buffer": buf, "name": name, "role": role, "shape": list(accs[0].memdesc.shape),
-            "dtype": accs[0].memdesc.elem, "shared": accs[0].memdesc.encoding,
-            "accesses": [r.to_dict() for r in rows],
-            "wavefronts": sum(r.wavefronts or 0 for r in rows)}  # fmt: skip
+    return BufferReport(buffer=buf, name=name, role=role, shape=tuple(accs[0].memdesc.shape),
+                        dtype=accs[0].memdesc.elem, shared=accs[0].memdesc.encoding, accesses=tuple(rows),
+                        wavefronts=sum(r.wavefronts or 0 for r in rows), optimum=optimum)  # fmt: skip
 
 
 def _unmodeled(
@@ -157,10 +165,10 @@ def _unmodeled(
     buffers = []
     for buf in dict.fromkeys(a.buffer for a in accesses):
         accs = [a for a in accesses if a.buffer == buf]
-        gone = AccessAnswer.unknown(why).to_dict()
-        rows = [decode(AccessRow, {**_row(a, path), **gone, "error": why}, "scan") for a in accs]
-        b = {**_buffer(buf, accs, rows, names), "optimal_wavefronts": None, "gap": None, "reason": why}
-        buffers.append(decode(BufferReport, b, "scan"))
+        rows = [_row(a, path, AccessAnswer.unknown(why), error=why) for a in accs]
+        buffers.append(
+            _buffer(buf, accs, rows, names, Optimum(optimal_wavefronts=None, gap=None, reason=why))
+        )
     cvts = tuple(ConversionRow(op=op.name, location=location(op, path), error=why)
                  for op in mod.ops if op.name == "ttg.convert_layout")  # fmt: skip
     return ScanReport(file=path, target=mod.target, num_warps=mod.num_warps, buffers=tuple(buffers),
