@@ -76,28 +76,12 @@ class LinearLayout(LayoutAlgebra):
                         if c > 0:
                             sizes[i] = max(sizes[i], 1 << int(c).bit_length())
             dims = list(zip(names, sizes))
-        rank = len(dims)
-        for name, size in dims:
-            if not is_pow2(size):
-                raise InputError("layout", f"out dim {name!r}", "size must be a power of two", size)
-        norm = []
-        for in_dim, bs in bases.items():
-            row = []
-            for b in bs:
-                b = tuple(int(c) for c in b)
-                if len(b) != rank:
-                    raise InputError("layout", f"{in_dim} basis {list(b)}", f"must have {rank} coordinates")
-                for c, (name, size) in zip(b, dims):
-                    if not 0 <= c < size:
-                        raise InputError(
-                            "layout",
-                            f"{in_dim} basis {list(b)}",
-                            f"coordinate for {name} must be in [0, {size})",
-                            c,
-                        )
-                row.append(b)
-            norm.append((str(in_dim), tuple(row)))
-        return LinearLayout(tuple(norm), tuple(dims))
+        norm = tuple((str(d), tuple(tuple(int(c) for c in b) for b in bs)) for d, bs in bases.items())
+        layout = LinearLayout(norm, tuple(dims))
+        problems = layout.check()
+        if problems:
+            raise problems[0]
+        return layout
 
     @staticmethod
     def identity1d(size: int, in_dim: str, out_dim: str) -> LinearLayout:

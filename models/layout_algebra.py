@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Self
 
 from bankproof.models import f2
-from bankproof.models.errors import InputError, log2
+from bankproof.models.errors import InputError, is_pow2, log2
 
 
 class LayoutAlgebra:
@@ -198,7 +198,36 @@ class LayoutAlgebra:
         out = tuple((n, s // sizes.get(n, 1)) for n, s in self.out_dims)
         return type(self)(tuple(bases), out)
 
-    # ----- validity (Defs 4.10, 4.14) ------------------------------------------------------
+    # ----- validity (the layout's own invariants; Defs 4.10, 4.14) ---------------------------
+    def check(self) -> list[InputError]:
+        """Every invariant the layout breaks, in order (empty: none), as the error each door
+        reports (the API raises it, the CLI exits 2, the workbench answers 400): output sizes are
+        powers of two, every basis has one coordinate per output dim, each inside its dim.
+        Triton's ``checkInvariants``: :meth:`~bankproof.models.layout.LinearLayout.from_bases`,
+        the constructor every notation's reader goes through, raises the first.
+
+        >>> from bankproof.models.layout import LinearLayout
+        >>> LinearLayout((("lane", ((3,),)),), (("dim0", 2),)).check()[0].problem
+        'coordinate for dim0 must be in [0, 2)'
+        """
+        out = []
+        for name, size in self.out_dims:
+            if not is_pow2(size):
+                out.append(InputError("layout", f"out dim {name!r}", "size must be a power of two", size))
+        rank = len(self.out_dims)
+        for in_dim, bs in self.bases:
+            for b in bs:
+                where = f"{in_dim} basis {list(b)}"
+                if len(b) != rank:
+                    out.append(InputError("layout", where, f"must have {rank} coordinates"))
+                    continue
+                for c, (name, size) in zip(b, self.out_dims):
+                    if not 0 <= c < size:
+                        out.append(
+                            InputError("layout", where, f"coordinate for {name} must be in [0, {size})", c)
+                        )
+        return out
+
     def distributed_violations(self) -> list[str]:
         """Why this is not a distributed layout in the sense of Def 4.10 (empty when it is):
         surjective; each basis has at most one nonzero bit; no nonzero basis repeated."""

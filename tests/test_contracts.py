@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 import numpy as np
+import pytest
 from bankproof.models.layout import LinearLayout
 from bankproof.models.memory import layout_from_offsets, memory_from_offsets
 from hypothesis import given, settings
@@ -111,3 +112,32 @@ def test_one_swizzle_diagram_and_every_swizzle_is_it():
         assert fixes.swizzle(xs, b, m, s)[0].tolist() == [cute_swizzle(int(x), b, m, s) for x in xs[0]]
     for path in ("models/engines/tma.py", "verifier/kernel/fixes.py", "verifier/web/workbench.py"):
         assert "models.swizzle.SWIZZLE_DIAGRAM" in (ROOT / path).read_text(encoding="utf-8"), path
+
+
+def test_one_check_every_door_reports():
+    """``check()`` names every broken invariant; the constructor raises its first, the CLI exits 2
+    with its text and the workbench answers 400 with it."""
+    import json
+
+    from bankproof.verifier.cli.main import main
+
+    import bankproof
+
+    good = LinearLayout.from_bases({"lane": [[1], [2]]}, {"dim0": 4})
+    assert good.check() == []
+    bad = LinearLayout((("lane", ((5,), (1, 0))),), (("dim0", 4), ("dim1", 3)))
+    assert [e.problem for e in bad.check()] == ["size must be a power of two", "must have 2 coordinates"]
+    try:
+        LinearLayout.from_bases({"lane": [[5]]}, {"dim0": 4})
+    except bankproof.InputError as e:
+        said = str(e)
+    assert said == str(LinearLayout((("lane", ((5,),)),), (("dim0", 4),)).check()[0])
+    assert said == "layout: lane basis [5] coordinate for dim0 must be in [0, 4), got 5"
+    assert main(["layout", json.dumps({"lane": [[5]]}), "--shape", "4"]) == 2
+    from bankproof.verifier.web.workbench import SEED, evaluate
+
+    memory = [[0, 1 << i] for i in range(5)] + [[1 << i, 0] for i in range(3)] + [[16, 0]]
+    with pytest.raises(
+        bankproof.InputError, match=r"offset basis \[16, 0\] coordinate for dim0 must be in \[0, 16\)"
+    ):
+        evaluate({**SEED, "memory": json.dumps(memory)})
