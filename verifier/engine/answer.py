@@ -27,7 +27,7 @@ from bankproof.models.errors import InputError
 from bankproof.verifier.engine import engines as run
 from bankproof.verifier.engine.engines import ENGINES, Access, enumerable
 from bankproof.verifier.engine.problem import AccessProblem
-from bankproof.verifier.results import AccessAnswer, Conflict, EngineResult, Proof
+from bankproof.verifier.results import AccessAnswer, Conflict, EngineResult, FrozenMap, Proof
 
 PROOFS = ("proved", "refuted")
 
@@ -77,7 +77,7 @@ def answer(p: AccessProblem, engines: tuple[str, ...] = ENGINES, timeout_s: floa
         reason=proof.reason,
         rests_on=c.status,
         rule=c.rule,
-        engines=results if engines else {},
+        engines=FrozenMap(results if engines else {}),
         proof=proof,
         conflict=cx if verdict == "refuted" else None,
     )
@@ -115,7 +115,7 @@ def enumerated(
         reason=reason,
         rests_on=rests_on,
         rule=None,
-        engines={},
+        engines=FrozenMap(),
         proof=Proof(verdict, "enumeration", None, None if decided else reason),
         conflict=conflict,
     )

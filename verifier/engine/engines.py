@@ -22,7 +22,7 @@ from bankproof.models.layout import LinearLayout
 from bankproof.models.lemmas import lemma_9_4
 from bankproof.models.space import Space
 from bankproof.verifier.engine.problem import AccessProblem
-from bankproof.verifier.results import Certificate, Conflict, EngineResult
+from bankproof.verifier.results import Certificate, Conflict, EngineResult, FrozenMap
 
 ENGINES = ("enumeration", "algebra", "z3")
 ENGINE_NAMES = {  # what --engine (and the API's engines=) accept
@@ -72,7 +72,7 @@ def conflict_of(
         instruction=index,
         block=block,
         register=register,
-        coords=tuple(dict(zip(p.dims, coords(lane))) for lane in (l0, l1)),
+        coords=tuple(FrozenMap(zip(p.dims, coords(lane))) for lane in (l0, l1)),
         supplied=_supplied(p, both) if ins.short.startswith(("ldsm", "stsm")) else None,
     )
 
@@ -84,7 +84,7 @@ def _supplied(p: AccessProblem, byte_addresses: tuple[int, int]) -> tuple[dict |
     if isinstance(p.memory, LinearLayout):  # the memory layout maps the offset to its element
         size = 1 << len(p.memory.in_bases("offset"))
         return tuple(
-            dict(zip(p.dims, p.memory.apply(offset=b // eb).values()))
+            FrozenMap(zip(p.dims, p.memory.apply(offset=b // eb).values()))
             if b % eb == 0 and b // eb < size
             else None
             for b in byte_addresses
@@ -93,7 +93,7 @@ def _supplied(p: AccessProblem, byte_addresses: tuple[int, int]) -> tuple[dict |
     out = []
     for b in byte_addresses:
         hit = np.argwhere(offsets == b)
-        out.append(dict(zip(p.dims, (int(x) for x in hit[0]))) if len(hit) else None)
+        out.append(FrozenMap(zip(p.dims, (int(x) for x in hit[0]))) if len(hit) else None)
     return tuple(out)
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from bankproof.verifier.kernel import linear
 from bankproof.verifier.kernel.records import InstructionReport, Trace
-from bankproof.verifier.results import EngineResult
+from bankproof.verifier.results import EngineResult, FrozenMap
 
 BUDGET_S = 5.0
 
@@ -94,7 +94,8 @@ def _merge(r: InstructionReport, got, repeat: int) -> InstructionReport:
     alg = acc.engines.get("algebra")
     names = alg.conflict_directions if alg and r.verdict == "refuted" else None
     bad = linear.directions(names, elem)
-    return replace(r.with_answer(engines={"enumeration": mine, **scaled}, proof=acc.proof), bad_direction=bad)
+    engines = FrozenMap({"enumeration": mine, **scaled})
+    return replace(r.with_answer(engines=engines, proof=acc.proof), bad_direction=bad)
 
 
 ENUMERATED = "every dynamic instance of this CTA; the others: every lane, warp and iteration bit (F2-affine)"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bankproof.verifier.results.base import Result, optional
+from bankproof.verifier.results.base import FrozenMap, Result, optional
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class AccessAnswer(Result):
     @staticmethod
     def unknown(reason: str, **known) -> AccessAnswer:
         """An answer with nothing counted (``known``: the fields that are)."""
-        fields = dict.fromkeys(KEYS) | {"verdict": "unknown", "reason": reason, "engines": {}}
+        fields = dict.fromkeys(KEYS) | {"verdict": "unknown", "reason": reason, "engines": FrozenMap()}
         return AccessAnswer(**(fields | known))
 
     @property
