@@ -180,11 +180,12 @@ class PtxMachine:
         base = self.k.memo.get("base_slice")
         if base is None:
             seeds: set[str] = set()
+            classes = classes_of(self.k)
             for ins in self.k.body:
                 if ins.guard is not None:
                     seeds.add(_reg(ins.guard[1], ins.scope, self.local))
                 op = ins.opcode.split(".", 1)[0]
-                if op in ("bra", "brx") or classes_of(self.k)[ins.index] is not None:
+                if op in ("bra", "brx") or classes[ins.index] is not None:
                     for o in ins.operands:
                         if o.lstrip().startswith("[") or op in ("bra", "brx"):
                             seeds |= {_reg(r, ins.scope, self.local) for r in REGS.findall(o)}
