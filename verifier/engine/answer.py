@@ -11,7 +11,7 @@ the workbench and the kernel's second engine build a problem and embed the
 >>> a = answer(AccessProblem(arch="sm90", memory=mem, layout=lay, elem_bits=32, kind="store"))
 >>> a.instr, a.wavefronts, a.ideal, a.verdict, sorted(a.engines)
 ('st32', 1, 1, 'proved', ['algebra', 'enumeration', 'z3'])
->>> answer(AccessProblem(arch="sm90", memory=mem, layout=lay, elem_bits=32, kind="store"), ()).engines
+>>> dict(answer(AccessProblem(arch="sm90", memory=mem, layout=lay, elem_bits=32, kind="store"), ()).engines)
 {}
 """
 
