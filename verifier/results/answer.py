@@ -14,7 +14,7 @@ tools all hold an :class:`AccessAnswer` built by one function of the engine floo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from bankproof.verifier.results.base import FrozenMap, Result, optional
 
@@ -111,8 +111,8 @@ class AccessAnswer(Result):
     @staticmethod
     def unknown(reason: str, **known) -> AccessAnswer:
         """An answer with nothing counted (``known``: the fields that are)."""
-        fields = dict.fromkeys(KEYS) | {"verdict": "unknown", "reason": reason, "engines": FrozenMap()}
-        return AccessAnswer(**(fields | known))
+        given = dict.fromkeys(KEYS) | {"verdict": "unknown", "reason": reason, "engines": FrozenMap()}
+        return AccessAnswer(**(given | known))
 
     @property
     def state(self) -> str:
@@ -126,7 +126,4 @@ class AccessAnswer(Result):
         return f"{(self.max_per_instruction or 0) // max(1, per)}-way conflict"
 
 
-KEYS = (
-    "instr", "vector", "instructions", "wavefronts", "ideal", "max_per_instruction", "conflict_free",
-    "verdict", "reason", "rests_on", "rule", "engines", "proof", "conflict",
-)  # fmt: skip
+KEYS = tuple(f.name for f in fields(AccessAnswer))  # every answer's JSON keys, in order

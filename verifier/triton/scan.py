@@ -27,7 +27,7 @@ from dataclasses import replace
 from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.notation import triton_memory_text
-from bankproof.verifier.results import KEYS, AccessAnswer
+from bankproof.verifier.results import AccessAnswer
 from bankproof.verifier.results.decode import decode
 from bankproof.verifier.triton.accesses import (
     BufferName,
@@ -102,6 +102,9 @@ def scan_module(
                       conversions=conversions)  # fmt: skip
 
 
+COPY_FIELDS = ("live_instructions", "redundant", "unguarded_wavefronts")  # a copy's, beside its answer
+
+
 def _counted(mod: Module, a, path: str, t, sm: int, engines: tuple[str, ...], timeout_s: float):
     """One access's row (its answer the engine's, ``error`` where it was not analysed), and
     ``(access, layout, bits)`` for the optimum where it was."""
@@ -116,7 +119,7 @@ def _counted(mod: Module, a, path: str, t, sm: int, engines: tuple[str, ...], ti
         candidates = instr_candidates(a, bits, sm, enc, t, dist)
         count = count_access(dist, memory, bits, a.kind, candidates, t, copy, engines, timeout_s)
         got = count.answer
-        extra = {k: v for k, v in count.to_dict().items() if k not in KEYS}
+        extra = {k: getattr(count, k) for k in COPY_FIELDS if getattr(count, k) is not None}
         if got.rule is not None and got.wavefronts is None:
             raise InputError("ttgir", "access", f"{got.rule}: not counted")
         if copy and t.matrix:
