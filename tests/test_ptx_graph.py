@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from bankproof.verifier.ptx.graph import dominates, immediate_dominators, reach_fixpoint
+from bankproof.verifier.ptx.graph import dominance_test, dominates, immediate_dominators, reach_fixpoint
 
 
 def set_dominators(succ: list[set[int]], pred: list[set[int]]) -> list[set[int] | None]:
@@ -60,6 +60,19 @@ def test_immediate_dominators_equal_the_set_fixpoint_on_random_graphs():
             assert {a for a in range(len(succ)) if dominates(idom, a, b)} == dom[b], (succ, b)
             back_edges += sum(h in dom[b] for h in succ[b])
     assert back_edges > 1000
+
+
+def test_the_interval_dominance_test_equals_the_set_fixpoint():
+    """The natural loops' back-edge test (intervals of the dominator tree, built once) says what
+    the dominator sets say, for every pair of blocks (a block the entry cannot reach dominated by
+    none)."""
+    rng = random.Random(11)
+    for _ in range(1000):
+        succ, pred = random_graph(rng)
+        dom, sets = dominance_test(immediate_dominators(succ, pred)), set_dominators(succ, pred)
+        for b in range(len(succ)):
+            got = {a for a in range(len(succ)) if dom(a, b)}
+            assert got == (sets[b] or set()), (succ, b)
 
 
 def test_a_diamond_and_a_loop():

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from bankproof.verifier.ptx.graph import Edge, dominates, immediate_dominators, reach_fixpoint
+from bankproof.verifier.ptx.graph import Edge, dominance_test, immediate_dominators, reach_fixpoint
 from bankproof.verifier.ptx.machine import REGS, PtxMachine
 from bankproof.verifier.ptx.parse import Instruction, Kernel, SharedOp, classes_of, type_width
 
@@ -82,7 +82,8 @@ def _loops(k: Kernel, dispatch: frozenset[int] = frozenset()) -> list[PtxLoop]:
             pred[t].add(b)
     idom = immediate_dominators(succ, pred)
     bodies: dict[int, set[int]] = {}
-    back = [(b, h) for b, ss in enumerate(succ) for h in ss if idom[b] is not None and dominates(idom, h, b)]
+    dom = dominance_test(idom)
+    back = [(b, h) for b, ss in enumerate(succ) for h in ss if idom[b] is not None and dom(h, b)]
     for tail, head in back:  # a latch may fall through into its header
         if k.body[starts[head]].scope != 0:  # a spin-wait inside inline asm
             continue

@@ -77,6 +77,36 @@ def dominates(idom: list[int | None], a: int, b: int) -> bool:
         b = up
 
 
+def dominance_test(idom: list[int | None]):
+    """``dominates(idom, a, b)`` for many pairs: each block's interval in a preorder walk of the
+    dominator tree (``a`` dominates ``b`` when ``b``'s interval lies in ``a``'s), built once.
+
+    >>> dom = dominance_test([0, 0, 1, None])
+    >>> dom(1, 2), dom(2, 1), dom(0, 3)
+    (True, False, False)
+    """
+    nb = len(idom)
+    kids: list[list[int]] = [[] for _ in range(nb)]
+    for b, up in enumerate(idom):
+        if up is not None and up != b:
+            kids[up].append(b)
+    first, last = [-1] * nb, [-1] * nb
+    clock, stack = 0, [(0, False)] if nb and idom[0] is not None else []
+    while stack:
+        b, done = stack.pop()
+        if done:
+            last[b] = clock
+            continue
+        first[b], clock = clock, clock + 1
+        stack.append((b, True))
+        stack.extend((c, False) for c in kids[b])
+
+    def dominates_pair(a: int, b: int) -> bool:
+        return first[b] >= 0 and first[a] <= first[b] and last[b] <= last[a]
+
+    return dominates_pair
+
+
 def reach_fixpoint(
     edges: list[list[Edge]], reach: list[np.ndarray], cond: list[bool]
 ) -> tuple[list[np.ndarray], list[bool]]:

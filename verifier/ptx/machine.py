@@ -16,8 +16,10 @@ from bankproof.verifier.ptx.parse import MEM_OPERAND, Instruction, Kernel, class
 
 # ----- evaluation --------------------------------------------------------------------------------
 _SREG = {"%tid.x": "tid", "%laneid": "lane"}
-_DEST_LESS = ("st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier", "fence", "tensormap", "ret",
-              "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol")  # fmt: skip
+_DEST_LESS = frozenset(
+    {"st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier", "fence", "tensormap", "ret",
+     "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol"}
+)  # fmt: skip
 
 
 REGS = re.compile(r"%[\w$]+")

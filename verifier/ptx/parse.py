@@ -130,10 +130,22 @@ def _lsu_name(opcode: str) -> str | None:
     return None
 
 
+_ASK = ("", "")  # not classified yet
+
+
 def classes_of(k: Kernel) -> list[tuple[str, str] | None]:
     """:func:`classify` of every instruction of the kernel (computed once)."""
     if "classes" not in k.memo:
-        k.memo["classes"] = [classify(ins) for ins in k.body]
+        by_opcode: dict[str, tuple[str, str] | None] = {}  # the class is the opcode's, but cp.async's size
+        out = []
+        for ins in k.body:
+            got = by_opcode.get(ins.opcode, _ASK)
+            if got is _ASK:
+                got = classify(ins)
+                if not ins.opcode.startswith("cp.async.c"):
+                    by_opcode[ins.opcode] = got
+            out.append(got)
+        k.memo["classes"] = out
     return k.memo["classes"]
 
 

@@ -159,6 +159,9 @@ def _uniform_where_all_are(sub: list[Strides | None], rank: int | None) -> Strid
     return tuple(0 if all(s[d] == 0 for s in full) else None for d in range(rank))
 
 
+_TENSOR_DIMS = re.compile(r"\btensor<((?:\d+x)*)")  # ``tensor<64x128xf16``: its dims, each with an 'x'
+
+
 def _rank(line: str) -> int | None:
     """The rank of an op's result: 0 for a scalar, ``None`` for what is not an integer or pointer
     value (a memdesc, a token, an unreadable type)."""
@@ -166,6 +169,9 @@ def _rank(line: str) -> int | None:
     result = body.rsplit("->", 1)[1] if "->" in body else body.rsplit(" : ", 1)[-1]
     if "memdesc" in result or "token" in result:
         return None
+    head = _TENSOR_DIMS.search(result)
+    if head and head.start() == result.find("<") - len("tensor"):  # the first type is a tensor's
+        return head.group(1).count("x")
     tensors = find_types(result)
     if tensors:
         return len(tensors[0].shape)
