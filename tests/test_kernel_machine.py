@@ -107,7 +107,8 @@ def test_unknown_trip_count_is_unknown_not_a_number():
     r = bankproof.kernel(LOOP, block=64, language="ptx")  # the bound is not given
     assert r.verdict == "unknown"
     assert r.instructions[0].wavefronts is None
-    assert "k_param_0" not in r.unknown[0] and "branch condition" in r.unknown[0]
+    assert "branch condition" in r.unknown[0]  # and what decides it: the argument and its flag
+    assert r.unknown[0].endswith("depends on the argument k_param_0 (not given: --arg k_param_0=INT)")
 
 
 def test_step_limit_is_unknown():

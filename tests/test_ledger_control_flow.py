@@ -92,7 +92,8 @@ def test_loop_bound_loaded_from_memory_says_so():
     e = next(e for e in r["entries"] if e["instr"] == "ld128")
     assert e["executions"] is None
     assert e["executions_reason"] == ("per iteration: load(n_ptr) is loaded from memory at run time "
-                                      "(--arg fill_n_ptr=N: what its buffer holds)")  # fmt: skip
+                                      "(--buffer n_ptr=FILE.npy with the launch's integer arguments, or --arg fill_n_ptr=N: "
+                                          "what its buffer holds)")  # fmt: skip
     assert r["totals"]["ld"]["wavefronts"] is None
 
 
@@ -159,7 +160,8 @@ def test_a_loop_bound_loaded_from_memory_gives_totals_as_formulas():
     (u,) = r.unknowns
     assert (u.name, u.ttgir_line) == ("trips_L25", 25)
     assert (
-        u.why == "load(n_ptr) is loaded from memory at run time (--arg fill_n_ptr=N: what its buffer holds)"
+        u.why == "load(n_ptr) is loaded from memory at run time (--buffer n_ptr=FILE.npy with the launch's "
+        "integer arguments, or --arg fill_n_ptr=N: what its buffer holds)"
     )
     assert ledger_records.read_ledger(r.to_dict()) == r  # the JSON reads back, formulas included
 

@@ -36,6 +36,8 @@ from bankproof.verifier.api.kernel_descriptors import check_descriptors, tensor_
 from bankproof.verifier.api.problem import engines_arg
 from bankproof.verifier.kernel import nvrtc
 from bankproof.verifier.kernel.analyse import KernelSource, analyse, source_from_ptx
+from bankproof.verifier.kernel.buffers import checked as buffers_checked
+from bankproof.verifier.kernel.buffers import read_specs, spec_paths
 from bankproof.verifier.kernel.records import KernelResult, Launch
 
 WHERE = "kernel"
@@ -232,19 +234,24 @@ def kernel(
     tensor_maps: Mapping | None = None,
     headers: Mapping[str, str] | None = None,
     engines: str | Sequence[str] = "all",
+    buffers: Mapping[str, object] | None = None,
 ) -> KernelResult:
     """The shared-memory account of one CTA of a kernel (see the module docstring). ``source`` is
     a ``.cu`` or ``.ptx`` path or the text itself; ``args`` by C++ parameter name (CUDA sources),
     PTX parameter name or position; ``include``/``defines`` are NVRTC's ``-I``/``-D``; ``headers``
     header text by include name (a source given as text); ``time_limit`` bounds the whole call,
     the compile included; ``engines`` (as ``verify`` takes them): those that answer each
-    instruction whose addresses make a layout, beside the enumeration of its instances."""
+    instruction whose addresses make a layout, beside the enumeration of its instances;
+    ``buffers``: what pointer arguments point to (numpy arrays, torch tensors, bytes; ``None`` a
+    null pointer), by the same names as ``args``: loads from them read these values
+    (:mod:`~bankproof.verifier.kernel.buffers`)."""
     chosen = engines_arg(engines, "kernel")
     deadline = time.monotonic() + _seconds(time_limit)
     src, names = read_checked(
         source, kernel, language, include, defines, arch, args, max_steps, time_limit, headers
     )
     launch = check_launch(src, launch_of(block, grid, cta, dynamic_smem, by_param(dict(args or {}), names)))
+    launch = with_buffers(launch, src, names, buffers)
     maps = tensor_maps_of(tensor_maps, src, names)
     left = max(deadline - time.monotonic(), 1e-3)
     result, trace = analyse(src, launch, arch, max_steps, left, keep_trace=True, engines=chosen)
@@ -343,6 +350,23 @@ def check_param(key: str, src: KernelSource, names: dict[str, int], field: str) 
         )
 
 
+def with_buffers(launch: Launch, src: KernelSource, names: dict[str, int], buffers: Mapping | None) -> Launch:
+    """``launch`` with the user's buffers (each naming a parameter) and the names messages show."""
+    bufs = buffers_checked(buffers)
+    for key, _ in bufs:
+        check_param(key, src, names, "buffers")
+    params = [n for _, n in src.code.params]
+    keyed = tuple((str(param_index(k, src, names)), b) for k, b in bufs)
+    if len({k for k, _ in keyed}) != len(keyed):
+        raise InputError(WHERE, "buffers", "name one parameter twice")
+    given = {k for k, _ in launch.args}
+    for k, _ in keyed:
+        if k in given or params[int(k)] in given:
+            raise InputError(WHERE, "buffers", f"{params[int(k)]} is also given as an integer (--arg)")
+    shown = tuple((params[pos], name) for name, pos in names.items() if pos < len(params))
+    return replace(launch, buffers=keyed, names=shown)
+
+
 def by_param(values: Mapping, names: dict[str, int]) -> dict[str, int]:
     """Argument values keyed as the launch takes them (a C++ name becomes its position)."""
     return {str(names.get(str(k), k)): v for k, v in values.items()}
@@ -353,5 +377,5 @@ def known_arg(key: str, src: KernelSource, names: dict[str, int]) -> bool:
     return key in names or key in params or (key.isdigit() and int(key) < len(params))
 
 
-__all__ = ["kernel", "launch_of", "read_source", "cxx_params", "read_checked", "check_param", "by_param",
-           "MAX_STEPS", "WHERE"]  # fmt: skip
+__all__ = ["kernel", "launch_of", "read_specs", "spec_paths", "with_buffers", "read_source", "cxx_params",
+           "read_checked", "check_param", "by_param", "MAX_STEPS", "WHERE"]  # fmt: skip

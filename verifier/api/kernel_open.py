@@ -31,6 +31,7 @@ from bankproof.verifier.api.kernel import (
     launch_of,
     param_index,
     read_checked,
+    with_buffers,
 )
 from bankproof.verifier.kernel.analyse import analyse
 from bankproof.verifier.kernel.records import KernelResult
@@ -135,6 +136,7 @@ def kernel_open(
     arch: str = DEFAULT_ARCH,
     max_steps: int = MAX_STEPS,
     time_limit: float = 120.0,
+    buffers: Mapping[str, object] | None = None,
 ) -> OpenResult:
     r"""The kernel (as :func:`~bankproof.verifier.api.kernel.kernel` reads it) for every value of
     ``open_arg`` (an :class:`OpenRange` or ``"NAME=LO..HI[:STEP]"``); ``time_limit`` bounds all the
@@ -183,6 +185,7 @@ def kernel_open(
         launch = check_launch(
             src, launch_of(block, grid, cta, dynamic_smem, by_param({**given, rng.name: x}, names))
         )
+        launch = with_buffers(launch, src, names, buffers)
         results[x] = analyse(src, launch, arch, max_steps, left)
     instructions = _instructions(rng, results)
     if unknown:

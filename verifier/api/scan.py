@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.problem import engines_arg, timeout_arg
+from bankproof.verifier.kernel.buffers import checked as checked_buffers
 from bankproof.verifier.results import SCHEMA
 from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton.results import ScanResult
@@ -21,6 +22,7 @@ def scan_ttgir(
     args: Mapping[str, int] | None = None,
     engines: str | Sequence[str] | None = None,
     timeout: float = 10.0,
+    buffers: Mapping[str, object] | None = None,
 ) -> ScanResult:
     """Every shared buffer of TTGIR text (or several texts), each access's exact wavefronts, the
     optimum and a better layout when there is one (``bankproof triton scan``). With ``ptx`` (the
@@ -28,7 +30,9 @@ def scan_ttgir(
     PTX shared-memory instruction owned by a TTGIR op and counted; ``args`` (kernel arguments by
     name, ``program_id_x``...) resolve loop trip counts. ``engines`` (as ``verify`` takes them:
     ``all``, ``enum``, ``algebra``, ``z3``): each access also answered by those engines, within
-    ``timeout`` seconds per solver query; by default each is counted only.
+    ``timeout`` seconds per solver query; by default each is counted only. ``buffers`` (with
+    ``ptx``): what pointer arguments point to, by argument name or position (numpy arrays, torch
+    tensors, bytes; ``None`` a null pointer), read where the launch's run loads them.
 
     >>> from pathlib import Path
     >>> sample = (Path(__file__).parents[1] / "triton" / "sample.ttgir").read_text()
@@ -59,12 +63,15 @@ def scan_ttgir(
         if ptx is None:
             raise InputError("scan_ttgir", "args", "needs ptx (trip counts are the ledger's)")
         args = dict(args)
+    bufs = dict(checked_buffers(buffers))
+    if bufs and ptx is None:
+        raise InputError("scan_ttgir", "buffers", "needs ptx (the launch's run reads them)")
     chosen = () if engines is None else engines_arg(engines, "scan_ttgir")
     seconds = timeout_arg(timeout, "scan_ttgir")
     reports = []
     for t, p, x in zip(texts, paths, ptxs, strict=True):
         got = pipeline.analyse(
-            read_source(t, p, x), args, None, chosen, seconds
+            read_source(t, p, x), args, None, chosen, seconds, bufs
         )  # each compile read once, analysed once
         rep = got.report
         if x is not None:

@@ -95,11 +95,12 @@ def _same_function(function: str, kernel: str) -> bool:
 
 def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from bankproof.verifier.api.kernel import kernel as run
+    from bankproof.verifier.api.kernel import read_specs, spec_paths
     from bankproof.verifier.cli.commands import check_writable, write_output
     from bankproof.verifier.render import kernel as render
 
     if args.html is not None:
-        check_writable(WHERE, "--html", args.html, (args.file, args.ncu or ""))
+        check_writable(WHERE, "--html", args.html, (args.file, args.ncu or "", *spec_paths(args.buffer)))
     if args.max_steps < 1:
         raise InputError(WHERE, "--max-steps", "must be positive", args.max_steps)
     if args.open is not None:
@@ -109,6 +110,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
         defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
         time_limit=args.time_limit, tensor_maps=_tensor_maps(args.tensor_map), engines=args.engine,
+        buffers=read_specs(args.buffer),
     )  # fmt: skip
     if args.ncu:
         result = _with_measurement(result, args.ncu)
@@ -125,6 +127,7 @@ def kernel(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _open(args: argparse.Namespace, out: TextIO) -> int:
     """``--open NAME=LO..HI[:STEP]``: the kernel for every value of one argument."""
+    from bankproof.verifier.api.kernel import read_specs
     from bankproof.verifier.api.kernel_open import kernel_open
     from bankproof.verifier.render.kernel_open import to_text
 
@@ -136,7 +139,7 @@ def _open(args: argparse.Namespace, out: TextIO) -> int:
         args.file, args.open, block=args.block, kernel=args.kernel, grid=args.grid, cta=args.cta,
         dynamic_smem=args.dynamic_smem, args=_pairs(args.arg, "--arg"), include=tuple(args.include),
         defines=_defines(args.define), language=args.language, arch=args.arch, max_steps=args.max_steps,
-        time_limit=args.time_limit,
+        time_limit=args.time_limit, buffers=read_specs(args.buffer),
     )  # fmt: skip
     out.write(result.to_json() if args.json else to_text(result) + "\n")
     return result.exit_code

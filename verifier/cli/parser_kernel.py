@@ -41,6 +41,13 @@ def add_kernel(sub) -> None:
         metavar="NAME=INT",
         help="a kernel argument: its C++ name, PTX name or position; pointers too (an address)",
     )
+    ker.add_argument(
+        "--buffer",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="what a pointer argument points to: FILE.npy, raw bytes FILE[:DTYPE], or null; loads read it",
+    )
     ker.add_argument("--open", metavar="NAME=LO..HI[:STEP]", help="an argument over a range (<= 1024 values, "
                      "each run): proved for all, or refuted at the smallest")  # fmt: skip
     ker.add_argument(

@@ -51,6 +51,14 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "or trips_L<line>=N: the trip count of a loop whose bound is loaded from memory (a formula's name)",
     )
     scan.add_argument(
+        "--buffer",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="what a pointer argument points to (FILE.npy, raw bytes FILE[:DTYPE], or null): the launch run "
+        "(every integer argument given) reads it where its loops, branches or addresses load data",
+    )
+    scan.add_argument(
         "--allow-unknown",
         action="store_true",
         help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",

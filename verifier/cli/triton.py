@@ -15,6 +15,7 @@ from bankproof.models import target
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, read_text
 from bankproof.verifier import api
+from bankproof.verifier.api.kernel import read_specs
 from bankproof.verifier.cli.commands import check_writable, write_output
 from bankproof.verifier.render import sarif as sarif_render
 from bankproof.verifier.render import scan as scan_render
@@ -43,6 +44,8 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("triton scan", "--ptx", "must be given once per TTGIR file", len(args.ptx))
     if args.arg and args.ptx is None:
         raise InputError("triton scan", "--arg", "needs --ptx (trip counts are the ledger's)")
+    if args.buffer and args.ptx is None:
+        raise InputError("triton scan", "--buffer", "needs --ptx (the launch's run reads it)")
     ptx = [_read_ttgir(p) for p in args.ptx] if args.ptx else None
     result = api.scan_ttgir(
         [_read_ttgir(p) for p in args.files],
@@ -51,6 +54,7 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args=_kernel_args(args.arg) or None,
         engines=args.engine,
         timeout=args.timeout,
+        buffers=read_specs(args.buffer) or None,
     )
     if args.sarif:
         out.write(json.dumps(sarif_render.to_sarif(result, _root(args)), indent=1) + "\n")

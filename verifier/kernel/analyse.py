@@ -344,7 +344,7 @@ def _instruction(
     all_known = bool(ok.all())
     verdict = "refuted" if over.size else ("proved" if all_known else "unknown")
     total = int(cnt[ok].sum()) if all_known else None
-    reason = reason if all_known else costs.why_unknown(fam, inst, ok, name)
+    reason = reason if all_known else costs.why_unknown(fam, inst, ok, name, trace.why.get(op.index, ""))
     top = int(cnt[ok].max()) if ok.any() else None
     return _report(base, extra, on, total, int(ideal[ok].sum()) if all_known else None, top, verdict, status,
                    reason, conflict=conflict)  # fmt: skip

@@ -120,9 +120,12 @@ def reachable(code: KernelCode, starts: list[int]) -> set[int]:
     return seen
 
 
-def why_unknown(fam: str, inst, ok, name: str = "") -> str:
-    """Why an instruction's count is not decided (its reason in the report)."""
+def why_unknown(fam: str, inst, ok, name: str = "", depends: str = "") -> str:
+    """Why an instruction's count is not decided (its reason in the report; ``depends``: what the
+    machine saw its address or guard depend on)."""
     if not inst.known.all():
+        if depends:
+            return f"an address or guard depends on {depends}"
         return (
             "an address or guard depends on values the analysis does not know "
             "(loaded data, an argument not given)"

@@ -12,20 +12,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.results import AccessAnswer, Result, embedded, optional
 
 
 @dataclass(frozen=True)
 class Launch:
     """One CTA of a launch: ``block`` (x, y, z) threads, the ``grid``, which ``cta`` is analysed,
-    ``dynamic_smem`` bytes, and ``args``: kernel arguments by PTX parameter name or C++ position
-    (``"0"``, ``"1"``...), integers (a pointer is its address)."""
+    ``dynamic_smem`` bytes, ``args``: kernel arguments by PTX parameter name or C++ position
+    (``"0"``, ``"1"``...), integers (a pointer is its address), and ``buffers``: what pointer
+    arguments point to, keyed the same way (:mod:`~bankproof.verifier.kernel.buffers`)."""
 
     block: tuple[int, int, int]
     grid: tuple[int, int, int] = (1, 1, 1)
     cta: tuple[int, int, int] = (0, 0, 0)
     dynamic_smem: int = 0
     args: tuple[tuple[str, int], ...] = ()
+    buffers: tuple[tuple[str, Buffer], ...] = ()
+    names: tuple[tuple[str, str], ...] = ()  # PTX parameter name -> the name a message shows (C++'s)
 
     @property
     def threads(self) -> int:
@@ -81,6 +85,7 @@ class Trace:
     skipped: Mapping[int, int] = field(default_factory=dict)  # index -> warps a forward branch took around it
     final: Mapping = field(default_factory=dict, repr=False)  # register -> its value when the CTA ended
     engines: Mapping[int, tuple] = field(default_factory=dict)  # TMA / wgmma index -> EngineUse rows
+    why: Mapping[int, str] = field(default_factory=dict)  # index -> what its unknown address depends on
 
 
 @dataclass(frozen=True)

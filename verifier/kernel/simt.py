@@ -44,7 +44,8 @@ import time
 
 import numpy as np
 from bankproof.models.errors import InputError
-from bankproof.verifier.kernel import functions, smem_values
+from bankproof.verifier.kernel import functions, provenance, smem_values
+from bankproof.verifier.kernel.buffers import is_global_load
 from bankproof.verifier.kernel.engine_uses import record_engine_use
 from bankproof.verifier.kernel.records import Instances, Launch, Trace
 from bankproof.verifier.kernel.sites import POINTER_BASE, MachineOp, classify, plan
@@ -52,6 +53,7 @@ from bankproof.verifier.kernel.values import (
     Value,
     arith,
     as_i64,
+    elect,
     immediate,
     per_warp,
     shuffle,
@@ -80,6 +82,10 @@ class Machine:
         self.plan = plan(code)
         self.symbols = self.plan.placement(launch.dynamic_smem)
         self.args = self.plan.arguments(launch)
+        self.globals = self.plan.memory(launch, self.args)
+        self.launch_names = dict(launch.names)
+        self.why: dict[str, str] = {}  # register -> what its value (where unknown) depends on
+        self.unknown_why: dict[int, str] = {}  # shared-memory instruction -> what its address depends on
         self.regs: dict[str, Value] = {}
         self.pc = np.zeros(self.n, dtype=np.int64)
         self.done = np.arange(self.n) >= launch.threads
@@ -171,6 +177,7 @@ class Machine:
             dict(self.skipped),
             self.regs,
             {i: tuple(rows) for i, rows in self.engines.items()},
+            dict(self.unknown_why),
         )
 
     def loop(self, focus: np.ndarray | None, depth: int = 0) -> None:
@@ -201,6 +208,8 @@ class Machine:
                 continue
             try:
                 self.step(op, kind, group, pc)
+            except InputError:  # the user's own data (a buffer too small): said as it is
+                raise
             except (IndexError, ValueError, OverflowError, ZeroDivisionError, TypeError) as e:
                 # a malformed instruction (operands missing, a type of no width): not PTX ptxas takes
                 raise InputError("kernel", "ptx", f"PTX line {op.ptx_line}: {op.opcode} is malformed "
@@ -232,7 +241,8 @@ class Machine:
             )
             unknown = unknown & False
         if unknown.any():
-            self.lost[pc] = f"the branch condition {op.guard[1]} depends on values the analysis does not know"
+            why = provenance.of(self, op.guard[1], op) or "values the analysis does not know"
+            self.lost[pc] = f"the branch condition {op.guard[1]} depends on {why}"
             self.done |= unknown
         if base == "ret":
             self.done |= functions.ret(self, on)
@@ -259,7 +269,10 @@ class Machine:
                     self.pc[sel] = t
             bad = on & ~idx.k
             if bad.any():
-                self.lost[pc] = "a switch on a value the analysis does not know"
+                why = self.why.get(
+                    self.reg_name(op.operands[0].strip(), op), "a value the analysis does not know"
+                )
+                self.lost[pc] = f"a switch on {why}"
                 self.done |= bad
         elif base == "call":
             self.call(op, on, pc)
@@ -292,6 +305,7 @@ class Machine:
         base = op.base
         srcs = [self.value(o, op) for o in op.operands[len(kind.dests) and 1 :]]
         res: list[Value | None]
+        why = None  # what an unknown result depends on (None: what its sources depend on)
         if base in ("shfl", "vote") and not measured(op.opcode):  # a form the GPU did not measure
             res = [None] * len(kind.dests)
         elif base == "shfl":
@@ -301,7 +315,7 @@ class Machine:
         elif base == "activemask":
             res = [Value(per_warp(group), np.ones(self.n, bool))]
         elif base == "elect":
-            res = self.elect(srcs[0], group)
+            res = elect(srcs[0], group)
         elif base == "mbarrier" and "wait" in op.opcode:  # try_wait / test_wait: taken to succeed at once
             res = [Value.const(1, self.n)] + [None] * (len(kind.dests) - 1)
             self.notes.append(
@@ -311,10 +325,13 @@ class Machine:
             res = [None] * len(kind.dests)
         elif base == "ld" and self.plan.track_smem and kind.family == "lsu" and kind.name[2:].isdigit():
             res = smem_values.load(self, op, on, self.address(op), kind.dests)
+        elif base in ("ld", "ldu") and not kind.family and is_global_load(op.opcode):
+            res, why = provenance.global_load(self, op, on, kind.dests)
         elif base in ("ld", "atom", "ldmatrix", "tcgen05", "wgmma", "red", "cp", "match", "redux"):
             res = [None] * len(kind.dests)
             if base == "ld" and ".param" in op.opcode:
                 res = [self.param(op)]
+                why = "" if res[0] is not None else provenance.argument(self, op)
         elif base == "setp" and len(kind.dests) == 2:
             r = arith(op.opcode, srcs)
             res = [r, None if r is None else Value(1 - r.v, r.k)]
@@ -324,13 +341,7 @@ class Machine:
             self.write(d, op, r if r is not None else Value.unknown(self.n), on)
             if unknown.any():
                 self.write(d, op, Value.unknown(self.n), unknown)
-
-    def elect(self, mask: Value, group: np.ndarray) -> list[Value | None]:
-        lane = np.arange(self.n) % 32
-        inm = group & (((mask.v >> lane) & 1) == 1)
-        bits = per_warp(inm)
-        low = np.array([(int(b) & -int(b)).bit_length() - 1 for b in bits], dtype=np.int64)
-        return [Value(low, mask.k.copy()), Value((lane == low).astype(np.int64), mask.k.copy())]
+            provenance.note(self, d, op, on | unknown, why, len(kind.dests) and 1)
 
     def param(self, op: Op) -> Value | None:
         if len(op.operands) != 2:
@@ -362,6 +373,8 @@ class Machine:
         unk = unknown.reshape(self.warps, 32)[present]
         offs = addr.v.reshape(self.warps, 32)[present]
         known = ~unk.any(axis=1) & ~((act & ~addr.k.reshape(self.warps, 32)[present]).any(axis=1))
+        if not known.all() and pc not in self.unknown_why:
+            self.unknown_why[pc] = provenance.depends(self, op)
         execs = np.array([self.count.get((pc, int(w)), 0) for w in present], dtype=np.int64)
         for w in present:
             self.count[(pc, int(w))] = self.count.get((pc, int(w)), 0) + 1

@@ -13,11 +13,15 @@ branch operand and copy source), where shared symbols sit, and which arguments a
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 from bankproof.models import atomic_rule
 from bankproof.models.errors import InputError
+from bankproof.verifier.kernel.buffers import Buffer, GlobalMemory
+from bankproof.verifier.kernel.pointers import NO_DEST as _NO_DEST
+from bankproof.verifier.kernel.pointers import pointer_params, shared_pointers, written_params
 from bankproof.verifier.kernel.records import Launch
 from bankproof.verifier.ptx.module import KernelCode, Op
 from bankproof.verifier.ptx.parse import Instruction
@@ -27,34 +31,6 @@ POINTER_BASE = 0x7F00_0000_0000  # pointer arguments not given: this + i * 2^32 
 _REGS = re.compile(r"%[\w$]+")
 _CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap", "call"})
 _COLLECTIVE = frozenset({"shfl", "vote", "activemask", "elect", "match", "redux"})
-_NO_DEST = frozenset(
-    {
-        "st",
-        "stmatrix",
-        "bar",
-        "barrier",
-        "bra",
-        "brx",
-        "fence",
-        "membar",
-        "ret",
-        "exit",
-        "trap",
-        "red",
-        "prefetch",
-        "griddepcontrol",
-        "cp",
-        "wgmma",
-        "tensormap",
-        "setmaxnreg",
-        "nanosleep",
-        "pmevent",
-        "tcgen05",
-        "discard",
-        "applypriority",
-        "createpolicy",
-    }
-)
 # families whose per-lane addresses are recorded: "atom32" is a shared atomic of a measured form
 # (models/atomic_rule.py), counted where the SASS runs it as measured
 COUNTED = frozenset({"lsu", "ldgsts", "atom32"})
@@ -157,18 +133,40 @@ class Plan:
 
     def arguments(self, launch: Launch) -> dict[str, int]:
         """PTX parameter name -> value: the user's (by name or position), pointers not given at
-        distinct 256-byte-aligned addresses."""
+        distinct 256-byte-aligned addresses (a buffer given: there too; a null one: 0)."""
         names = [n for _, n in self.code.params]
         given = dict(launch.args)
+        bufs = self.buffers(launch)
         out = {}
         for i, name in enumerate(names):
             for key in (name, str(i)):
                 if key in given:
                     out[name] = int(given[key])
         for i, name in enumerate(names):
-            if name not in out and name in self.pointers:
+            if name in bufs:
+                out[name] = 0 if bufs[name].null else POINTER_BASE + (i << 32)
+            elif name not in out and name in self.pointers:
                 out[name] = POINTER_BASE + (i << 32)
         return out
+
+    def buffers(self, launch: Launch) -> dict[str, Buffer]:
+        """PTX parameter name -> the buffer the launch gives it (by name or position)."""
+        names = [n for _, n in self.code.params]
+        given = dict(launch.buffers)
+        return {
+            n: given.get(n, given.get(str(i))) for i, n in enumerate(names) if n in given or str(i) in given
+        }
+
+    def memory(self, launch: Launch, args: Mapping[str, int]) -> GlobalMemory:
+        """The launch's global memory as loads read it (:class:`~.buffers.GlobalMemory`)."""
+        names = [n for _, n in self.code.params]
+        bases = {
+            n: POINTER_BASE + (i << 32)
+            for i, n in enumerate(names)
+            if args.get(n) == POINTER_BASE + (i << 32)
+        }
+        written = written_params(self.code) if launch.buffers else frozenset()
+        return GlobalMemory(self.buffers(launch), bases, written, dict(launch.names))
 
 
 def plan(code: KernelCode) -> Plan:
@@ -205,7 +203,7 @@ def plan(code: KernelCode) -> Plan:
     interesting = np.array([k is not None for k in p.kinds] + [True], dtype=bool)
     idx = np.where(interesting, np.arange(len(interesting)), len(interesting))
     p.next_interesting = np.minimum.accumulate(idx[::-1])[::-1][:-1] if len(body) else idx[:0]
-    p.pointers = _pointer_params(code)
+    p.pointers = pointer_params(code)
     p.param_of = _param_addresses(code)
     harmless = set()
     for op in body:  # a branch whose way does not matter: what it skips touches no shared memory
@@ -241,28 +239,6 @@ def _value_only(kind: MachineOp | None, op: Op, base: set[str], code: KernelCode
     return not (kind.control or kind.family or kind.param) and not any(
         _key(d, op, code.local) in base for d in kind.dests
     )
-
-
-def shared_pointers(code: KernelCode) -> set[str]:
-    """Registers holding shared addresses: from a shared symbol (or ``cvta`` of one) through
-    arithmetic (never through a load)."""
-    syms = {s.name for s in code.shared}
-    out: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for op in code.body:
-            if op.base in ("ld", "atom", "call") or not op.operands or op.base in _NO_DEST:
-                continue
-            if op.base == "cvta" and "global" in op.opcode:
-                continue
-            srcs = op.operands[1:]
-            hit = any(s.strip() in syms or set(_REGS.findall(s)) & out for s in srcs)
-            d = _REGS.findall(op.operands[0])
-            if hit and d and d[0] not in out:
-                out.add(d[0])
-                changed = True
-    return out
 
 
 def _slice(code: KernelCode, classes, extra: set[str] = frozenset()) -> set[str]:
@@ -301,42 +277,6 @@ def _slice(code: KernelCode, classes, extra: set[str] = frozenset()) -> set[str]
                     need.add(r)
                     todo.append(r)
     return need
-
-
-def _pointer_params(code: KernelCode) -> tuple[str, ...]:
-    """u64 parameters used as global addresses: a register loaded from one reaches (through
-    arithmetic, not loads) a ``cvta.to.global`` or the address of a global access or copy."""
-    origin: dict[str, set[str]] = {}
-    for op in code.body:
-        if (
-            op.opcode.startswith("ld.param")
-            and op.opcode[-3:] in ("u64", "b64", "s64")
-            and len(op.operands) == 2
-        ):
-            m = re.fullmatch(r"\[\s*([\w$]+)\s*\]", op.operands[1].strip())
-            if m and _REGS.fullmatch(op.operands[0]):
-                origin.setdefault(op.operands[0], set()).add(m.group(1))
-    changed = True
-    while changed:
-        changed = False
-        for op in code.body:
-            if op.base in ("ld", "atom", "call") or op.base in _NO_DEST or not op.operands:
-                continue
-            srcs = set().union(*(origin.get(r, set()) for o in op.operands[1:] for r in _REGS.findall(o)))
-            for d in _REGS.findall(op.operands[0])[:1]:
-                if srcs - origin.get(d, set()):
-                    origin.setdefault(d, set()).update(srcs)
-                    changed = True
-    out: list[str] = []
-    for op in code.body:
-        regs = []
-        if op.base == "cvta" and "global" in op.opcode and len(op.operands) == 2:
-            regs = _REGS.findall(op.operands[1])
-        elif op.base in ("ld", "st", "cp", "atom", "red", "prefetch") and ".param" not in op.opcode:
-            regs = [r for o in op.operands if o.startswith("[") for r in _REGS.findall(o)]
-        for r in regs:
-            out += sorted(origin.get(r, ()))
-    return tuple(dict.fromkeys(out))
 
 
 def _param_addresses(code: KernelCode) -> dict[str, str]:

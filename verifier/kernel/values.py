@@ -224,6 +224,15 @@ def vote(parts: list[str], p: Value, group: np.ndarray) -> Value:
     return Value.unknown(n)
 
 
+def elect(mask: Value, group: np.ndarray) -> list[Value]:
+    """``elect.sync d|p, mask``: per warp, the lowest lane of ``group`` in ``mask`` (``d``) and
+    whether this thread is it (``p``)."""
+    lane = np.arange(len(mask.v)) % 32
+    bits = per_warp(group & (((mask.v >> lane) & 1) == 1))
+    low = np.array([(int(b) & -int(b)).bit_length() - 1 for b in bits], dtype=np.int64)
+    return [Value(low, mask.k.copy()), Value((lane == low).astype(np.int64), mask.k.copy())]
+
+
 def per_warp(mask: np.ndarray) -> np.ndarray:
     """For every thread, the 32-bit mask of its warp's lanes where ``mask`` holds."""
     n = len(mask)

@@ -43,9 +43,11 @@ arguments, from them; ``program_id_x``/``num_programs_x``... for ``tl.program_id
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 from bankproof.models.errors import InputError
+from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.ptx import Kernel, PtxLoop, SharedOp, analyse
 from bankproof.verifier.ptx.parse import parse_program
 from bankproof.verifier.results.decode import decode
@@ -175,7 +177,12 @@ def _entry(loc: tuple, fam: str, name: str, grp: list[SharedOp], lp, warps: int,
 
 
 def build(
-    report: ScanReport, ttgir: str, ptx: str, args: dict[str, int] | None = None, source=None
+    report: ScanReport,
+    ttgir: str,
+    ptx: str,
+    args: dict[str, int] | None = None,
+    source=None,
+    buffers: Mapping[str, Buffer] | None = None,
 ) -> LedgerReport:
     """The ledger of one compiled kernel (see the module docstring): ``entries``, ``unattributed``
     PTX instructions (no TTGIR op at their source location can account for them),
@@ -233,7 +240,7 @@ def build(
             f"{where_text(loc)}: scan counts {name} for {accesses[0].access.op}, the PTX has none there"
         )
     bound_narrow_ca(led.entries)
-    launch = launch_for(program[1], list(arg_names), args) if program is not None else None
+    launch = launch_for(program[1], list(arg_names), args, buffers) if program is not None else None
     reports = run_counts(program, launch) if launch is not None else None
     if reports is not None:  # the launch is wholly given: the kernel machine's run of it
         fill(led.entries, reports, led.disagreements)
@@ -248,6 +255,8 @@ def build(
                 e["total_wavefronts_max"] = e["wavefronts_max"] * e["executions"]
     unknowns = {}  # the loops whose trip counts the totals' formulas leave open
     for e in led.entries:
+        if e.get("total_wavefronts") is not None:  # totalled (by the launch's run): no formula left
+            continue
         for lp in e.get("loops") or ():
             if lp.get("unknown"):
                 why = lp.get("why") or "a bound is a run-time value"

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bankproof.verifier.kernel.analyse import KernelSource, analyse
+from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.kernel.costs import ZFILL_CG
 from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.reconcile import DISAGREES, UNMODELLED
@@ -52,14 +53,23 @@ UNEVEN_NOTE = (
 MAX_SECONDS = 20.0  # the run's time limit: past it the ledger keeps its own answers
 
 
-def launch_for(code: KernelCode, arg_names: list[str], args: Mapping[str, int] | None) -> Launch | None:
+def launch_for(
+    code: KernelCode,
+    arg_names: list[str],
+    args: Mapping[str, int] | None,
+    buffers: Mapping[str, Buffer] | None = None,
+) -> Launch | None:
     """The launch of one CTA when the arguments give all it reads, else ``None``: every integer
     parameter of the TTGIR's arguments (Triton's PTX lists them first, in order), and the program
-    ids (``program_id_x``...) and grid (``num_programs_x``...) on each axis the PTX reads."""
-    args = args or {}
-    given = []
-    for (_, name), arg in zip(code.params, arg_names):
-        if name in code.pointers:
+    ids (``program_id_x``...) and grid (``num_programs_x``...) on each axis the PTX reads;
+    ``buffers`` (by argument name or position) what pointer arguments point to."""
+    args, buffers = args or {}, buffers or {}
+    given, bufs = [], []
+    for i, ((_, name), arg) in enumerate(zip(code.params, arg_names)):
+        buf = buffers.get(arg, buffers.get(str(i)))
+        if buf is not None:
+            bufs.append((name, buf))
+        if name in code.pointers or buf is not None:
             continue
         if arg not in args:
             return None
@@ -77,7 +87,9 @@ def launch_for(code: KernelCode, arg_names: list[str], args: Mapping[str, int] |
             grid[i] = int(args[f"num_programs_{axis}"])
         grid[i] = max(grid[i], cta[i] + 1)
     block = tuple(code.block_hint or code.max_block or (1,)) + (1, 1)
-    return Launch(block=block[:3], grid=tuple(grid), cta=tuple(cta), args=tuple(given))
+    shown = tuple((name, arg) for (_, name), arg in zip(code.params, arg_names))
+    return Launch(block=block[:3], grid=tuple(grid), cta=tuple(cta), args=tuple(given), buffers=tuple(bufs),
+                  names=shown)  # fmt: skip
 
 
 def run_counts(
@@ -161,6 +173,13 @@ def _take(e: dict, ins: int, wf: int, ideal: int) -> None:
     runs = e.get("executions")
     if runs is None:
         runs = ins // per if per and ins % per == 0 else None
+    if runs == 0 and ins == 0 and wf == 0:  # the run never reached it (a loop of no trips): none issued
+        e.update(executions=0, counted=True, total_instructions=0, total_wavefronts=0)
+        for k in ("executions_reason", "reason"):
+            e.pop(k, None)
+        e["source"] = (e.get("source") or "ptx") + "+run"
+        e["note"] = RUN_NOTE if "note" not in e else f"{e['note']}; {RUN_NOTE}"
+        return
     if not runs or ins != runs * per or wf % runs or ideal % runs:
         return
     if e.get("wavefronts") is not None and e["wavefronts"] * runs != wf:

@@ -12,10 +12,12 @@ reading. ``triton scan``, ``triton profile`` and the corpus all call :func:`anal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bankproof.models.errors import InputError
 from bankproof.models.gcpause import without_gc
+from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.triton import descriptors, ledger
 from bankproof.verifier.triton.ledger_records import LedgerReport
 from bankproof.verifier.triton.scan import scan_module
@@ -44,16 +46,18 @@ def analyse(
     arch: str | None = None,
     engines: tuple[str, ...] = (),
     timeout_s: float = 10.0,
+    buffers: Mapping[str, Buffer] | None = None,
 ) -> TritonAnalysis:
     """The scan, and with PTX the ledger and the descriptor check, of one compile read once;
     ``arch`` (else the TTGIR's target) decides whether descriptors are checked; ``engines``: those
-    each access's answer runs beside its count (none: counted only)."""
+    each access's answer runs beside its count (none: counted only); ``buffers``: what pointer
+    arguments point to (by argument name or position), read by the ledger's run of the PTX."""
     report = scan_module(source.shared_module(), source.path, engines, timeout_s)
     if source.ptx is None:
         return TritonAnalysis(source, report)
     led, error = None, None
     try:
-        led = ledger.build(report, source.ttgir, source.ptx, args, source=source)
+        led = ledger.build(report, source.ttgir, source.ptx, args, source=source, buffers=buffers)
     except InputError:  # an argument the user gave (a trip count for no such loop): theirs to fix
         raise
     except (ValueError, KeyError, IndexError) as e:  # PTX the reader cannot read

@@ -147,7 +147,12 @@ def unknown_why(v: str, args: dict[str, int] | None, defs: dict, depth: int = 0)
             return f"argument {a} is not given (--arg {a}=N)"
         if op == "load":
             root = pointer_arg(a, defs)
-            hint = f" (--arg fill_{root}=N: what its buffer holds)" if root else ""
+            hint = (
+                f" (--buffer {root}=FILE.npy with the launch's integer arguments, or --arg fill_{root}=N: "
+                "what its buffer holds)"
+                if root
+                else ""
+            )
             return f"{text(v, defs)} is loaded from memory at run time{hint}"
         for x in (a, b, *rest):
             why = unknown_why(x, args, defs, depth + 1)
