@@ -45,6 +45,8 @@ _WHERE = {
     "scan_ttgir": "bankproof.verifier.api.scan",
     "kernel": "bankproof.verifier.api.kernel",
     "kernel_open": "bankproof.verifier.api.kernel_open",
+    "capture": "bankproof.verifier.api.replay",
+    "replay": "bankproof.verifier.api.replay",
     "OpenResult": "bankproof.verifier.api.kernel_open",
     "KernelResult": "bankproof.verifier.kernel.records",
     "InputError": "bankproof.models.errors",
@@ -77,12 +79,14 @@ __all__ = [
     "VerifyResult",
     "WavefrontsResult",
     "agree",
+    "capture",
     "convert",
     "explain",
     "kernel",
     "kernel_open",
     "layout",
     "problem",
+    "replay",
     "scan_ttgir",
     "show",
     "synth",
@@ -117,6 +121,7 @@ if _TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eager
     from bankproof.verifier.api.layout import layout
     from bankproof.verifier.api.many import ManyResult, verify_many
     from bankproof.verifier.api.problem import Access, problem
+    from bankproof.verifier.api.replay import capture, replay
     from bankproof.verifier.api.scan import scan_ttgir
     from bankproof.verifier.api.show import show
     from bankproof.verifier.api.synth import synth

@@ -71,3 +71,37 @@ def analyse_case(c: dict, ptx: str | None = None):
     names = cxx_params(text, src.code.name)
     args = {str(names.get(k, k)): v for k, v in c.get("args", {}).items()}
     return analyse(src, launch_of(c["block"], 1, (0, 0, 0), c.get("dynamic_smem", 0), args))
+
+
+DATA = EXAMPLES / "data"  # kernels whose control flow and addresses follow the data a launch loads
+
+
+def data_of(spec: dict):
+    """The values a ``data`` entry of a case describes (see examples/cuda/data/cases.toml)."""
+    import numpy as np
+
+    dtype = np.dtype(spec["dtype"])
+    if "values" in spec:
+        return np.array(spec["values"], dtype=dtype)
+    rng = np.random.default_rng(spec.get("seed", 0))
+    lo, hi = spec["random"] if "random" in spec else spec["offsets"]
+    drawn = rng.integers(lo, hi, size=spec["count"], dtype=np.int64, endpoint=False)
+    if "offsets" in spec:
+        drawn = np.concatenate([[0], np.cumsum(drawn)])
+    return drawn.astype(dtype)
+
+
+def buffers_of(c: dict) -> dict:
+    """Every pointer argument's bytes as the launch has them: the case's data from the start, zeros
+    after it (by parameter name, as the case names them)."""
+    import numpy as np
+
+    out = {}
+    for name, size in c.get("buffers", {}).items():
+        raw = np.zeros(size, dtype=np.uint8)
+        spec = c.get("data", {}).get(name)
+        if spec is not None:
+            data = np.frombuffer(data_of(spec).tobytes(), dtype=np.uint8)
+            raw[: len(data)] = data
+        out[name] = raw
+    return out

@@ -1,6 +1,7 @@
 """GPU truth for ``bankproof kernel``: the CUDA examples (examples/cuda/cases.toml) compiled here by
 NVRTC, the same PTX built on the device by ptxas, launched once each (one CTA, the cases'
-arguments; pointer arguments get zeroed buffers, tensor maps are encoded for TMA), measured with
+arguments; pointer arguments get zeroed buffers, or the case's ``data`` copied in; tensor maps are
+encoded for TMA), measured with
 Nsight Compute (SASS-level counters and the SourceCounters source view), and packed into one record.
 
     python -m lab.gpu.kernel_truth prepare lab/gpu/truth        # here: PTX + plan.json
@@ -69,6 +70,12 @@ def prepare(folder: str, cases_folder: str = "examples/cuda") -> None:
             cname = str(i) if str(i) in given else cname
             if cname in c.get("buffers", {}):
                 params.append({"kind": "buffer", "bytes": c["buffers"][cname]})
+                if cname in c.get("data", {}):  # what it holds at launch (zeros after it)
+                    from tests.kernel_cases import buffers_of
+
+                    data = f"{c['name']}.{cname}.bin"
+                    (out / data).write_bytes(buffers_of(c)[cname].tobytes())
+                    params[-1]["data"] = data
             elif cname in c.get("tensor_maps", {}):
                 params.append({"kind": "tensor_map", **c["tensor_maps"][cname]})
             else:
@@ -132,6 +139,9 @@ def launch(folder: str, only: list[str] | None = None) -> None:
         holders = []
         for p in case["params"]:
             holders.append(_param(lib, check, p))
+            if p.get("data"):  # the launch's data, copied in
+                raw = (Path(folder) / p["data"]).read_bytes()
+                check(lib.cuMemcpyHtoD_v2(holders[-1], ctypes.c_char_p(raw), ctypes.c_size_t(len(raw))), "copy")
         ptrs = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders]
         )

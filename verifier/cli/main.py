@@ -36,6 +36,8 @@ RUNNERS = {
     "scan": ("bankproof.verifier.cli.triton", "scan"),
     "corpus": ("bankproof.verifier.cli.triton", "corpus"),
     "profile": ("bankproof.verifier.cli.triton", "profile"),
+    "replay": ("bankproof.verifier.cli.triton", "replay"),
+    "capture": ("bankproof.verifier.cli.triton", "capture"),
     "mcp": ("bankproof.verifier.cli.mcp", "mcp"),
 }  # fmt: skip
 
@@ -113,7 +115,8 @@ FLAGS = {
     "baseline": "--baseline", "engines": "--engine", "ptx": "--ptx", "args": "--arg",
     "block": "--block", "grid": "--grid", "cta": "--cta", "dynamic_smem": "--dynamic-smem",
     "define": "--define", "include": "--include", "max_steps": "--max-steps", "time_limit": "--time-limit",
-    "tensor_maps": "--tensor-map", "weights": "--weights", "padded": "--padded",
+    "tensor_maps": "--tensor-map", "buffers": "--buffer", "buffer": "--buffer", "weights": "--weights",
+    "padded": "--padded",
 }  # fmt: skip
 
 

@@ -336,7 +336,7 @@ def subcommands(p: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str,
     before the commands under it.
 
     >>> [name for name, _ in subcommands(build_parser())][-3:]
-    ['triton scan', 'triton profile', 'triton corpus']
+    ['triton capture', 'triton profile', 'triton corpus']
     """
     out = []
     for action in p._actions:  # argparse keeps its subparsers here

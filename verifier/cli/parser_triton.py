@@ -71,6 +71,35 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     engine_flag(scan, "also answer each access by these engines, as verify does (default: counted only, "
                 "exhaustively by the hardware model)", default=None)  # fmt: skip
     timeout_flag(scan, "seconds per solver query with --engine (default 10)")
+    rep = command(
+        tsub,
+        "replay",
+        help="answer a captured program's Triton launches (triton capture) without a GPU",
+        description="Every launch a capture directory holds (bankproof.capture or triton capture), "
+        "its compile scanned with the launch's integer arguments, grid (CTA 0) and captured buffers; "
+        "worst first. Exit as triton scan does.",
+    )
+    rep.add_argument("dir", metavar="DIR", help="a capture directory")
+    rep.add_argument(
+        "--allow-unknown", action="store_true", help="exit 0 even when something could not be analysed"
+    )
+    rfmt = rep.add_mutually_exclusive_group()
+    json_flag(rfmt, "machine-readable report")
+    rfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    rep.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
+    rep.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
+    cap = command(
+        tsub,
+        "capture",
+        help="run a command and capture its Triton compiles and launches into DIR (for triton replay)",
+        description="Run CMD (after --) with Triton's public hooks recording every compile it loads and each "
+        "distinct launch of a @triton.jit kernel: grid, integer arguments, and the buffers its shared-memory "
+        "control flow and addresses load (bounded). Exit as CMD exits.",
+    )
+    cap.add_argument("dir", metavar="DIR", help="where the capture is written")
+    cap.add_argument(
+        "cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the command to run (python train.py ...)"
+    )
     prof = command(
         tsub,
         "profile",

@@ -56,6 +56,11 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         timeout=args.timeout,
         buffers=read_specs(args.buffer) or None,
     )
+    return _emit(result, args, out, err)
+
+
+def _emit(result, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """A scan's (or a replay's) report in the format asked for, and the gate's exit code."""
     if args.sarif:
         out.write(json.dumps(sarif_render.to_sarif(result, _root(args)), indent=1) + "\n")
     else:
@@ -71,6 +76,41 @@ def scan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         best = b.wavefronts - b.layout_gap if b.layout_gap else b.optimal_wavefronts
         err.write(f"above its optimum: {file} {b.shown}: {b.wavefronts} wavefronts, {best} possible\n")
     return _gate(bool(failing), result.unchecked, args.allow_unknown, err)
+
+
+def replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``triton replay DIR``: a captured program's launches, worst first."""
+    from bankproof.verifier.api.replay import replay as run
+
+    return _emit(run(args.dir), args, out, err)
+
+
+def capture(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``triton capture DIR -- CMD``: CMD run with the capture installed at its start."""
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from bankproof.verifier.triton.capture import ENV
+
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        raise InputError(
+            "triton capture", "CMD", "is missing: bankproof triton capture DIR -- python train.py"
+        )
+    folder = Path(args.dir).resolve()
+    with tempfile.TemporaryDirectory() as shim:
+        (Path(shim) / "sitecustomize.py").write_text(
+            "from bankproof.verifier.triton.capture import install_from_env\ninstall_from_env()\n"
+        )
+        path = os.pathsep.join(x for x in (shim, os.environ.get("PYTHONPATH", "")) if x)
+        try:
+            code = subprocess.call(cmd, env={**os.environ, ENV: str(folder), "PYTHONPATH": path})
+        except OSError as e:
+            raise InputError("triton capture", "CMD", f"cannot be run ({type(e).__name__})", cmd[0]) from None
+    err.write(f"captured into {folder} (bankproof triton replay {folder})\n")
+    return code
 
 
 def _gate(worse: bool, unchecked: list[str] | tuple[str, ...], allow: bool, err: TextIO) -> int:

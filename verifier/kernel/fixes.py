@@ -75,6 +75,14 @@ def _total(accesses: list[Access], base: int, remap) -> int:
     return total
 
 
+def _issued(a: Access) -> np.ndarray:
+    """An access's known rows, with the addresses of lanes that do not issue zeroed (what a lane
+    off computed is no address: a guarded-off thread's, a loop's next)."""
+    live = a.inst.known
+    act = a.inst.active[live] if not a.ins.is_matrix else np.ones_like(a.inst.offsets[live], dtype=bool)
+    return np.where(act, a.inst.offsets[live], 0)
+
+
 def best(accesses: list[Access], base: int, size: int, name: str) -> str | None:
     """The cheapest remap of the buffer ``name`` at ``base`` (``size`` bytes), in words, or ``None``
     when none is cheaper than the layout the kernel has."""
@@ -89,8 +97,9 @@ def best(accesses: list[Access], base: int, size: int, name: str) -> str | None:
         ):
             return None
     now = _total(accesses, base, lambda r: r)
-    ideal = sum(int(tables.evaluate(a.ins, a.inst.offsets[a.inst.known],
-                                    a.inst.active[a.inst.known])[1].sum()) for a in accesses)  # fmt: skip
+    ideal = sum(
+        int(tables.evaluate(a.ins, _issued(a), a.inst.active[a.inst.known])[1].sum()) for a in accesses
+    )
     widest = max(16 if a.ins.is_matrix else a.ins.width for a in accesses)
     low = max(2, widest.bit_length() - 1)
     top = max(1, int(size - 1).bit_length())

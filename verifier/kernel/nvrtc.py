@@ -173,7 +173,7 @@ def compile_ptx(
     except ValueError:
         raise InputError("kernel", "source", "NVRTC's compile gave no answer") from None
     if not answer["ok"]:
-        log = _not_given(answer["log"].strip())
+        log = _errors_first(_not_given(answer["log"].strip()))
         raise InputError("kernel", "source", "does not compile: " + log[:700])
     ptx = answer["ptx"].replace(f'"{empty}/{_program_name(name)}"', f'"{empty}/{name}"')
     return _short_files(ptx, name, tc.include, empty, files.paths)
@@ -208,6 +208,21 @@ def _libraries() -> list[str]:
 
 
 _OPEN_FAILED = re.compile(r'(?:cannot|could not) open source file ("[^"\n]*")[^\n]*')
+
+
+def _errors_first(log: str) -> str:
+    """A compile log with its errors first (a header's deprecation warnings can fill a message
+    before the error that stopped the compile).
+
+    >>> _errors_first("a.cu(1): warning #1: w\\nb.cu(2): error: e\\n  x = 1;")
+    'b.cu(2): error: e\\n  x = 1;\\na.cu(1): warning #1: w'
+    """
+    lines = log.splitlines()
+    keep = [i for i, line in enumerate(lines) if re.search(r"\b(?:catastrophic )?error\b", line)]
+    if not keep or keep[0] == 0:
+        return log
+    first = [lines[j] for i in keep for j in (i, i + 1, i + 2) if j < len(lines)]
+    return "\n".join(dict.fromkeys(first + lines))
 
 
 def _not_given(log: str) -> str:

@@ -40,7 +40,7 @@ NO_DEST = frozenset(
 )
 
 
-def _origins(code: KernelCode) -> dict[str, set[str]]:
+def origins(code: KernelCode) -> dict[str, set[str]]:
     """Register -> the u64 parameters (``"<local>"``: the local stack) its value comes from through
     arithmetic (not loads)."""
     origin: dict[str, set[str]] = {}
@@ -72,7 +72,7 @@ def _origins(code: KernelCode) -> dict[str, set[str]]:
 def pointer_params(code: KernelCode) -> tuple[str, ...]:
     """u64 parameters used as global addresses: a register loaded from one reaches (through
     arithmetic, not loads) a ``cvta.to.global`` or the address of a global access or copy."""
-    origin = _origins(code)
+    origin = origins(code)
     out: list[str] = []
     for op in code.body:
         regs = []
@@ -104,7 +104,7 @@ def written_params(code: KernelCode) -> frozenset[str]:
     >>> sorted(written_params(code))
     ['out']
     """
-    origin = _origins(code)
+    origin = origins(code)
     shared = shared_pointers(code)
     out: set[str] = set()
     for op in code.body:

@@ -52,6 +52,27 @@ def note(machine, dest: str, op: Op, where: np.ndarray, why: str | None, first: 
         machine.why.pop(name, None)
 
 
+def unevaluated(op: Op) -> str:
+    """The phrase of a result the machine does not compute from known sources."""
+    return f"{op.opcode} (PTX line {op.ptx_line}), which the machine does not evaluate"
+
+
+def shared_value(op: Op) -> str:
+    """The phrase of a shared load whose bytes the machine does not know (where it knows the
+    address but not what was written there, or by whom)."""
+    return (
+        f"what shared memory holds at PTX line {op.ptx_line} (bytes an atomic, a copy or a store of "
+        "unknown values wrote, or lanes of one store wrote differently)"
+    )
+
+
+def returned(op: Op) -> str:
+    """The phrase of what an atomic, a matrix load or another unevaluated load returns."""
+    if op.base in ("atom", "red"):
+        return f"the value the atomic at PTX line {op.ptx_line} returns (the hardware orders the lanes)"
+    return f"what {op.opcode} at PTX line {op.ptx_line} returns, which the machine does not evaluate"
+
+
 def where_text(op: Op) -> str:
     """A load as a message names it: its source line, then its PTX line."""
     loc = op.loc or op.inner

@@ -53,15 +53,11 @@ from bankproof.verifier.kernel.values import (
     Value,
     arith,
     as_i64,
-    elect,
+    collective,
     immediate,
-    per_warp,
-    shuffle,
     special_registers,
-    vote,
     width,
 )
-from bankproof.verifier.ptx.forms import measured
 from bankproof.verifier.ptx.module import KernelCode, Op
 
 MAX_STEPS = 3_000_000
@@ -306,16 +302,8 @@ class Machine:
         srcs = [self.value(o, op) for o in op.operands[len(kind.dests) and 1 :]]
         res: list[Value | None]
         why = None  # what an unknown result depends on (None: what its sources depend on)
-        if base in ("shfl", "vote") and not measured(op.opcode):  # a form the GPU did not measure
-            res = [None] * len(kind.dests)
-        elif base == "shfl":
-            res = [shuffle(op.opcode.split("."), srcs[0], srcs[1], srcs[2], group)]
-        elif base == "vote":
-            res = [vote(op.opcode.split("."), srcs[0], group)]
-        elif base == "activemask":
-            res = [Value(per_warp(group), np.ones(self.n, bool))]
-        elif base == "elect":
-            res = elect(srcs[0], group)
+        if base in ("shfl", "vote", "activemask", "elect"):
+            res = collective(op.opcode, srcs, group, len(kind.dests))
         elif base == "mbarrier" and "wait" in op.opcode:  # try_wait / test_wait: taken to succeed at once
             res = [Value.const(1, self.n)] + [None] * (len(kind.dests) - 1)
             self.notes.append(
@@ -324,11 +312,14 @@ class Machine:
         elif base == "mbarrier":  # an arrival's state token
             res = [None] * len(kind.dests)
         elif base == "ld" and self.plan.track_smem and kind.family == "lsu" and kind.name[2:].isdigit():
+            self.load_why = ""
             res = smem_values.load(self, op, on, self.address(op), kind.dests)
+            why = self.load_why or provenance.shared_value(op)
         elif base in ("ld", "ldu") and not kind.family and is_global_load(op.opcode):
             res, why = provenance.global_load(self, op, on, kind.dests)
         elif base in ("ld", "atom", "ldmatrix", "tcgen05", "wgmma", "red", "cp", "match", "redux"):
             res = [None] * len(kind.dests)
+            why = provenance.returned(op)
             if base == "ld" and ".param" in op.opcode:
                 res = [self.param(op)]
                 why = "" if res[0] is not None else provenance.argument(self, op)
@@ -337,6 +328,8 @@ class Machine:
             res = [r, None if r is None else Value(1 - r.v, r.k)]
         else:
             res = [arith(op.opcode, srcs)]
+        if why is None and res and res[0] is None and all(x.k[on].all() for x in srcs):
+            why = provenance.unevaluated(op)
         for d, r in zip(kind.dests, res):
             self.write(d, op, r if r is not None else Value.unknown(self.n), on)
             if unknown.any():

@@ -21,7 +21,7 @@ from bankproof.models import atomic_rule
 from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.buffers import Buffer, GlobalMemory
 from bankproof.verifier.kernel.pointers import NO_DEST as _NO_DEST
-from bankproof.verifier.kernel.pointers import pointer_params, shared_pointers, written_params
+from bankproof.verifier.kernel.pointers import origins, pointer_params, shared_pointers, written_params
 from bankproof.verifier.kernel.records import Launch
 from bankproof.verifier.ptx.module import KernelCode, Op
 from bankproof.verifier.ptx.parse import Instruction
@@ -59,6 +59,8 @@ def _dests(op: Op) -> tuple[str, ...]:
     first = op.operands[0]
     if op.base == "wgmma" or first.lstrip().startswith("[") or first == "_":  # a memory operand: no dest
         return ()
+    if "|" in first:  # shfl/setp ``d|p``: both written (an inline-asm block's names may lack a %)
+        return tuple(x.strip() for x in first.split("|") if re.fullmatch(r"%?[A-Za-z_$][\w$]*", x.strip()))
     return tuple(_REGS.findall(first)) or ((first,) if re.fullmatch(r"[A-Za-z_$][\w$]*", first) else ())
 
 
@@ -216,6 +218,22 @@ def plan(code: KernelCode) -> Plan:
     p.harmless = frozenset(harmless)
     p.shared_callees = frozenset()  # a callee's body is another .func: not followed (see Machine.call)
     return p
+
+
+def loaded_params(code: KernelCode) -> frozenset[str]:
+    """The pointer parameters whose loaded values the analysis needs: a global load whose result
+    reaches a shared-memory address, a guard or a branch reads through them (what a capture keeps
+    of a launch's buffers)."""
+    classes = [classify(op, shared_pointers(code)) for op in code.body]
+    need = _slice(code, classes)
+    origin = origins(code)
+    out: set[str] = set()
+    for op in code.body:
+        loads = op.base in ("ld", "ldu") and ".param" not in op.opcode and ".shared" not in op.opcode
+        if loads and any(_key(d, op, code.local) in need for d in _dests(op)):
+            mem = next((o for o in op.operands if o.lstrip().startswith("[")), "")
+            out |= {p for r in _REGS.findall(mem) for p in origin.get(r, ()) if p != "<local>"}
+    return frozenset(out)
 
 
 def _key(name: str, op: Op, local: frozenset[tuple[int, str]]) -> str:

@@ -1,13 +1,13 @@
 """Values that pass through shared memory: where a kernel's address or guard depends on a value it
 loaded from shared memory (an index one thread wrote for all: a tile scheduler's, a block's offset),
-the machine keeps what ``st.shared`` wrote (per 4- or 8-byte element, where every writing thread's
-address and value are known) and gives it back to ``ld.shared`` of the same element. Anything else
-that writes the bytes (another width, stmatrix, cp.async, TMA, atomics, mbarriers) makes them
-unknown again, as does a store whose threads disagree on one element.
+the machine keeps what ``st.shared`` wrote (byte by byte, where every writing thread's address and
+value are known) and gives it back to ``ld.shared`` of any width over known bytes (zero- or
+sign-extended as its type says). Anything else that writes the bytes (stmatrix, cp.async, TMA,
+atomics, mbarriers) makes them unknown again, as does a store whose threads disagree on a byte.
 
 >>> m = Memory()
->>> m.write([(0, 4, 7)]); m.read(0, 4), m.read(4, 4)
-(7, None)
+>>> m.write([(0, 4, 7)]); m.read(0, 4), m.read(4, 4), m.read(0, 2)
+(7, None, 7)
 >>> m.forget(0, 2); m.read(0, 4) is None
 True
 """
@@ -21,33 +21,44 @@ from bankproof.verifier.kernel.values import Value, width
 
 
 class Memory:
-    """Known elements of the CTA's shared memory: byte address -> (width, value)."""
+    """Known bytes of the CTA's shared memory: byte address -> its value (0..255)."""
 
     def __init__(self) -> None:
-        self.cells: dict[int, tuple[int, int]] = {}
+        self.cells: dict[int, int] = {}
+        self.why: dict[int, str] = {}  # an unknown byte -> what the value stored there depended on
 
-    def write(self, items: list[tuple[int, int, int | None]]) -> None:
-        """``(address, width, value or None)`` written by one instruction (threads that disagree on
-        one element leave it unknown)."""
-        seen: dict[int, tuple[int, int | None]] = {}
+    def write(self, items: list[tuple[int, int, int | None]], why: str = "") -> None:
+        """``(address, width, value or None)`` written by one instruction, little-endian; the bytes
+        threads of one instruction write differently are left unknown (which one wins is the
+        hardware's); ``why``: what its unknown values depend on."""
+        seen: dict[int, int | None] = {}
         for a, w, v in items:
-            if a in seen and seen[a] != (w, v):
-                seen[a] = (w, None)
+            for b in range(w):
+                byte = None if v is None else (v >> (8 * b)) & 0xFF
+                seen[a + b] = None if a + b in seen and seen[a + b] != byte else byte
+        for a, byte in seen.items():
+            if byte is None:
+                self.cells.pop(a, None)
+                if why:
+                    self.why[a] = why
             else:
-                seen[a] = (w, v)
-        for a, (w, v) in seen.items():
-            self.forget(a, a + w)
-            if v is not None:
-                self.cells[a] = (w, v)
+                self.cells[a] = byte
+                self.why.pop(a, None)
 
     def read(self, address: int, w: int) -> int | None:
-        got = self.cells.get(address)
-        return got[1] if got is not None and got[0] == w else None
+        """The ``w`` bytes at ``address`` as an unsigned number, where all are known."""
+        got = 0
+        for b in range(w):
+            byte = self.cells.get(address + b)
+            if byte is None:
+                return None
+            got |= byte << (8 * b)
+        return got
 
     def forget(self, start: int, end: int) -> None:
         """Bytes ``[start, end)`` written by something the machine does not follow."""
-        for a in [a for a, (w, _) in self.cells.items() if a < end and start < a + w]:
-            del self.cells[a]
+        for a in range(start, end):
+            self.cells.pop(a, None)
 
 
 def _elements(op, value_of) -> tuple[int, list]:
@@ -71,9 +82,12 @@ def store(machine, op, name: str, on: np.ndarray, addr: Value) -> None:
                 mem.cells.clear()  # a store somewhere unknown: nothing read back is known
                 return
             for e, v in enumerate(values):
-                known = w in (4, 8) and v.k[t]
+                known = bool(v.k[t])
                 items.append((int(addr.v[t]) + e * w, w, int(v.v[t]) if known else None))
-        mem.write(items)
+        data = op.operands[1]
+        regs = re.findall(r"%[\w$]+", data)
+        why = next((w for r in regs if (w := machine.why.get(machine.reg_name(r, op)))), "")
+        mem.write(items, why)
         return
     size = {"stsm.x1": 16, "stsm.x2": 16, "stsm.x4": 16}.get(name.replace(".trans", ""), 16)
     for t in lanes.tolist():
@@ -84,16 +98,24 @@ def store(machine, op, name: str, on: np.ndarray, addr: Value) -> None:
 
 
 def load(machine, op, on: np.ndarray, addr: Value, dests: tuple[str, ...]) -> list[Value | None]:
-    """The values a plain ``ld.shared`` reads back where memory knows them."""
+    """The values a plain ``ld.shared`` reads back where memory knows them (``machine.load_why``:
+    what an unknown one depended on when it was stored, where that is known)."""
     mem: Memory = machine.smem
     w, _ = _elements(op, lambda n: None)
     n = machine.n
     out = []
     for e in range(len(dests)):
         v, k = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+        signed = op.opcode.split(".")[-1].startswith("s")
         for t in np.flatnonzero(on & addr.k).tolist():
             got = mem.read(int(addr.v[t]) + e * w, w)
+            if got is None:
+                machine.load_why = machine.load_why or mem.why.get(int(addr.v[t]) + e * w, "")
             if got is not None:
+                if signed and w < 8 and got >> (8 * w - 1):
+                    got -= 1 << (8 * w)
+                elif w == 8 and got >= 1 << 63:
+                    got -= 1 << 64
                 v[t], k[t] = got, True
         out.append(Value(v, k))
     return out

@@ -206,6 +206,28 @@ def shuffle(parts: list[str], a: Value, b: Value, c: Value, lanes_on: np.ndarray
     return Value(a.v[src], known)
 
 
+def shuffle_in_range(parts: list[str], b: Value, c: Value) -> Value:
+    """The predicate of ``shfl.sync d|p``: whether the source lane lies in the thread's segment
+    (the PTX ISA's ``pval``), known where ``b`` and ``c`` are."""
+    n = len(b.v)
+    lane = np.arange(n) % 32
+    bv, cv = b.v & 31, c.v
+    clamp, seg = cv & 31, (cv >> 8) & 31
+    max_lane = (lane & seg) | (clamp & ~seg & 31)
+    mode = parts[2] if len(parts) > 2 else ""
+    if mode == "up":
+        ok = lane - bv >= max_lane
+    elif mode == "down":
+        ok = lane + bv <= max_lane
+    elif mode == "bfly":
+        ok = (lane ^ bv) <= max_lane
+    elif mode == "idx":
+        ok = ((lane & seg) | (bv & ~seg & 31)) <= max_lane
+    else:
+        return Value.unknown(n)
+    return Value(ok.astype(np.int64), b.k & c.k)
+
+
 def vote(parts: list[str], p: Value, group: np.ndarray) -> Value:
     """``vote.sync.MODE`` over each warp's threads in ``group``: ``ballot`` the mask of lanes whose
     ``p`` is set, ``all``/``any``/``uni`` as predicates; known where every taking lane's ``p`` is."""
@@ -231,6 +253,21 @@ def elect(mask: Value, group: np.ndarray) -> list[Value]:
     bits = per_warp(group & (((mask.v >> lane) & 1) == 1))
     low = np.array([(int(b) & -int(b)).bit_length() - 1 for b in bits], dtype=np.int64)
     return [Value(low, mask.k.copy()), Value((lane == low).astype(np.int64), mask.k.copy())]
+
+
+def collective(opcode: str, srcs: list[Value], group: np.ndarray, dests: int) -> list[Value | None]:
+    """A warp collective's results (``shfl``, ``vote``, ``activemask``, ``elect``) over the threads
+    of ``group``: unknown where the GPU did not measure the form."""
+    parts = opcode.split(".")
+    if parts[0] in ("shfl", "vote") and not measured(opcode):
+        return [None] * dests
+    if parts[0] == "shfl":
+        return [shuffle(parts, srcs[0], srcs[1], srcs[2], group), shuffle_in_range(parts, srcs[1], srcs[2])]
+    if parts[0] == "vote":
+        return [vote(parts, srcs[0], group)]
+    if parts[0] == "activemask":
+        return [Value(per_warp(group), np.ones(len(group), bool))]
+    return list(elect(srcs[0], group))
 
 
 def per_warp(mask: np.ndarray) -> np.ndarray:
