@@ -141,7 +141,9 @@ def launch(folder: str, only: list[str] | None = None) -> None:
             holders.append(_param(lib, check, p))
             if p.get("data"):  # the launch's data, copied in
                 raw = (Path(folder) / p["data"]).read_bytes()
-                check(lib.cuMemcpyHtoD_v2(holders[-1], ctypes.c_char_p(raw), ctypes.c_size_t(len(raw))), "copy")
+                check(
+                    lib.cuMemcpyHtoD_v2(holders[-1], ctypes.c_char_p(raw), ctypes.c_size_t(len(raw))), "copy"
+                )
         ptrs = (ctypes.c_void_p * len(holders))(
             *[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders]
         )
