@@ -59,9 +59,10 @@ def ptx_of(c: dict) -> str:
     ]
 
 
-def analyse_case(c: dict, ptx: str | None = None):
-    """``bankproof kernel`` on a case: its PTX (compiled here, or ``ptx`` as recorded) and launch."""
-    from bankproof.verifier.api.kernel import cxx_params, launch_of
+def analyse_case(c: dict, ptx: str | None = None, data: bool = False):
+    """``bankproof kernel`` on a case: its PTX (compiled here, or ``ptx`` as recorded) and launch;
+    with ``data``, the buffers as the launch had them (:func:`buffers_of`)."""
+    from bankproof.verifier.api.kernel import cxx_params, launch_of, with_buffers
     from bankproof.verifier.kernel.analyse import analyse, source_from_ptx
 
     text = (Path(c.get("folder", str(EXAMPLES))) / c["source"]).read_text()
@@ -70,7 +71,9 @@ def analyse_case(c: dict, ptx: str | None = None):
     )
     names = cxx_params(text, src.code.name)
     args = {str(names.get(k, k)): v for k, v in c.get("args", {}).items()}
-    return analyse(src, launch_of(c["block"], 1, (0, 0, 0), c.get("dynamic_smem", 0), args))
+    launch = launch_of(c["block"], 1, (0, 0, 0), c.get("dynamic_smem", 0), args)
+    launch = with_buffers(launch, src, names, buffers_of(c) if data else None)
+    return analyse(src, launch)
 
 
 DATA = EXAMPLES / "data"  # kernels whose control flow and addresses follow the data a launch loads

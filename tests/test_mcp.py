@@ -78,6 +78,22 @@ GOOD = [
         },
     ),  # fmt: skip
     ("kernel", {"source": (EXAMPLES / "triton" / "strided_sum.ptx").read_text(), "language": "ptx"}),
+    (
+        "kernel",
+        {
+            "source": (ROOT / "tests" / "test_kernel_buffers.py")
+            .read_text()
+            .split('PTX = """')[1]
+            .split('"""')[0],
+            "language": "ptx",
+            "block": 32,
+            "buffers": {
+                "lens": {"dtype": "int32", "values": [5, 7]},
+                "perm": {"dtype": "int32", "values": list(range(32))},
+                "bias": None,
+            },
+        },
+    ),  # fmt: skip
     ("triton_scan", {"ttgir": (ROOT / "verifier" / "triton" / "sample.ttgir").read_text()}),
 ]
 BAD = [
@@ -102,13 +118,20 @@ def test_the_server_lists_and_answers_every_tool_as_its_command_does(capsys, tmp
     tools, answers = _session_calls([(n, a) for n, a in GOOD] + [(n, a) for n, a, _ in BAD])
     assert tools == {
         "agree": ["base", "spec", "timeout"], "convert": ["spec", "timeout"],
-        "kernel": ["arch", "args", "block", "grid", "headers", "kernel", "language", "source"],
-        "synth": ["engines", "padded", "spec", "timeout", "weights"], "triton_scan": ["args", "ptx", "ttgir"],
+        "kernel": ["arch", "args", "block", "buffers", "grid", "headers", "kernel", "language", "source"],
+        "synth": ["engines", "padded", "spec", "timeout", "weights"],
+        "triton_scan": ["args", "buffers", "ptx", "ttgir"],
         "verify": ["engines", "spec", "timeout"], "wavefronts": ["arch", "cases"],
     }  # fmt: skip
     good, bad = answers[: len(GOOD)], answers[len(GOOD) :]
     assert not any(is_error for is_error, _, _ in good), [t for e, _, t in good if e]
-    got = {name: _plain(content) for (name, _), (_, content, _) in zip(GOOD, good, strict=True)}
+    got: dict = {}
+    for (name, _), (_, content, _) in zip(GOOD, good, strict=True):
+        got.setdefault(name, _plain(content))  # the first call of each tool; the launch data's below
+    with_data = _plain(good[[n for n, _ in GOOD].index("kernel") + 1][1])
+    assert with_data["verdict"] == "refuted" and [i["instructions"] for i in with_data["instructions"]][
+        :1
+    ] == [5]
     spec = str(EXAMPLES / "transpose_16x32_xor_m.toml")
     assert got["verify"] == _plain(_cli(capsys, ["verify", spec], spec, "<spec>"))
     assert got["verify"]["verdict"] == "refuted" and got["verify"]["accesses"][1]["conflict"]["lanes"]
@@ -148,14 +171,18 @@ def test_tools_fuzzed_answer_or_refuse():
     junk = [None, 0, -1, 1 << 70, 3.5, float("nan"), "", "x" * 50, "[[[", {}, [], [1, 2], {"a": 1},
             {"shape": [32], "dtype": "f32"}, "shape = [32]\ndtype = 'f32'", [{"instr": "ld32"}],
             (EXAMPLES / "transpose_16x32_plain.toml").read_text(), ".version 8.0\n.target sm_90\n"]  # fmt: skip
+    buffers = [None, "x", {"lens": {"dtype": "int32", "values": [3, 5]}}, {"lens": {"dtype": "complex", "values": "x"}},
+               {"lens": None}, {"lens": {"dtype": "int8", "values": [1000]}}, {"lens": 3}]  # fmt: skip
     params = {"verify": ["spec", "engines", "timeout"], "synth": ["spec", "engines", "timeout", "padded", "weights"],
               "convert": ["spec", "timeout"], "agree": ["spec", "base", "timeout"],
-              "wavefronts": ["cases", "arch"], "kernel": ["source", "language", "kernel", "block", "args"],
-              "triton_scan": ["ttgir", "ptx", "args"]}  # fmt: skip
+              "wavefronts": ["cases", "arch"], "kernel": ["source", "language", "kernel", "block", "args", "buffers"],
+              "triton_scan": ["ttgir", "ptx", "args", "buffers"]}  # fmt: skip
     answered = refused = 0
     for _ in range(160):
         name = rng.choice(sorted(TOOLS))
-        kwargs = {p: rng.choice(junk) for p in params[name] if rng.random() < 0.7}
+        kwargs = {p: rng.choice(junk) for p in params[name] if rng.random() < 0.7 and p != "buffers"}
+        if rng.random() < 0.5 and "buffers" in params[name]:
+            kwargs["buffers"] = rng.choice(buffers)
         if name == "kernel":
             kwargs["language"] = rng.choice(["ptx", "fortran", None])  # no NVRTC compile of junk here
         first = params[name][0]

@@ -18,6 +18,7 @@ import functools
 import json
 from typing import Any
 
+import numpy as np
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier import api
@@ -116,25 +117,64 @@ def kernel(
     args: dict[StrictStr, StrictInt] | None = None,
     arch: StrictStr = DEFAULT_ARCH,
     headers: dict[StrictStr, StrictStr] | None = None,
+    buffers: dict[StrictStr, dict[StrictStr, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """The shared-memory account of one CTA of a kernel given as PTX or CUDA C++ text
     (``language`` ``ptx`` or ``cuda``): every instruction's wavefronts per execution. A CUDA
     source's own headers come as ``headers`` (text by include name); the compile reads no file
-    but the toolkit's headers."""
+    but the toolkit's headers. ``buffers``: what pointer arguments point to, each
+    ``{"dtype": "int32", "values": [...]}`` (or null: a null pointer), read where loads decide
+    loops, branches and addresses."""
     if language not in ("ptx", "cuda"):
         raise InputError("kernel", "language", "must be ptx or cuda", language)
     return kernel_api(_text(source, "kernel", "source"), block=block, kernel=kernel, grid=grid, args=args,
-                      language=language, arch=arch, headers=headers).to_dict()  # fmt: skip
+                      language=language, arch=arch, headers=headers,
+                      buffers=_buffers(buffers, "kernel")).to_dict()  # fmt: skip
 
 
 def triton_scan(
-    ttgir: StrictStr, ptx: StrictStr | None = None, args: dict[StrictStr, StrictInt] | None = None
+    ttgir: StrictStr,
+    ptx: StrictStr | None = None,
+    args: dict[StrictStr, StrictInt] | None = None,
+    buffers: dict[StrictStr, dict[StrictStr, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """Every shared buffer of a Triton TTGIR module: each access's exact wavefronts, the optimum,
-    a better layout where there is one; with the compile's PTX, the whole-kernel ledger."""
+    a better layout where there is one; with the compile's PTX, the whole-kernel ledger
+    (``buffers`` as the kernel tool takes them, with every integer argument)."""
     text = _text(ttgir, "triton_scan", "ttgir")
     code = None if ptx is None else _text(ptx, "triton_scan", "ptx")
-    return api.scan_ttgir(text, path="<mcp>", ptx=code, args=args).to_dict()
+    bufs = _buffers(buffers, "scan_ttgir")
+    return api.scan_ttgir(text, path="<mcp>", ptx=code, args=args, buffers=bufs).to_dict()
+
+
+MAX_VALUES = 1 << 20  # values of one buffer an agent passes inline
+
+
+def _buffers(given: dict | None, where: str) -> dict | None:
+    """``{"dtype", "values"}`` per buffer as numpy arrays (null: a null pointer)."""
+    if given is None:
+        return None
+    if not isinstance(given, dict):
+        raise InputError(where, "buffers", "must map argument names to {dtype, values} or null")
+    out: dict = {}
+    for name, spec in given.items():
+        if spec is None:
+            out[name] = None
+            continue
+        if not isinstance(spec, dict):
+            raise InputError(where, "buffers", f"{name} must be {{dtype, values}} or null")
+        values, dtype = spec.get("values"), spec.get("dtype", "int32")
+        if not isinstance(values, list) or len(values) > MAX_VALUES or not isinstance(dtype, str):
+            raise InputError(
+                where, "buffers", f"{name} needs values (a list of at most {MAX_VALUES}) and a dtype"
+            )
+        try:
+            out[name] = np.array(values, dtype=np.dtype(dtype))
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(where, "buffers", f"{name}: values that are not {dtype}", dtype[:40]) from None
+        if out[name].dtype.hasobject or out[name].ndim != 1:
+            raise InputError(where, "buffers", f"{name}: values must be a flat list of numbers")
+    return out
 
 
 TOOLS = {f.__name__: f for f in (verify, synth, convert, agree, wavefronts, kernel, triton_scan)}
