@@ -286,3 +286,9 @@ def test_the_scan_flag_needs_ptx_and_reads_the_file(tmp_path):
                          "--arg", "program_id_x=1", "--arg", "num_programs_x=2",
                          "--buffer", f"lens_ptr={tmp_path / 'lens.npy'}")  # fmt: skip
     assert code == 0 and "ld 160 wavefronts / 40 instructions" in out and "ledger: complete" in out
+    code, out, err = cli("triton", "scan", str(TRITON / "seg.ttgir"), "--ptx", str(TRITON / "seg.ptx"),
+                         "--buffer", f"lens_ptr={tmp_path / 'lens.npy'}")  # fmt: skip
+    assert (
+        code == 2
+        and "--buffer needs the launch whole (a run of one CTA reads it): --arg program_id_x=INT" in err
+    )

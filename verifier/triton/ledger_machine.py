@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bankproof.models.errors import InputError
 from bankproof.verifier.kernel.analyse import KernelSource, analyse
 from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.kernel.costs import ZFILL_CG
@@ -64,7 +65,7 @@ def launch_for(
     ids (``program_id_x``...) and grid (``num_programs_x``...) on each axis the PTX reads;
     ``buffers`` (by argument name or position) what pointer arguments point to."""
     args, buffers = args or {}, buffers or {}
-    given, bufs = [], []
+    given, bufs, missing = [], [], []
     for i, ((_, name), arg) in enumerate(zip(code.params, arg_names)):
         buf = buffers.get(arg, buffers.get(str(i)))
         if buf is not None:
@@ -72,20 +73,30 @@ def launch_for(
         if name in code.pointers or buf is not None:
             continue
         if arg not in args:
-            return None
+            missing.append(arg)
+            continue
         given.append((name, int(args[arg])))
     text = " ".join(o for op in code.body for o in op.operands)
     cta, grid = [0, 0, 0], [1, 1, 1]
     for i, axis in enumerate("xyz"):
         if f"%ctaid.{axis}" in text:
             if f"program_id_{axis}" not in args:
-                return None
-            cta[i] = int(args[f"program_id_{axis}"])
+                missing.append(f"program_id_{axis}")
+            else:
+                cta[i] = int(args[f"program_id_{axis}"])
         if f"%nctaid.{axis}" in text:
             if f"num_programs_{axis}" not in args:
-                return None
-            grid[i] = int(args[f"num_programs_{axis}"])
+                missing.append(f"num_programs_{axis}")
+            else:
+                grid[i] = int(args[f"num_programs_{axis}"])
         grid[i] = max(grid[i], cta[i] + 1)
+    if missing and buffers:  # buffers are read by the run, which needs the launch whole
+        flags = ", ".join(f"--arg {m}=INT" for m in missing)
+        raise InputError(
+            "triton scan", "buffers", f"needs the launch whole (a run of one CTA reads it): {flags}"
+        )
+    if missing:
+        return None
     block = tuple(code.block_hint or code.max_block or (1,)) + (1, 1)
     shown = tuple((name, arg) for (_, name), arg in zip(code.params, arg_names))
     return Launch(block=block[:3], grid=tuple(grid), cta=tuple(cta), args=tuple(given), buffers=tuple(bufs),
