@@ -232,6 +232,8 @@ def test_public_names_have_doctest_examples():
 
 SUBJECTS = {  # what each public function is about (positional); everything else is keyword-only
     "agree": ("writer", "reader"),
+    "capture": ("folder",),
+    "replay": ("folder",),
     "convert": ("source", "destination"),
     "explain": (),
     "kernel": ("source",),

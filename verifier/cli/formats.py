@@ -11,13 +11,14 @@ COMMAND_FORMATS = {
     "verify": ("spec",), "synth": ("spec", "engines"), "explain": ("spec",), "convert": ("spec",),
     "gpu": ("spec",), "show": ("spec",), "serve": ("spec",), "agree": ("agree",),
     "wavefronts": ("wavefronts",), "kernel": ("profile",), "triton profile": ("profile",),
-    "triton corpus": ("kernels", "baseline"),
+    "triton corpus": ("kernels", "baseline"), "triton replay": ("capture",),
 }  # fmt: skip
 
 
 FORMAT_TITLES = {
     "spec": "spec files", "engines": "engine tables", "agree": "agree specs", "kernels": "kernels files",
     "wavefronts": "wavefronts lines", "profile": "profile exports", "baseline": "baseline files",
+    "capture": "capture directories",
 }  # fmt: skip
 
 

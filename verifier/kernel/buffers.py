@@ -97,12 +97,12 @@ def _checked(name: str, buf: Buffer) -> Buffer:
     return buf
 
 
-def parse_spec(spec: str) -> tuple[str, Buffer]:
+def parse_flag(spec: str) -> tuple[str, Buffer]:
     """``NAME=FILE.npy``, ``NAME=FILE`` (raw bytes), ``NAME=FILE:DTYPE`` (raw bytes, whole elements
     of that type) or ``NAME=null``: one ``--buffer`` flag, its file read (numpy's format without
     pickles).
 
-    >>> parse_spec("bias=null")
+    >>> parse_flag("bias=null")
     ('bias', Buffer(null))
     """
     name, sep, rest = str(spec).partition("=")
@@ -171,7 +171,7 @@ def read_specs(specs: list[str] | tuple[str, ...]) -> dict[str, Buffer]:
     """Every ``--buffer`` flag (a name given twice is an error)."""
     out: dict[str, Buffer] = {}
     for s in specs or ():
-        name, buf = parse_spec(s)
+        name, buf = parse_flag(s)
         if name in out:
             raise InputError(WHERE, "buffer", f"{name} is given twice", s)
         out[name] = buf
@@ -276,5 +276,5 @@ def is_global_load(opcode: str) -> bool:
     return not spaces or spaces == ["global"]
 
 
-__all__ = ["Buffer", "GlobalMemory", "checked", "from_value", "is_global_load", "load_width", "parse_spec",
+__all__ = ["Buffer", "GlobalMemory", "checked", "from_value", "is_global_load", "load_width", "parse_flag",
            "read_specs", "spec_paths", "MAX_BUFFER_BYTES"]  # fmt: skip

@@ -24,6 +24,7 @@ from pathlib import Path
 from bankproof.models.errors import InputError
 from bankproof.models.files import TEXT_BYTES, json_value, read_text
 from bankproof.verifier.kernel.buffers import Buffer, read_specs
+from bankproof.verifier.results import FrozenMap
 
 WHERE = "triton replay"
 RECORD_BYTES = 16 << 20
@@ -120,7 +121,7 @@ def read_capture(folder: str | Path) -> tuple[list[Launch], list[str]]:
     return out, alone
 
 
-def launch_args(la: Launch) -> dict[str, int] | None:
+def launch_args(la: Launch) -> FrozenMap | None:
     """The scan's arguments of one launch: its integers, CTA 0, the grid."""
     if la.launch is None:
         return None
@@ -128,7 +129,7 @@ def launch_args(la: Launch) -> dict[str, int] | None:
     for axis, n in zip("xyz", la.grid, strict=True):
         out[f"program_id_{axis}"] = 0
         out[f"num_programs_{axis}"] = n
-    return out
+    return FrozenMap(out)
 
 
 def texts(la: Launch) -> tuple[str, str | None]:
