@@ -237,11 +237,17 @@ def capture(folder: str | os.PathLike) -> Iterator[Capture]:
     >>> cap.launches
     []
     """
-    from triton import knobs
+    try:
+        from triton import knobs
 
+        rt = knobs.runtime
+        rt.kernel_load_end_hook.add, rt.launch_enter_hook.add  # noqa: B018 - the hooks this needs
+    except (ImportError, AttributeError):
+        raise InputError(
+            "capture", "triton", "needs Triton 3.4 or later (triton.knobs.runtime's hooks)"
+        ) from None
     cap = Capture(folder)
     cap.save()
-    rt = knobs.runtime
     before = rt.jit_post_compile_hook
 
     def post_compile(**kw):
