@@ -170,3 +170,35 @@ def test_fuzzed_capture_directories(tmp_path, compiled):
         seen[fuzzing.check(lambda d=d: bankproof.replay(d), str(d))] += 1
     assert seen["refused"]
     assert cap_mod.SCHEMA == 1
+
+
+DEVICE = Path(__file__).resolve().parent / "data" / "capture_h100"  # lab/gpu/capture_probe.py on an H100
+
+
+def test_a_capture_made_on_a_gpu_replays_here():
+    """A capture made on an H100 (Triton 3.6.0, PyTorch 2.11: ``seg_colsum`` launched on 2 CTAs
+    with lens = [3, 5], and a ``torch.compile``d Linear-GELU-LayerNorm whose Inductor kernel is
+    captured as a compile): replayed here without a GPU, the launch's ledger is complete for CTA 0
+    (3 trips of Triton 3.6's lowering: 24 ld32 and 136 wavefronts a trip) and equals the live
+    scan of the captured texts with the captured data; the Inductor kernel, with no launch
+    values, is scanned alone, and Triton 3.6's reduction lowering there is named as what no TTGIR
+    op owns (exit 4), not counted."""
+    rec = json.loads((DEVICE / "probe.json").read_text())
+    assert (rec["triton"], rec["compiles"], rec["launches"]) == ("3.6.0", 2, 1)
+    reports = {r.file.split(" (")[0]: r for r in bankproof.replay(DEVICE).reports}
+    seg = reports["seg_colsum"]
+    assert seg.ledger.incomplete == ()
+    assert (seg.ledger.totals["ld"].wavefronts, seg.ledger.totals["ld"].instructions) == (408, 72)
+    cap = json.loads((DEVICE / "capture.json").read_text())
+    key = cap["launches"][0]["compile"]
+    ttgir, ptx = ((DEVICE / cap["compiles"][key][x]).read_text() for x in ("ttgir", "ptx"))
+    lens = np.load(DEVICE / cap["launches"][0]["buffers"]["lens_ptr"])
+    args = {"BLOCK": 64, "program_id_x": 0, "num_programs_x": 2, "program_id_y": 0, "num_programs_y": 1,
+            "program_id_z": 0, "num_programs_z": 1}  # fmt: skip
+    (live,) = bankproof.scan_ttgir(ttgir, ptx=ptx, args=args, buffers={"lens_ptr": lens}).reports
+    assert live.ledger.to_dict() == seg.ledger.to_dict()
+    inductor = reports["triton_per_fused_gelu_native_layer_norm_0"]
+    assert inductor.ledger.unattributed and "no TTGIR op" in inductor.ledger.unattributed[0]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["triton", "replay", str(DEVICE)], out, err) == 4
+    assert "ld 408 wavefronts / 72 instructions" in out.getvalue()
