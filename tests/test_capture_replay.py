@@ -172,7 +172,8 @@ def test_fuzzed_capture_directories(tmp_path, compiled):
     assert cap_mod.SCHEMA == 1
 
 
-DEVICE = Path(__file__).resolve().parent / "data" / "capture_h100"  # lab/gpu/capture_probe.py on an H100
+ROOT = Path(__file__).resolve().parent.parent
+DEVICE = ROOT / "tests" / "data" / "capture_h100"  # lab/gpu/capture_probe.py on an H100
 
 
 def test_a_capture_made_on_a_gpu_replays_here():
@@ -199,6 +200,17 @@ def test_a_capture_made_on_a_gpu_replays_here():
     assert live.ledger.to_dict() == seg.ledger.to_dict()
     inductor = reports["triton_per_fused_gelu_native_layer_norm_0"]
     assert inductor.ledger.unattributed and "no TTGIR op" in inductor.ledger.unattributed[0]
+    truth = json.loads((ROOT / "gpu_checks" / "results" / "h100-2026-12-07-capture-truth.json").read_text())
+    m = {k.split("__")[-1].replace(".sum", ""): int(v.replace(",", "")) for k, v in truth["metrics"].items()}
+    assert (
+        m["sass_inst_executed_op_shared_ld"],
+        m["sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld"],
+    ) == (72, 408)
+    for kind, inst, wave in (("ld", "sass_inst_executed_op_shared_ld", "sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld"),
+                             ("st", "sass_inst_executed_op_shared_st", "sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st"),
+                             ("ldsm", "sass_inst_executed_op_ldsm", "sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm")):  # fmt: skip
+        t = seg.ledger.totals[kind]  # the replay's CTA 0 against the H100's counters for that CTA alone
+        assert (t.instructions, t.wavefronts) == (m[inst], m[wave]), kind
     out, err = io.StringIO(), io.StringIO()
     assert main(["triton", "replay", str(DEVICE)], out, err) == 4
     assert "ld 408 wavefronts / 72 instructions" in out.getvalue()
