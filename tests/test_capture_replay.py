@@ -214,3 +214,16 @@ def test_a_capture_made_on_a_gpu_replays_here():
     out, err = io.StringIO(), io.StringIO()
     assert main(["triton", "replay", str(DEVICE)], out, err) == 4
     assert "ld 408 wavefronts / 72 instructions" in out.getvalue()
+
+
+def test_a_hook_that_fails_never_fails_the_program(tmp_path):
+    """Triton calls the hooks inside the user's launches: an error there is kept in the record, and
+    the launch goes on."""
+    cap = cap_mod.Capture(tmp_path)
+    cap.on_load(None, 1, "k", {"k.ttgir": str(tmp_path / "missing.ttgir")}, "h")  # no file: nothing kept
+    cap.on_launch(object())  # not launch metadata
+    cap.on_compile(fn=None)
+    cap.record_compile("h", "k", "not ttgir", None)
+    cap.on_launch({"bankproof_launch": ((1,), "h", {"x": np.zeros(4)}), "function": 7})
+    rec = json.loads((tmp_path / "capture.json").read_text())
+    assert rec["errors"] and all(":" in e for e in rec["errors"])

@@ -50,12 +50,33 @@ class Capture:
         self.shapes: set[tuple] = set()
         self.needed: dict[str, frozenset[int]] = {}  # compile hash -> PTX parameter indices loaded from
         self.seen_per_compile: dict[str, int] = {}
+        self.errors: list[str] = []
 
     def limits(self) -> dict:
         return {"per_compile": LAUNCHES_PER_COMPILE, "launches": MAX_LAUNCHES, "bytes_per_buffer": MAX_BYTES}
 
     # ----- what Triton's hooks call ------------------------------------------------------------
-    def on_load(self, module, function, name, metadata_group, hash, **_) -> None:
+    def guarded(self, hook, /, *args, **kwargs) -> None:
+        """A hook's work, never failing the program it runs in: an error is kept in the record
+        (``errors``) and the program goes on."""
+        try:
+            hook(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the user's program must not fail for a capture
+            if len(self.errors) < 100:
+                self.errors.append(f"{getattr(hook, '__name__', 'hook')}: {type(e).__name__}: {str(e)[:200]}")
+                with contextlib.suppress(OSError):
+                    self.save()
+
+    def on_load(self, *args, **kwargs) -> None:
+        self.guarded(self._on_load, *args, **kwargs)
+
+    def on_compile(self, **kwargs) -> None:
+        self.guarded(self._on_compile, **kwargs)
+
+    def on_launch(self, lazy) -> None:
+        self.guarded(self._on_launch, lazy)
+
+    def _on_load(self, module, function, name, metadata_group, hash, **_) -> None:
         """``kernel_load_end_hook``: the compile's TTGIR and PTX, from Triton's cache files."""
         texts = {}
         for file, path in dict(metadata_group or {}).items():
@@ -82,7 +103,7 @@ class Capture:
         self.needed[key] = _needed(ptx)
         self.save()
 
-    def on_compile(self, *, fn, **_) -> None:
+    def _on_compile(self, *, fn, **_) -> None:
         """``jit_post_compile_hook``: chain this capture's ``launch_metadata`` into the function."""
         jit = getattr(fn, "jit_function", None)
         if jit is None or getattr(jit.launch_metadata, "_bankproof", None) is self:
@@ -98,7 +119,7 @@ class Capture:
         launch_metadata._bankproof = self
         return launch_metadata
 
-    def on_launch(self, lazy) -> None:
+    def _on_launch(self, lazy) -> None:
         """``launch_enter_hook``: the launch's grid and arguments, where the function carries them."""
         data = lazy.get() if hasattr(lazy, "get") else dict(lazy or {})
         got = data.get("bankproof_launch")
@@ -151,6 +172,7 @@ class Capture:
             "limits": self.limits(),
             "compiles": self.compiles,
             "launches": self.launches,
+            "errors": self.errors,
         }
         tmp = self.dir / "capture.json.tmp"
         tmp.write_text(json.dumps(record, indent=1))
