@@ -39,8 +39,9 @@ def status(arch: str) -> str:
 
 def form(opcode: str) -> str | None:
     """The counted name (``atom.add.u32``) of a shared atomic or reduction whose SASS may be a
-    measured form, else ``None``; whether it is, the SASS decides (an increment by a constant runs
-    as ATOMS.POPC.INC: not measured).
+    measured form, else ``None``; whether it is, the SASS decides (an ``atom.add.u32`` of a constant
+    whose result is unused runs as ATOMS.POPC.INC, measured as a form of its own:
+    :func:`increment_wavefronts`).
 
     >>> form("atom.shared.add.u32"), form("red.shared::cta.add.u32"), form("atom.shared.add.s32")
     ('atom.add.u32', 'red.add.u32', None)
@@ -100,3 +101,44 @@ def pair(byte_offsets, active=None) -> tuple[int, int] | None:
     first = next(lane for lane in lanes if counts[banks[lane]] == counts.max())
     same = lanes[banks[lanes] == banks[first]]
     return int(same[0]), int(same[1])
+
+
+# ``atom.shared.add.u32 _, [a], 1`` whose result is unused: ptxas 13.0.88 runs it as a warp's
+# ATOMS.POPC.INC.32 (one increment per distinct word). Measured on an H100
+# (gpu_checks/results/h100-2026-12-07-atom-inc.json, lab/gpu/atom_inc.py, its SASS checked): the
+# wavefronts are the most distinct words on one bank, as a 32-bit load's (one address 1, two words on
+# two banks 1, 32 words on one bank 32, four a bank 4, pairs on one word 1, two words a bank 2, a
+# half warp 1, five random patterns over 64 and 16 words 2, 2, 2, 1, 1).
+INC_SASS = "ATOMS.POPC.INC.32"
+
+
+def increment_wavefronts(byte_offsets, active=None) -> int:
+    """Wavefronts of one ATOMS.POPC.INC: the most distinct active words on one bank.
+
+    >>> increment_wavefronts([0] * 32), increment_wavefronts([128 * i for i in range(32)])
+    (1, 32)
+    """
+    offs = np.asarray(byte_offsets, dtype=np.int64)
+    act = np.ones(len(offs), dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    if not act.any():
+        return 0
+    words = np.unique(offs[act] // 4)
+    return int(np.bincount(words % BANKS, minlength=BANKS).max())
+
+
+def increment_pair(byte_offsets, active=None) -> tuple[int, int] | None:
+    """Two active lanes whose distinct words share a bank (the first such, by lane), else ``None``.
+
+    >>> increment_pair([0, 0, 128] + [4 * i for i in range(3, 32)])
+    (0, 2)
+    """
+    offs = np.asarray(byte_offsets, dtype=np.int64)
+    act = np.ones(len(offs), dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    seen: dict[int, tuple[int, int]] = {}
+    for lane in np.flatnonzero(act).tolist():
+        word = int(offs[lane]) // 4
+        b = word % BANKS
+        if b in seen and seen[b][0] != word:
+            return seen[b][1], lane
+        seen.setdefault(b, (word, lane))
+    return None

@@ -125,12 +125,35 @@ def test_without_the_sass_no_atomic_is_counted(monkeypatch):
         assert "only where the SASS shows the measured ATOMS form" in r.instructions[0].reason
 
 
+INC_RECORD = Path(__file__).resolve().parent.parent / "gpu_checks/results/h100-2026-12-07-atom-inc.json"
+
+
+def test_the_increment_rule_replays_its_probe():
+    """``atom.shared.add.u32 _, [a], 1`` with its result unused runs as ATOMS.POPC.INC.32 (the
+    probe's SASS checked on the device): 14 patterns, one instruction each, wavefronts the most
+    distinct words on one bank (lanes on one word are one increment)."""
+    from bankproof.models.atomic_rule import increment_wavefronts
+
+    record = json.loads(INC_RECORD.read_text())
+    assert len(record["measurements"]) == 14
+    for m in record["measurements"]:
+        active = [(m["mask"] >> lane) & 1 == 1 for lane in range(32)]
+        got = increment_wavefronts(m["byte_offsets"], active)
+        assert got == m["metrics"][WF] and m["metrics"]["smsp__sass_inst_executed_op_shared_atom.sum"] == 1, m
+    # the ATOMS.ADD rule (lanes a bank) differs on these: the forms are not one rule
+    same_word = next(m for m in record["measurements"] if m["pattern"] == "same address")
+    assert same_word["metrics"][WF] == 1
+
+
 @needs_sass
-def test_an_increment_ptxas_aggregates_over_the_warp_is_unknown_naming_its_sass():
+def test_an_increment_ptxas_aggregates_over_the_warp_is_counted_by_its_rule():
     r = _kernel("atom.shared.add.u32 %r8, [%r4], 1;", index="mov.u32 %r6, 0;", block=32)
     (line,) = r.instructions
-    assert line.wavefronts is None and r.verdict == "unknown"
-    assert "ATOMS.POPC.INC" in line.reason
+    assert (line.instructions, line.wavefronts, line.verdict) == (1, 1, "proved")  # one word: one increment
+    r = _kernel("atom.shared.add.u32 %r8, [%r4], 1;", index="shl.b32 %r6, %r1, 5;", block=32)
+    (line,) = r.instructions
+    assert (line.wavefronts, line.verdict) == (32, "refuted")  # 32 words on bank 0
+    assert line.conflict.lanes == (0, 1) and '"instr":"ld32"' in line.conflict.reproduce
 
 
 MBARRIER = """.version 8.0

@@ -76,20 +76,32 @@ def conflict(
     raise AssertionError("no conflicting pair in an instruction above its ideal")
 
 
-def atomic_counts(offsets: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def atomic_counts(
+    offsets: np.ndarray, active: np.ndarray, increment: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Wavefronts and ideals of a measured shared atomic's rows (:mod:`~bankproof.models.atomic_rule`:
-    the most active lanes on one bank; ideal one where a lane is on)."""
+    the most active lanes on one bank, or for ATOMS.POPC.INC the most distinct words on one bank;
+    ideal one where a lane is on)."""
     rows = zip(offsets, active)
-    cnt = np.fromiter((atomic_rule.atomic_wavefronts(o, a) for o, a in rows), np.int64, len(offsets))
+    rule = atomic_rule.increment_wavefronts if increment else atomic_rule.atomic_wavefronts
+    cnt = np.fromiter((rule(o, a) for o, a in rows), np.int64, len(offsets))
     return cnt, active.any(axis=1).astype(np.int64)
 
 
 def atomic_conflict(
-    name: str, warp: int, execution: int, offs: np.ndarray, act: np.ndarray, count: int
+    name: str,
+    warp: int,
+    execution: int,
+    offs: np.ndarray,
+    act: np.ndarray,
+    count: int,
+    increment: bool = False,
 ) -> Conflict:
     """Two active lanes of one atomic that it serializes on one bank."""
-    a, c = atomic_rule.pair(offs, act) or (0, 0)
-    case: dict = {"instr": name.replace("red.", "atom."), "byte_offsets": np.where(act, offs, 0).tolist()}
+    a, c = (atomic_rule.increment_pair if increment else atomic_rule.pair)(offs, act) or (0, 0)
+    # an increment's rule is a 32-bit load's (distinct words a bank): its reproduce line counts as one
+    instr = "ld32" if increment else name.replace("red.", "atom.")
+    case: dict = {"instr": instr, "byte_offsets": np.where(act, offs, 0).tolist()}
     if not act.all():
         case["active"] = [bool(x) for x in act]
     return _conflict(warp, execution, (a, c), offs, int(offs[a]) // 4 % hardware.BANKS, 0, count, 1, case)

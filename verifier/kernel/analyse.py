@@ -260,6 +260,9 @@ def _instruction(
     if inst is None:  # never executed in this CTA
         return _none_issued(base, extra, "measured", "not executed by this CTA")
     m = merge_of.get(op.index)
+    increment = isinstance(m, reconcile.Fate) and m.kind == "increment"  # ATOMS.POPC.INC: counted
+    if increment:
+        m = None
     if isinstance(m, reconcile.Fate):
         return _from_sass(base, extra, on, m)
     if isinstance(m, ptxas.Reuse) and m.of < 0:
@@ -316,7 +319,7 @@ def _instruction(
         ok = inst.known.copy()
         off = np.where(ok[:, None] & inst.active, inst.offsets, 0)  # an inactive lane's address is never used
         if fam == "atom32":
-            cnt, ideal = tables.atomic_counts(off, inst.active)
+            cnt, ideal = tables.atomic_counts(off, inst.active, increment)
             status = atomic_rule.status(arch)
         else:
             cnt, ideal = tables.counts(ins, off, inst.active & ok[:, None])
@@ -332,7 +335,7 @@ def _instruction(
         warp, execution = int(inst.warp[row]), int(inst.execution[row])
         if fam == "atom32":
             conflict = tables.atomic_conflict(name, warp, execution, inst.offsets[row], inst.active[row],
-                                              int(cnt[row]))  # fmt: skip
+                                              int(cnt[row]), increment)  # fmt: skip
         elif store > ideal[row]:  # the shared side conflicts (for cp.async: its store)
             conflict = tables.conflict(ins, warp, execution, inst.offsets[row], inst.active[row],
                                        int(cnt[row]), int(ideal[row]))  # fmt: skip

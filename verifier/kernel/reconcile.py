@@ -5,9 +5,9 @@ Each PTX instruction's fate: ``kept`` (SASS of the same kind and width at its li
 copies: an unrolled loop runs each copy fewer times), ``deleted`` (no SASS shared instruction at
 its line, or only ``@!PT`` placeholders, which never run: it counts nothing), ``merged`` (a wider
 SASS load or store at its line standing for it and the neighbours of one base whose lines have
-none), ``rewritten`` (an atomic ptxas turns into a loop of other instructions), ``split`` (SASS
-narrower than the PTX, or mixed: not modelled, unknown) or ``disagree`` (SASS of another kind at
-its line: the tool cannot explain it; exit 4). SASS shared instructions at a line with no PTX
+none), ``increment`` (a constant atomic add run as ATOMS.POPC.INC), ``rewritten`` (an atomic run
+as other instructions), ``split`` (SASS narrower, or mixed: unknown) or ``disagree`` (SASS of
+another kind: the tool cannot explain it; exit 4). SASS shared instructions at a line with no PTX
 shared instruction (``orphans``) make the kernel unknown at their line.
 
 >>> from bankproof.verifier.kernel.sass import SassOp
@@ -247,6 +247,8 @@ def reconcile(
                             "which SASS is whose is not known")  # fmt: skip
         elif not here:
             fates[i] = Fate(i, "deleted", codes, "no SASS instruction runs it (ptxas removed it)")
+        elif fam == "atom32" and name == "atom.add.u32" and codes == (atomic_rule.INC_SASS,):
+            fates[i] = Fate(i, "increment", codes, "")  # a constant increment: its own measured form
         elif fam == "atom32" and codes == (atomic_rule.PTX_FORMS[name.split(".", 1)[1]],):
             fates[i] = Fate(i, "kept", codes, "")  # the measured ATOMS form, one per PTX atomic
         elif fam not in ("lsu", "ldgsts"):  # an atomic, a tensor map's edit: run as other instructions
@@ -316,8 +318,7 @@ def status_of(fate: object) -> str:
 
 
 def rewritten(fate: object, passes: int | None = None) -> str | None:
-    """The reason of an instruction ptxas rewrites (an atomic as a loop), else ``None``; a loop's
-    lower bound where the warp executions (``passes``) are known.
+    """Why ptxas's rewrite (an atomic as a loop) is not counted, else ``None`` (bound: ``passes``).
 
     >>> rewritten(Fate(0, "rewritten", ("LDS", "ATOMS.CAST.SPIN"), ""), 4)[-71:]
     'at least 4 warp passes (each an LDS and an ATOMS.CAST), the rest timing'
@@ -344,8 +345,7 @@ def rewritten(fate: object, passes: int | None = None) -> str | None:
 
 def unseen_atomics(code, shared: set) -> dict[int, Fate]:
     """Without the SASS: every shared atomic of a measured form, each a fate that leaves it unknown
-    (ptxas may run even the probe's own PTX otherwise: an increment by a constant runs as a warp's
-    ATOMS.POPC.INC, whose cost is not measured)."""
+    (ptxas may run it otherwise: a constant increment as ATOMS.POPC.INC; only the SASS says)."""
     from bankproof.verifier.kernel.sites import classify
 
     out = {}
