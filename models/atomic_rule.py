@@ -105,7 +105,7 @@ def pair(byte_offsets, active=None) -> tuple[int, int] | None:
 
 # ``atom.shared.add.u32 _, [a], 1`` whose result is unused: ptxas 13.0.88 runs it as a warp's
 # ATOMS.POPC.INC.32 (one increment per distinct word). Measured on an H100
-# (gpu_checks/results/h100-2026-12-07-atom-inc.json, lab/gpu/atom_inc.py, its SASS checked): the
+# (gpu_checks/results/h100-2026-12-07-atom-inc.json.gz, lab/gpu/atom_inc.py, its SASS checked): the
 # wavefronts are the most distinct words on one bank, as a 32-bit load's (one address 1, two words on
 # two banks 1, 32 words on one bank 32, four a bank 4, pairs on one word 1, two words a bank 2, a
 # half warp 1, five random patterns over 64 and 16 words 2, 2, 2, 1, 1).

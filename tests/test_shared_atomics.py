@@ -125,7 +125,7 @@ def test_without_the_sass_no_atomic_is_counted(monkeypatch):
         assert "only where the SASS shows the measured ATOMS form" in r.instructions[0].reason
 
 
-INC_RECORD = Path(__file__).resolve().parent.parent / "gpu_checks/results/h100-2026-12-07-atom-inc.json"
+INC_RECORD = Path(__file__).resolve().parent.parent / "gpu_checks/results/h100-2026-12-07-atom-inc.json.gz"
 
 
 def test_the_increment_rule_replays_its_probe():
@@ -134,7 +134,7 @@ def test_the_increment_rule_replays_its_probe():
     distinct words on one bank (lanes on one word are one increment)."""
     from bankproof.models.atomic_rule import increment_wavefronts
 
-    record = json.loads(INC_RECORD.read_text())
+    record = json.loads(gzip.decompress(INC_RECORD.read_bytes()))
     assert len(record["measurements"]) == 14
     for m in record["measurements"]:
         active = [(m["mask"] >> lane) & 1 == 1 for lane in range(32)]

@@ -5,7 +5,7 @@ set -uo pipefail
 source "$(dirname "$0")/device_env.sh"
 python3 -m lab.gpu.atom_inc plan /tmp/atom_plan.json
 ncu --csv --page raw --metrics "$(python3 -m lab.gpu.atom_inc metrics)" python3 -m lab.gpu.atom_inc run /tmp/atom_plan.json > /tmp/atom.csv 2> "$OUT/atom-inc.log"
-python3 -m lab.gpu.atom_inc collect /tmp/atom_plan.json /tmp/atom.csv "$OUT/atom-inc.json"
+python3 -m lab.gpu.atom_inc collect /tmp/atom_plan.json /tmp/atom.csv "$OUT/atom-inc.json" && gzip -9 "$OUT/atom-inc.json"
 python3 - <<'PY' > "$OUT/atom-inc.sass.txt"
 import cupy as cp, subprocess, tempfile, os
 from lab.gpu.atom_inc import kernel_source
