@@ -48,7 +48,7 @@ class Capture:
         self.functions: dict[int, str] = {}  # loaded function handle -> compile hash
         self.launches: list[dict] = []
         self.shapes: set[tuple] = set()
-        self.needed: dict[str, frozenset[int]] = {}  # compile hash -> PTX parameter indices loaded from
+        self.needed: dict[str, frozenset[str]] = {}  # compile hash -> arguments whose loaded values decide
         self.seen_per_compile: dict[str, int] = {}
         self.errors: list[str] = []
 
@@ -100,7 +100,8 @@ class Capture:
             (self.dir / "compiles" / f"{key}.ptx").write_text(ptx)
             entry["ptx"] = f"compiles/{key}.ptx"
         self.compiles[key] = entry
-        self.needed[key] = _needed(ptx)
+        names = _arg_names(ttgir)  # the argument names of the buffers a launch keeps, read once
+        self.needed[key] = frozenset(names[i] for i in _needed(ptx) if i < len(names))
         self.save()
 
     def _on_compile(self, *, fn, **_) -> None:
@@ -144,8 +145,7 @@ class Capture:
         self.shapes.add(shape)
         self.seen_per_compile[key] = self.seen_per_compile.get(key, 0) + 1
         n = len(self.launches)
-        names = _arg_names(self.dir / self.compiles[key]["ttgir"])
-        wanted = {names[i] for i in self.needed.get(key, ()) if i < len(names)}
+        wanted = self.needed.get(key, frozenset())
         buffers, skipped = {}, {}
         for name in sorted(wanted):
             value = args.get(name)
@@ -201,12 +201,12 @@ def _needed(ptx: str | None) -> frozenset[int]:
     return frozenset(names.index(p) for p in loaded_params(code) if p in names)
 
 
-def _arg_names(ttgir_path: Path) -> list[str]:
+def _arg_names(ttgir: str) -> list[str]:
     from bankproof.verifier.triton.sites import read_sites
 
     try:
-        return list(read_sites(ttgir_path.read_text())[2])
-    except (InputError, ValueError, KeyError, IndexError, OSError):
+        return list(read_sites(ttgir)[2])
+    except (InputError, ValueError, KeyError, IndexError):
         return []
 
 
