@@ -185,18 +185,14 @@ def _take(e: dict, ins: int, wf: int, ideal: int) -> None:
     if runs is None:
         runs = ins // per if per and ins % per == 0 else None
     if runs == 0 and ins == 0 and wf == 0:  # the run never reached it (a loop of no trips): none issued
-        e.update(executions=0, counted=True, total_instructions=0, total_wavefronts=0)
-        for k in ("executions_reason", "reason"):
-            e.pop(k, None)
-        e["source"] = (e.get("source") or "ptx") + "+run"
-        e["note"] = RUN_NOTE if "note" not in e else f"{e['note']}; {RUN_NOTE}"
+        e.update(executions=0)
+    elif not runs or ins != runs * per or wf % runs or ideal % runs:
         return
-    if not runs or ins != runs * per or wf % runs or ideal % runs:
-        return
-    if e.get("wavefronts") is not None and e["wavefronts"] * runs != wf:
+    elif e.get("wavefronts") is not None and e["wavefronts"] * runs != wf:
         return  # the ledger's per-execution count stands; the run's differs: leave both unknown
-    e.update(executions=runs, wavefronts=wf // runs, ideal=ideal // runs, counted=True)
-    e.update(total_instructions=ins, total_wavefronts=wf)
+    else:
+        e.update(executions=runs, wavefronts=wf // runs, ideal=ideal // runs)
+    e.update(counted=True, total_instructions=ins, total_wavefronts=wf)
     for k in ("executions_reason", "reason"):
         e.pop(k, None)
     e["source"] = (e.get("source") or "ptx") + "+run"
