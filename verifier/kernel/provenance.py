@@ -22,7 +22,7 @@ from bankproof.verifier.kernel.values import Value
 from bankproof.verifier.ptx.module import Op
 
 _REGS = re.compile(r"%[\w$]+")
-_PARAM = re.compile(r"\[\s*([\w$]+)\s*(?:\+\s*\d{1,6})?\s*\]")
+PARAM_REF = re.compile(r"\[\s*([\w$]+)\s*(?:\+\s*(\d{1,6}))?\s*\]")  # ``[name+8]``: a parameter and offset
 
 
 def of(machine, register: str, op: Op) -> str:
@@ -96,7 +96,7 @@ def global_load(machine, op: Op, on: np.ndarray, dests: tuple[str, ...]) -> tupl
 
 def argument(machine, op: Op) -> str:
     """The argument an ``ld.param`` the launch does not give reads, and the flag that gives it."""
-    m = _PARAM.fullmatch(op.operands[-1].strip()) if op.operands else None
+    m = PARAM_REF.fullmatch(op.operands[-1].strip()) if op.operands else None
     if not m or m.group(1) not in {n for _, n in machine.code.params}:
         return ""
     shown = machine.launch_names.get(m.group(1), m.group(1))

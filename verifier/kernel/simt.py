@@ -342,7 +342,7 @@ class Machine:
         passed = functions.load_param(self, op)  # an argument or a result passed through .param
         if passed is not None:
             return passed
-        m = re.fullmatch(r"\[\s*([\w$]+)\s*(?:\+\s*(\d{1,6}))?\s*\]", op.operands[1].strip())
+        m = provenance.PARAM_REF.fullmatch(op.operands[1].strip())
         if not m or m.group(1) not in self.args:
             return None
         v = self.args[m.group(1)] >> (8 * int(m.group(2) or 0))
