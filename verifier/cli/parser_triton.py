@@ -15,6 +15,16 @@ SARIF_ROOT_HELP = ("with --sarif: the repository's checkout; source paths under 
                    "against %%SRCROOT%%, so code scanning maps them to the repository")  # fmt: skip
 
 
+def gate_flags(p: argparse.ArgumentParser, allow_unknown_help: str) -> None:
+    """The report and gate flags ``triton scan`` and ``triton replay`` share (one gate, one format)."""
+    p.add_argument("--allow-unknown", action="store_true", help=allow_unknown_help)
+    fmt = p.add_mutually_exclusive_group()
+    json_flag(fmt, "machine-readable report")
+    fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
+    p.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
+    p.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
+
+
 def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``triton`` and its subcommands to ``sub`` (the top-level subparsers)."""
     tri = sub.add_parser(
@@ -58,16 +68,9 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         help="what a pointer argument points to (FILE.npy, raw bytes FILE[:DTYPE], or null): the launch run "
         "(every integer argument given) reads it where its loops, branches or addresses load data",
     )
-    scan.add_argument(
-        "--allow-unknown",
-        action="store_true",
-        help="exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)",
+    gate_flags(
+        scan, "exit 0 even when an access could not be analysed or an optimum is unknown (default: exit 3)"
     )
-    fmt = scan.add_mutually_exclusive_group()
-    json_flag(fmt, "machine-readable report")
-    fmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
-    scan.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
-    scan.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
     engine_flag(scan, "also answer each access by these engines, as verify does (default: counted only, "
                 "exhaustively by the hardware model)", default=None)  # fmt: skip
     timeout_flag(scan, "seconds per solver query with --engine (default 10)")
@@ -80,14 +83,7 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "worst first. Exit as triton scan does.",
     )
     rep.add_argument("dir", metavar="DIR", help="a capture directory")
-    rep.add_argument(
-        "--allow-unknown", action="store_true", help="exit 0 even when something could not be analysed"
-    )
-    rfmt = rep.add_mutually_exclusive_group()
-    json_flag(rfmt, "machine-readable report")
-    rfmt.add_argument("--sarif", action="store_true", help="SARIF 2.1.0 for code-scanning tools")
-    rep.add_argument("--sarif-root", metavar="DIR", help=SARIF_ROOT_HELP)
-    rep.add_argument("--require-optimal", action="store_true", help=REQUIRE_OPTIMAL_HELP)
+    gate_flags(rep, "exit 0 even when something could not be analysed")
     cap = command(
         tsub,
         "capture",
