@@ -18,6 +18,7 @@ from bankproof.models.errors import InputError
 from bankproof.verifier.results import SCHEMA
 from bankproof.verifier.triton import pipeline
 from bankproof.verifier.triton.capture import capture
+from bankproof.verifier.triton.launch_totals import launch_totals
 from bankproof.verifier.triton.replay import launch_args, read_capture, texts
 from bankproof.verifier.triton.results import ScanResult
 from bankproof.verifier.triton.source import read_source
@@ -43,16 +44,19 @@ def replay(folder: str | os.PathLike) -> ScanResult:
     for la in launches:
         ttgir, ptx = texts(la)
         src = read_source(ttgir, la.label, ptx)
-        got = pipeline.analyse(
-            src, launch_args(la) if ptx else None, None, (), 10.0, dict(la.buffers) or None
-        )
+        args = launch_args(la) if ptx else None
+        got = pipeline.analyse(src, args, None, (), 10.0, dict(la.buffers) or None)
         rep = got.report
         if ptx is not None:
             if got.ledger is None:
                 raise InputError(
                     "triton replay", "compiles.ptx", f"{la.label}: cannot be read ({got.ledger_error})"
                 )
-            rep = replace(rep, ledger=got.ledger, descriptors=got.descriptors)
+            led = got.ledger
+            if args is not None:
+                whole = launch_totals(rep, src, la.grid, args, dict(la.buffers) or None, led)
+                led = replace(led, launch=whole)
+            rep = replace(rep, ledger=led, descriptors=got.descriptors)
         reports.append(rep)
     reports.sort(key=_excess, reverse=True)
     return ScanResult(SCHEMA, tuple(reports))

@@ -215,6 +215,19 @@ def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: s
     return _report(base, extra, on, None, None, None, verdict, status, reason)
 
 
+def _merge_note(code: KernelCode, m: ptxas.Merge, instr: str) -> str:
+    """What a vector load ptxas makes of PTX loads is, for the report's notes."""
+    lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
+    sass_op = f"{instr[:2].upper()}S.{8 * m.size}"
+    if m.delta is None:
+        return (
+            f"ptxas runs the load at PTX line {lines} as one {sass_op} over the aligned {m.size}-byte "
+            "window holding each lane's address (read from the SASS)"
+        )
+    how = "read from the SASS" if m.seen else "measured, assumed where ptxas cannot prove the alignment"
+    return f"ptxas merges adjacent shared accesses (PTX lines {lines}: one {sass_op}; {how})"
+
+
 def _instruction(
     code: KernelCode,
     op: Op,
@@ -280,16 +293,7 @@ def _instruction(
     if m is not None:
         inst = ptxas.merged_instances(m, dict(trace.instances))
         name = f"{name[:2]}{8 * m.size}"
-        lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
-        notes.append(
-            f"ptxas merges adjacent shared accesses (PTX lines {lines}: one {base['instr'][:2].upper()}S."
-            f"{8 * m.size}; "
-            + (
-                "read from the SASS)"
-                if m.seen
-                else "measured, assumed where ptxas cannot prove the alignment)"
-            )
-        )
+        notes.append(_merge_note(code, m, base["instr"]))
         base["instr"] = name
     if fam == "ldgsts":
         cnt, ideal, ok, status = tables.copy_counts(
@@ -349,8 +353,30 @@ def _instruction(
     total = int(cnt[ok].sum()) if all_known else None
     reason = reason if all_known else costs.why_unknown(fam, inst, ok, name, trace.why.get(op.index, ""))
     top = int(cnt[ok].max()) if ok.any() else None
-    return _report(base, extra, on, total, int(ideal[ok].sum()) if all_known else None, top, verdict, status,
-                   reason, conflict=conflict)  # fmt: skip
+    rep = _report(base, extra, on, total, int(ideal[ok].sum()) if all_known else None, top, verdict, status,
+                  reason, conflict=conflict)  # fmt: skip
+    return _bounded(rep, fam == "lsu" and not ins.is_matrix, cnt, ok, inst.active, ins.width)
+
+
+def _bounded(rep: InstructionReport, plain: bool, cnt, ok, active, width: int) -> InstructionReport:
+    """A plain load's or store's report with bounds on wavefronts it cannot state."""
+    if ok.all() or not plain:
+        return rep
+    return replace(rep, wavefronts_range=_bounds(cnt, ok, active, width))
+
+
+def _bounds(cnt: np.ndarray, ok: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int]:
+    """Bounds on a load's or store's wavefronts where some executions' addresses are not known:
+    each such execution takes at least one wavefront (a lane is on) and at most one per 4-byte
+    word its 32 lanes access.
+
+    >>> _bounds(np.array([2, 0]), np.array([True, False]), np.ones((2, 32), bool), 4)
+    (3, 34)
+    """
+    known = int(cnt[ok].sum())
+    open_rows = ~ok
+    low = known + int(active[open_rows].any(axis=1).sum())
+    return low, known + int(open_rows.sum()) * 32 * max(1, width // 4)
 
 
 def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:

@@ -81,11 +81,12 @@ class Reuse:
 @dataclass(frozen=True)
 class Merge:
     """One vector load ptxas makes: the PTX loads ``members`` (the first carries it), ``size``
-    bytes from the first member's address plus ``delta``."""
+    bytes from the first member's address plus ``delta`` (``None``: the aligned ``size``-byte
+    window holding each lane's address)."""
 
     members: tuple[int, ...]
     size: int
-    delta: int
+    delta: int | None
     seen: bool = False  # read from the SASS, not predicted
 
 
@@ -214,8 +215,8 @@ def merges(runs: list[Run], instances: dict[int, Instances]) -> list[Merge]:
 def merged_instances(m: Merge, instances: dict[int, Instances]) -> Instances:
     """The instances of the vector load ``m`` stands for (its first member's lanes and addresses)."""
     first = instances[m.members[0]]
-    return Instances(first.warp, first.execution, first.offsets + m.delta, first.active, first.reached,
-                     first.known)  # fmt: skip
+    at = first.offsets - first.offsets % m.size if m.delta is None else first.offsets + m.delta
+    return Instances(first.warp, first.execution, at, first.active, first.reached, first.known)
 
 
 _EFFECTS = ("st", "ld", "bar", "barrier", "atom", "red", "cp", "mbarrier", "stmatrix", "ldmatrix", "wgmma",

@@ -40,7 +40,8 @@ DISAGREES = "SASS disagrees"  # a report's status: the SASS runs something the P
 class Fate:
     """What ptxas made of one PTX instruction (see the module docstring): ``sass`` the opcodes at
     its line; for ``merged``, the PTX instructions one SASS access stands for (``members``, the
-    carrier first), its ``size`` in bytes and its start relative to the carrier (``delta``)."""
+    carrier first), its ``size`` in bytes and its start relative to the carrier (``delta``; ``None``:
+    each lane's aligned window of ``size`` bytes holding its address, a lone load ptxas widened)."""
 
     index: int
     kind: str
@@ -48,7 +49,7 @@ class Fate:
     why: str
     members: tuple[int, ...] = ()
     size: int = 0
-    delta: int = 0
+    delta: int | None = 0
 
 
 @dataclass(frozen=True)
@@ -269,7 +270,11 @@ def reconcile(
                             "which bankproof cannot explain")  # fmt: skip
     for _, i, name, wide, codes in sorted(pending):
         m = _merge(i, ops[i], name, wide, ops, classes, empty)
-        if m is None:
+        if m is None and name.startswith("ld") and len(codes) == 1:
+            # a lone load run wider: the one aligned window of that size holding each lane's word
+            why = f"one {codes[0]}: the aligned {wide // 8}-byte window holding the address"
+            fates[i] = Fate(i, "merged", codes, why, (i,), wide // 8, None)
+        elif m is None:
             why = f"the SASS runs {codes[0]} here and no neighbour of one base explains it: not modelled"
             fates[i] = Fate(i, "split", codes, why)
         else:

@@ -137,6 +137,7 @@ class InstructionReport(Result):
     instructions_predicated: int | None = optional()
     fix: str | None = optional()
     bad_direction: str | None = optional()
+    wavefronts_range: tuple[int, int] | None = optional()  # where ``wavefronts`` is unknown: its bounds
 
     def with_answer(self, **changes) -> InstructionReport:
         """This report with its answer's fields changed."""
@@ -166,6 +167,7 @@ class KindTotal(Result):
     wavefronts: int | None
     ideal: int | None
     counters: tuple[str, ...]
+    range: tuple[int, int] | None = optional()  # where ``wavefronts`` is unknown: its bounds
 
 
 @dataclass(frozen=True)

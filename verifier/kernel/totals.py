@@ -8,6 +8,7 @@ SASS-level counters count them (``COUNTERS``: the instructions and wavefronts me
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from bankproof.verifier.kernel.reconcile import AS_ATOMICS, AS_LOADS, HIDDEN, LOOPED
 from bankproof.verifier.kernel.records import InstructionReport, KindTotal, LineTotal, SourceLine
@@ -80,6 +81,14 @@ def line_totals(reports: list[InstructionReport]) -> tuple[LineTotal, ...]:
     return tuple(out)
 
 
+def _range(rs: list[InstructionReport]) -> tuple[int, int] | None:
+    """Bounds on a kind's wavefronts where each instruction's are known or bounded."""
+    if any(r.wavefronts is None and r.wavefronts_range is None for r in rs):
+        return None
+    low = sum(r.wavefronts if r.wavefronts is not None else r.wavefronts_range[0] for r in rs)
+    return low, sum(r.wavefronts if r.wavefronts is not None else r.wavefronts_range[1] for r in rs)
+
+
 def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
     by: dict = defaultdict(list)
     for r in reports:
@@ -110,13 +119,14 @@ def kind_totals(reports: list[InstructionReport]) -> tuple[KindTotal, ...]:
         ins = [r.instructions for r in rs] + ([None] if looped and kind in ("ld", "atomic") else []) + odd
         wf = [r.wavefronts for r in rs] + ([None] if looped and kind == "ld" else []) + odd
         idl = [r.ideal for r in rs] + ([None] if looped and kind == "ld" else []) + odd
+        total = KindTotal(
+            kind,
+            None if None in ins else sum(ins),
+            None if None in wf else sum(wf),
+            None if None in idl else sum(idl),
+            COUNTERS.get(kind, ()),
+        )
         out.append(
-            KindTotal(
-                kind,
-                None if None in ins else sum(ins),
-                None if None in wf else sum(wf),
-                None if None in idl else sum(idl),
-                COUNTERS.get(kind, ()),
-            )
+            replace(total, range=_range(rs)) if total.wavefronts is None and len(wf) == len(rs) else total
         )
     return tuple(out)

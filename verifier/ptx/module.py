@@ -270,7 +270,7 @@ def read_body(text: str, start: int, files: Mapping[str, str], base_scope: int =
         if not line:
             continue
         if line.startswith(".loc"):
-            st.locs.read(line)
+            st.locs.read(raw.strip())  # its comment may name the callers (Triton's PTX)
             continue
         whole = line[-1] == ";" and line.count(";") == 1 and "{" not in line and "}" not in line
         if whole and not st.pending:

@@ -106,7 +106,8 @@ def to_text(r: KernelResult) -> str:
         out.append("  totals (SASS-level counters):")
         for t in r.totals:
             counts = f"{_n(t.instructions):>8} instructions  {_n(t.wavefronts):>8} wavefronts"
-            out.append(f"    {t.kind:<9} {counts} (ideal {_n(t.ideal)})")
+            within = f", within {t.range[0]}..{t.range[1]}" if t.range else ""
+            out.append(f"    {t.kind:<9} {counts} (ideal {_n(t.ideal)}{within})")
     out += [f"  unknown: {u}" for u in r.unknown]
     out += [f"  note: {n}" for n in r.notes]
     return "\n".join(out)

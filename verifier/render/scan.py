@@ -167,6 +167,13 @@ def ledger_lines(led: LedgerReport | None, indent: str = "    ", verbose: bool =
     if led.totals:
         out.append(f"{indent}ledger totals per CTA: " + "; ".join(
             f"{cls} {_total(t)}" for cls, t in led.totals.items()))  # fmt: skip
+    if led.launch is not None:
+        whole = led.launch
+        if whole.totals:
+            out.append(f"{indent}ledger totals for the launch ({whole.ctas} CTAs, {whole.how}): " + "; ".join(
+                f"{cls} {_total(t)}" for cls, t in whole.totals.items()))  # fmt: skip
+        else:
+            out.append(f"{indent}ledger totals for the launch ({whole.ctas} CTAs): not known: {whole.why}")
     for u in led.unknowns or ():
         out.append(f"{indent}ledger: {u.name} = the trips (an integer >= 0) of {u.bounds}: {u.why}; "
                    f"--arg {u.name}=N evaluates the totals")  # fmt: skip

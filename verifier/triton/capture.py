@@ -7,9 +7,15 @@ Only Triton's public hooks (``triton.knobs.runtime``, Triton 3.4 and later; used
 3.9): ``kernel_load_end_hook`` names each loaded compile's files (Inductor's kernels included),
 ``jit_post_compile_hook`` gives each ``@triton.jit`` function, whose ``launch_metadata`` (the
 public way to attach data to a launch, as Triton's profiler does; one set by the program is kept
-and chained) hands the launch's grid and arguments to ``launch_enter_hook``. Kernels launched
-another way (Inductor's own launcher) are captured as compiles: their replay answers per CTA
-with formulas where a value would be needed.
+and chained) hands the launch's grid and arguments to ``launch_enter_hook``. A kernel compiled
+without ``JITFunction.run`` (``torch.compile``'s Inductor calls ``triton.compile`` itself) gets
+the same ``launch_metadata`` when its compile loads: its ``JITFunction`` is found by the kernel's
+name in the loaded modules (Inductor's ``CachingAutotuner.fn``). While capturing, Inductor is
+asked (its public ``torch._inductor.config``) to launch through Triton's launcher, whose hooks
+these are (``use_static_cuda_launcher = False``) and to compile in the process
+(``compile_threads = 1``); both are put back as the capture ends. Kernels launched another way
+are captured as compiles: their replay answers per CTA with formulas where a value would be
+needed.
 
 What is kept, bounded: at most :data:`LAUNCHES_PER_COMPILE` launch shapes per compile and
 :data:`MAX_LAUNCHES` in all; of a launch's tensors only those the PTX loads values from that
@@ -24,8 +30,10 @@ each at most :data:`MAX_BYTES` (a larger one is named, not copied).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +59,7 @@ class Capture:
         self.needed: dict[str, frozenset[str]] = {}  # compile hash -> arguments whose loaded values decide
         self.seen_per_compile: dict[str, int] = {}
         self.errors: list[str] = []
+        self.chained: list[tuple[object, object]] = []  # (JITFunction, its launch_metadata before)
 
     def limits(self) -> dict:
         return {"per_compile": LAUNCHES_PER_COMPILE, "launches": MAX_LAUNCHES, "bytes_per_buffer": MAX_BYTES}
@@ -88,6 +97,8 @@ class Capture:
             return
         self.functions[_handle(function)] = str(hash)
         self.record_compile(str(hash), str(name), texts["ttgir"], texts.get("ptx"))
+        for jit in _jit_functions(str(name)):  # a kernel compiled outside JITFunction.run (Inductor's)
+            self.chain(jit)
 
     def record_compile(self, key: str, name: str, ttgir: str, ptx: str | None) -> None:
         """One compile's texts (once per hash)."""
@@ -107,14 +118,27 @@ class Capture:
     def _on_compile(self, *, fn, **_) -> None:
         """``jit_post_compile_hook``: chain this capture's ``launch_metadata`` into the function."""
         jit = getattr(fn, "jit_function", None)
-        if jit is None or getattr(jit.launch_metadata, "_bankproof", None) is self:
-            return
-        jit.launch_metadata = self.metadata_fn(jit.launch_metadata)
+        if jit is not None:
+            self.chain(jit)
 
-    def metadata_fn(self, before):
+    def chain(self, jit) -> None:
+        """Chain this capture's ``launch_metadata`` into a ``JITFunction`` (once)."""
+        if getattr(jit.launch_metadata, "_bankproof", None) is self:
+            return
+        self.chained.append((jit, jit.launch_metadata))
+        jit.launch_metadata = self.metadata_fn(jit.launch_metadata, jit)
+
+    def unchain(self) -> None:
+        """Put back each ``launch_metadata`` this capture chained (where it is still this one's)."""
+        for jit, before in reversed(self.chained):
+            if getattr(jit.launch_metadata, "_bankproof", None) is self:
+                jit.launch_metadata = before
+        self.chained.clear()
+
+    def metadata_fn(self, before, jit=None):
         def launch_metadata(grid, metadata, args):
             out = dict(before(grid, metadata, args) or {}) if before is not None else {}
-            out["bankproof_launch"] = (grid, getattr(metadata, "hash", None), args)
+            out["bankproof_launch"] = (grid, getattr(metadata, "hash", None), _named(jit, args))
             return out
 
         launch_metadata._bankproof = self
@@ -177,6 +201,42 @@ class Capture:
         tmp = self.dir / "capture.json.tmp"
         tmp.write_text(json.dumps(record, indent=1))
         tmp.replace(self.dir / "capture.json")
+
+
+def _named(jit, args: dict) -> dict:
+    """The launch's arguments by name. Triton zips the function's argument names with the values
+    the launcher passes; a launcher passing only the non-constexpr ones (Inductor's) gets them
+    named by the non-constexpr parameters."""
+    params = getattr(jit, "params", None)
+    if not params or len(args) >= len(params):
+        return args
+    names = [p.name for p in params if not getattr(p, "is_constexpr", False)]
+    return dict(zip(names, args.values(), strict=True)) if len(names) == len(args) else args
+
+
+def _jit_functions(name: str) -> list:
+    """The ``JITFunction`` objects named ``name``: a loaded module's attribute of that name (the
+    function, or an autotuner wrapping it in ``fn``), else any alive in the process."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return []
+    found = []
+    for mod in list(sys.modules.values()):
+        obj = (
+            getattr(mod, "__dict__", {}).get(name)
+            if isinstance(getattr(mod, "__dict__", None), dict)
+            else None
+        )
+        for _ in range(4):  # Autotuner(Heuristics(JITFunction)) and the like
+            if obj is None or isinstance(obj, JITFunction):
+                break
+            obj = getattr(obj, "fn", None)
+        if isinstance(obj, JITFunction) and obj not in found:
+            found.append(obj)
+    if not found:
+        found = [o for o in gc.get_objects() if isinstance(o, JITFunction) and o.__name__ == name]
+    return found
 
 
 def _handle(function) -> int:
@@ -279,6 +339,7 @@ def capture(folder: str | os.PathLike) -> Iterator[Capture]:
     rt.kernel_load_end_hook.add(cap.on_load)
     rt.launch_enter_hook.add(cap.on_launch)
     rt.jit_post_compile_hook = post_compile
+    inductor = _inductor_settings()
     try:
         yield cap
     finally:
@@ -286,7 +347,44 @@ def capture(folder: str | os.PathLike) -> Iterator[Capture]:
         rt.launch_enter_hook.remove(cap.on_launch)
         if rt.jit_post_compile_hook is post_compile:
             rt.jit_post_compile_hook = before
+        cap.unchain()
+        inductor()
         cap.save()
+
+
+INDUCTOR = {"use_static_cuda_launcher": False, "compile_threads": 1}
+INDUCTOR_ENV = {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "0", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+def _inductor_settings():
+    """Ask Inductor to launch through Triton's launcher and compile in the process (see the module
+    docstring): its config where PyTorch is loaded, else the environment it reads when it loads.
+    Returns what puts them back."""
+    undo = []
+    config = None
+    if "torch" in sys.modules:
+        with contextlib.suppress(Exception):  # a PyTorch without Inductor: nothing to ask
+            import torch._inductor.config as config
+    if config is not None:
+        for k, v in INDUCTOR.items():
+            if hasattr(config, k):
+                undo.append((setattr, config, k, getattr(config, k)))
+                setattr(config, k, v)
+    else:
+        for k, v in INDUCTOR_ENV.items():
+            if k not in os.environ:
+                undo.append((_unset, os.environ, k, None))
+                os.environ[k] = v
+
+    def put_back() -> None:
+        for fn, obj, k, v in reversed(undo):
+            fn(obj, k, v)
+
+    return put_back
+
+
+def _unset(env, key, _) -> None:
+    env.pop(key, None)
 
 
 def install_from_env() -> None:

@@ -161,6 +161,18 @@ class ClassTotal(Result):
 
 
 @dataclass(frozen=True)
+class LaunchTotals(Result):
+    """A whole launch's totals (``ctas`` CTAs) by op class: ``how`` they were found (every CTA
+    alike, proved by the ledger with the program ids unknown; or each CTA run), else ``None``
+    totals and ``why`` not."""
+
+    ctas: int
+    totals: Mapping[str, ClassTotal] | None = optional()
+    how: str | None = optional()
+    why: str | None = optional()
+
+
+@dataclass(frozen=True)
 class LedgerReport(Result):
     """One compiled kernel's ledger: its ``entries``, the PTX instruction groups no TTGIR op owns
     (``unattributed``), where the scan's count and the PTX's addresses differ (``disagreements``),
@@ -177,6 +189,7 @@ class LedgerReport(Result):
     incomplete: tuple[str, ...] | None = optional()
     note: str | None = optional()
     unknowns: tuple[Unknown, ...] | None = optional()  # the trip counts the totals' formulas name
+    launch: LaunchTotals | None = optional()  # the whole launch's (a captured launch's replay)
 
 
 def read_ledger(value: object, where: str = "ledger") -> LedgerReport:

@@ -1,0 +1,108 @@
+"""A captured launch's totals over all its CTAs (``triton replay``): the ledger answers one CTA;
+the launch is every CTA of its grid.
+
+Sound two ways, else said not known: the ledger run again with the program ids left unknown
+(the buffers need a whole launch, so only where none is given) is complete and equal to CTA 0's,
+so no count depends on which CTA runs: the launch is CTA 0's totals times the CTAs. Else, up to
+:data:`MAX_CTAS` CTAs, each CTA's ledger is run with its own program ids and the buffers, and
+summed.
+
+>>> from bankproof.verifier.triton.ledger_records import ClassTotal
+>>> scaled({"ld": ClassTotal(8, 2, ideal=4)}, 3)["ld"].to_dict()
+{'wavefronts': 24, 'instructions': 6, 'ideal': 12}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from bankproof.verifier.kernel.buffers import Buffer
+from bankproof.verifier.results import FrozenMap
+from bankproof.verifier.triton import ledger
+from bankproof.verifier.triton.ledger_records import ClassTotal, LaunchTotals, LedgerReport
+
+MAX_CTAS = 64
+PIDS = ("program_id_x", "program_id_y", "program_id_z")
+ALIKE = "every CTA alike (the ledger with the program ids unknown is complete and equal)"
+EACH = "each CTA's ledger run with its program ids"
+
+
+def scaled(totals: Mapping[str, ClassTotal], n: int) -> dict[str, ClassTotal]:
+    """Totals times ``n`` (wavefronts, instructions and ideal)."""
+    return {
+        k: ClassTotal(t.wavefronts * n, t.instructions * n, ideal=None if t.ideal is None else t.ideal * n)
+        for k, t in totals.items()
+        if t.wavefronts is not None and t.instructions is not None
+    }
+
+
+def _plain(totals: Mapping[str, ClassTotal]) -> dict[str, tuple]:
+    return {k: (t.wavefronts, t.instructions, t.ideal) for k, t in totals.items()}
+
+
+def launch_totals(
+    report,
+    source,
+    grid: tuple[int, int, int],
+    args: Mapping[str, int],
+    buffers: Mapping[str, Buffer] | None,
+    cta0: LedgerReport,
+) -> LaunchTotals:
+    """The launch's totals (see the module docstring); ``cta0`` is CTA 0's ledger, ``report`` the
+    scan the ledgers attribute to."""
+    n = math.prod(grid)
+    if cta0.incomplete or not cta0.totals:
+        return LaunchTotals(n, why="CTA 0's totals are not complete")
+    if n == 1:
+        return LaunchTotals(n, scaled(cta0.totals, 1), how="one CTA")
+    if not buffers:
+        free = FrozenMap({k: v for k, v in args.items() if k not in PIDS})
+        try:
+            any_cta = ledger.build(report, source.ttgir, source.ptx, free, source=source)
+        except (ValueError, KeyError, IndexError):
+            any_cta = None
+        if (
+            any_cta is not None
+            and not any_cta.incomplete
+            and any_cta.totals
+            and _plain(any_cta.totals) == _plain(cta0.totals)
+        ):
+            return LaunchTotals(n, scaled(cta0.totals, n), how=ALIKE)
+    if n > MAX_CTAS:
+        return LaunchTotals(
+            n,
+            why=f"the CTAs' totals may differ (they need the program id) and the grid has {n} CTAs, "
+            f"more than the {MAX_CTAS} the replay runs one by one",
+        )
+    sums: dict[str, list[int | None]] = {}
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                at = FrozenMap({**args, "program_id_x": x, "program_id_y": y, "program_id_z": z})
+                led = cta0 if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
+                if led is None or led.incomplete or not led.totals:
+                    return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete")
+                for k, t in led.totals.items():
+                    acc = sums.setdefault(k, [0, 0, 0])
+                    acc[0] += t.wavefronts or 0
+                    acc[1] += t.instructions or 0
+                    acc[2] = None if acc[2] is None or t.ideal is None else acc[2] + t.ideal
+    totals = {k: ClassTotal(w, i, ideal=d) for k, (w, i, d) in sums.items()}
+    return LaunchTotals(n, totals, how=EACH)
+
+
+def _cta(report, source, args, buffers) -> LedgerReport | None:
+    try:
+        return ledger.build(report, source.ttgir, source.ptx, args, source=source, buffers=buffers)
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+def with_launch(led: LedgerReport, totals: LaunchTotals) -> LedgerReport:
+    """The ledger with the launch's totals beside CTA 0's."""
+    return replace(led, launch=totals)
+
+
+__all__ = ["MAX_CTAS", "launch_totals", "scaled", "with_launch"]
