@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bankproof.verifier.kernel import reconcile, sass
+from bankproof.verifier.kernel import reconcile, sass, sass_effects
 from bankproof.verifier.kernel.sass import SassOp
 from bankproof.verifier.ptx.module import Op
 
@@ -77,7 +77,7 @@ def test_without_the_sass_the_same_loads_are_predicted_apart_and_say_so(monkeypa
     monkeypatch.setattr(sass, "disassemble_cached", lambda *a: None)
     r = _kernel("merge16", block=16)
     assert [_by_line(r)[n].instructions for n in (16, 17, 18, 19)] == [1, 1, 1, 1]
-    assert reconcile.NO_SASS in r.notes
+    assert sass_effects.NO_SASS in r.notes
 
 
 @needs_tools

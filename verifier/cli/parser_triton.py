@@ -79,8 +79,8 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "replay",
         help="answer a captured program's Triton launches (triton capture) without a GPU",
         description="Every launch a capture directory holds (bankproof.capture or triton capture), "
-        "its compile scanned with the launch's integer arguments, grid (CTA 0) and captured buffers; "
-        "worst first. Exit as triton scan does.",
+        "its compile scanned with the launch's integer arguments, grid (CTA 0) and captured buffers, and "
+        "the launch's totals over its grid; worst first. Exit as triton scan does.",
     )
     rep.add_argument("dir", metavar="DIR", help="a capture directory")
     gate_flags(rep, "exit 0 even when something could not be analysed")
@@ -89,8 +89,8 @@ def add_triton(sub, parser_class: type[argparse.ArgumentParser]) -> None:
         "capture",
         help="run a command and capture its Triton compiles and launches into DIR (for triton replay)",
         description="Run CMD (after --) with Triton's public hooks recording every compile it loads and each "
-        "distinct launch of a @triton.jit kernel: grid, integer arguments, and the buffers its shared-memory "
-        "control flow and addresses load (bounded). Exit as CMD exits.",
+        "distinct launch of a Triton kernel (@triton.jit's and torch.compile's): grid, integer arguments, "
+        "and the buffers its shared-memory control flow and addresses load (bounded). Exit as CMD exits.",
     )
     cap.add_argument("dir", metavar="DIR", help="where the capture is written")
     cap.add_argument(

@@ -35,7 +35,7 @@ from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.hardware import instruction
 from bankproof.verifier.engine import tables
 from bankproof.verifier.engine.answer import enumerated
-from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, reconcile, simt
+from bankproof.verifier.kernel import costs, crosscheck, fixes, ptxas, reconcile, sass_effects, simt
 from bankproof.verifier.kernel.functions import with_functions
 from bankproof.verifier.kernel.records import (
     InstructionReport,
@@ -125,10 +125,10 @@ def _evaluate(src: KernelSource, launch: Launch, max_steps: int, max_seconds: fl
 def _runs(src: KernelSource, trace: Trace, arch: str, max_seconds: float, notes: list) -> _Runs:
     """What runs: the SASS read (or, without it, ptxas's merges predicted), and what is unknown."""
     shared = shared_pointers(src.code)  # registers holding shared addresses (generic ld/st through them)
-    seen = reconcile.effects(src.code, src.module.text, arch, shared, max_seconds * SASS_SHARE, notes)
+    seen = sass_effects.effects(src.code, src.module.text, arch, shared, max_seconds * SASS_SHARE, notes)
     merge_of, orphans = seen if seen is not None else (ptxas.predicted(src.code, dict(trace.instances)), [])
     if seen is None:  # a shared atomic is counted by the PTX only in the form the probe ran
-        merge_of.update(reconcile.unseen_atomics(src.code, shared))
+        merge_of.update(sass_effects.unseen_atomics(src.code, shared))
     unknown = [f"{_where(src.code.body[i])}: {why}" for i, why in sorted(trace.lost.items())]
     return _Runs(merge_of, shared, unknown + _unknown_opcodes(src.code) + orphans)
 
@@ -215,19 +215,6 @@ def _uncounted(base: dict, extra: dict, on, verdict: str, status: str, reason: s
     return _report(base, extra, on, None, None, None, verdict, status, reason)
 
 
-def _merge_note(code: KernelCode, m: ptxas.Merge, instr: str) -> str:
-    """What a vector load ptxas makes of PTX loads is, for the report's notes."""
-    lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
-    sass_op = f"{instr[:2].upper()}S.{8 * m.size}"
-    if m.delta is None:
-        return (
-            f"ptxas runs the load at PTX line {lines} as one {sass_op} over the aligned {m.size}-byte "
-            "window holding each lane's address (read from the SASS)"
-        )
-    how = "read from the SASS" if m.seen else "measured, assumed where ptxas cannot prove the alignment"
-    return f"ptxas merges adjacent shared accesses (PTX lines {lines}: one {sass_op}; {how})"
-
-
 def _instruction(
     code: KernelCode,
     op: Op,
@@ -293,7 +280,7 @@ def _instruction(
     if m is not None:
         inst = ptxas.merged_instances(m, dict(trace.instances))
         name = f"{name[:2]}{8 * m.size}"
-        notes.append(_merge_note(code, m, base["instr"]))
+        notes.append(ptxas.merge_note(code, m, base["instr"]))
         base["instr"] = name
     if fam == "ldgsts":
         cnt, ideal, ok, status = tables.copy_counts(
@@ -355,28 +342,7 @@ def _instruction(
     top = int(cnt[ok].max()) if ok.any() else None
     rep = _report(base, extra, on, total, int(ideal[ok].sum()) if all_known else None, top, verdict, status,
                   reason, conflict=conflict)  # fmt: skip
-    return _bounded(rep, fam == "lsu" and not ins.is_matrix, cnt, ok, inst.active, ins.width)
-
-
-def _bounded(rep: InstructionReport, plain: bool, cnt, ok, active, width: int) -> InstructionReport:
-    """A plain load's or store's report with bounds on wavefronts it cannot state."""
-    if ok.all() or not plain:
-        return rep
-    return replace(rep, wavefronts_range=_bounds(cnt, ok, active, width))
-
-
-def _bounds(cnt: np.ndarray, ok: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int]:
-    """Bounds on a load's or store's wavefronts where some executions' addresses are not known:
-    each such execution takes at least one wavefront (a lane is on) and at most one per 4-byte
-    word its 32 lanes access.
-
-    >>> _bounds(np.array([2, 0]), np.array([True, False]), np.ones((2, 32), bool), 4)
-    (3, 34)
-    """
-    known = int(cnt[ok].sum())
-    open_rows = ~ok
-    low = known + int(active[open_rows].any(axis=1).sum())
-    return low, known + int(open_rows.sum()) * 32 * max(1, width // 4)
+    return costs.bounded(rep, fam == "lsu" and not ins.is_matrix, cnt, ok, inst.active, ins.width)
 
 
 def _from_sass(base: dict, extra: dict, on: int, f) -> InstructionReport:

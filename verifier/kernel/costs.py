@@ -14,9 +14,11 @@ point the machine could not follow makes unknown. The counting itself is the eng
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from bankproof.models import copy_rule, hardware, target
-from bankproof.verifier.kernel.records import Instances
+from bankproof.verifier.kernel.records import Instances, InstructionReport
 from bankproof.verifier.ptx.module import KernelCode
 
 ZFILL_CG = (
@@ -156,3 +158,24 @@ def _copy_span(name: str, inst) -> tuple[int, int] | None:
             return None
         lo, hi = lo + got[0], hi + got[1]
     return lo, hi
+
+
+def bounded(rep: InstructionReport, plain: bool, cnt, ok, active, width: int) -> InstructionReport:
+    """A plain load's or store's report with bounds on wavefronts it cannot state."""
+    if ok.all() or not plain:
+        return rep
+    return replace(rep, wavefronts_range=wavefront_bounds(cnt, ok, active, width))
+
+
+def wavefront_bounds(cnt: np.ndarray, ok: np.ndarray, active: np.ndarray, width: int) -> tuple[int, int]:
+    """Bounds on a load's or store's wavefronts where some executions' addresses are not known:
+    each such execution takes at least one wavefront (a lane is on) and at most one per 4-byte
+    word its 32 lanes access.
+
+    >>> wavefront_bounds(np.array([2, 0]), np.array([True, False]), np.ones((2, 32), bool), 4)
+    (3, 34)
+    """
+    known = int(cnt[ok].sum())
+    open_rows = ~ok
+    low = known + int(active[open_rows].any(axis=1).sum())
+    return low, known + int(open_rows.sum()) * 32 * max(1, width // 4)

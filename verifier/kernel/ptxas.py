@@ -219,6 +219,19 @@ def merged_instances(m: Merge, instances: dict[int, Instances]) -> Instances:
     return Instances(first.warp, first.execution, at, first.active, first.reached, first.known)
 
 
+def merge_note(code: KernelCode, m: Merge, instr: str) -> str:
+    """What a vector load ptxas makes of PTX loads is, for the report's notes."""
+    lines = ", ".join(str(code.body[i].ptx_line) for i in m.members)
+    sass_op = f"{instr[:2].upper()}S.{8 * m.size}"
+    if m.delta is None:
+        return (
+            f"ptxas runs the load at PTX line {lines} as one {sass_op} over the aligned {m.size}-byte "
+            "window holding each lane's address (read from the SASS)"
+        )
+    how = "read from the SASS" if m.seen else "measured, assumed where ptxas cannot prove the alignment"
+    return f"ptxas merges adjacent shared accesses (PTX lines {lines}: one {sass_op}; {how})"
+
+
 _EFFECTS = ("st", "ld", "bar", "barrier", "atom", "red", "cp", "mbarrier", "stmatrix", "ldmatrix", "wgmma",
             "tcgen05", "fence", "membar", "bra", "brx", "call", "exit", "trap")  # fmt: skip
 

@@ -30,15 +30,14 @@ each at most :data:`MAX_BYTES` (a larger one is named, not copied).
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from bankproof.models.errors import InputError
+from bankproof.verifier.triton.capture_inductor import inductor_settings, jit_functions, named
 
 SCHEMA = 1
 LAUNCHES_PER_COMPILE = 4
@@ -97,7 +96,7 @@ class Capture:
             return
         self.functions[_handle(function)] = str(hash)
         self.record_compile(str(hash), str(name), texts["ttgir"], texts.get("ptx"))
-        for jit in _jit_functions(str(name)):  # a kernel compiled outside JITFunction.run (Inductor's)
+        for jit in jit_functions(str(name)):  # a kernel compiled outside JITFunction.run (Inductor's)
             self.chain(jit)
 
     def record_compile(self, key: str, name: str, ttgir: str, ptx: str | None) -> None:
@@ -138,7 +137,7 @@ class Capture:
     def metadata_fn(self, before, jit=None):
         def launch_metadata(grid, metadata, args):
             out = dict(before(grid, metadata, args) or {}) if before is not None else {}
-            out["bankproof_launch"] = (grid, getattr(metadata, "hash", None), _named(jit, args))
+            out["bankproof_launch"] = (grid, getattr(metadata, "hash", None), named(jit, args))
             return out
 
         launch_metadata._bankproof = self
@@ -201,42 +200,6 @@ class Capture:
         tmp = self.dir / "capture.json.tmp"
         tmp.write_text(json.dumps(record, indent=1))
         tmp.replace(self.dir / "capture.json")
-
-
-def _named(jit, args: dict) -> dict:
-    """The launch's arguments by name. Triton zips the function's argument names with the values
-    the launcher passes; a launcher passing only the non-constexpr ones (Inductor's) gets them
-    named by the non-constexpr parameters."""
-    params = getattr(jit, "params", None)
-    if not params or len(args) >= len(params):
-        return args
-    names = [p.name for p in params if not getattr(p, "is_constexpr", False)]
-    return dict(zip(names, args.values(), strict=True)) if len(names) == len(args) else args
-
-
-def _jit_functions(name: str) -> list:
-    """The ``JITFunction`` objects named ``name``: a loaded module's attribute of that name (the
-    function, or an autotuner wrapping it in ``fn``), else any alive in the process."""
-    try:
-        from triton.runtime.jit import JITFunction
-    except ImportError:
-        return []
-    found = []
-    for mod in list(sys.modules.values()):
-        obj = (
-            getattr(mod, "__dict__", {}).get(name)
-            if isinstance(getattr(mod, "__dict__", None), dict)
-            else None
-        )
-        for _ in range(4):  # Autotuner(Heuristics(JITFunction)) and the like
-            if obj is None or isinstance(obj, JITFunction):
-                break
-            obj = getattr(obj, "fn", None)
-        if isinstance(obj, JITFunction) and obj not in found:
-            found.append(obj)
-    if not found:
-        found = [o for o in gc.get_objects() if isinstance(o, JITFunction) and o.__name__ == name]
-    return found
 
 
 def _handle(function) -> int:
@@ -339,7 +302,7 @@ def capture(folder: str | os.PathLike) -> Iterator[Capture]:
     rt.kernel_load_end_hook.add(cap.on_load)
     rt.launch_enter_hook.add(cap.on_launch)
     rt.jit_post_compile_hook = post_compile
-    inductor = _inductor_settings()
+    inductor = inductor_settings()
     try:
         yield cap
     finally:
@@ -350,41 +313,6 @@ def capture(folder: str | os.PathLike) -> Iterator[Capture]:
         cap.unchain()
         inductor()
         cap.save()
-
-
-INDUCTOR = {"use_static_cuda_launcher": False, "compile_threads": 1}
-INDUCTOR_ENV = {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "0", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-
-
-def _inductor_settings():
-    """Ask Inductor to launch through Triton's launcher and compile in the process (see the module
-    docstring): its config where PyTorch is loaded, else the environment it reads when it loads.
-    Returns what puts them back."""
-    undo = []
-    config = None
-    if "torch" in sys.modules:
-        with contextlib.suppress(Exception):  # a PyTorch without Inductor: nothing to ask
-            import torch._inductor.config as config
-    if config is not None:
-        for k, v in INDUCTOR.items():
-            if hasattr(config, k):
-                undo.append((setattr, config, k, getattr(config, k)))
-                setattr(config, k, v)
-    else:
-        for k, v in INDUCTOR_ENV.items():
-            if k not in os.environ:
-                undo.append((_unset, os.environ, k, None))
-                os.environ[k] = v
-
-    def put_back() -> None:
-        for fn, obj, k, v in reversed(undo):
-            fn(obj, k, v)
-
-    return put_back
-
-
-def _unset(env, key, _) -> None:
-    env.pop(key, None)
 
 
 def install_from_env() -> None:
