@@ -95,6 +95,8 @@ class Capture:
         if "ttgir" not in texts:
             return
         self.functions[_handle(function)] = str(hash)
+        if str(hash) in self.compiles:  # loaded again (another device): its function is chained
+            return
         self.record_compile(str(hash), str(name), texts["ttgir"], texts.get("ptx"))
         for jit in jit_functions(str(name)):  # a kernel compiled outside JITFunction.run (Inductor's)
             self.chain(jit)
