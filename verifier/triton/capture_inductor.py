@@ -18,9 +18,10 @@ import contextlib
 import gc
 import os
 import sys
+from collections.abc import Callable, Mapping
 
 
-def named(jit, args: dict) -> dict:
+def named(jit, args: Mapping[str, object]) -> Mapping[str, object]:
     """The launch's arguments by name. Triton zips the function's argument names with the values
     the launcher passes; a launcher passing only the non-constexpr ones (Inductor's) gets them
     named by the non-constexpr parameters."""
@@ -60,7 +61,7 @@ INDUCTOR = {"use_static_cuda_launcher": False, "compile_threads": 1}
 INDUCTOR_ENV = {"TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": "0", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
 
 
-def inductor_settings():
+def inductor_settings() -> Callable[[], None]:
     """Ask Inductor to launch through Triton's launcher and compile in the process (see the module
     docstring): its config where PyTorch is loaded, else the environment it reads when it loads.
     Returns what puts them back."""
