@@ -309,3 +309,26 @@ def test_a_launch_s_totals_are_every_cta_s(tmp_path, compiled):
     record(tmp_path / "wide", compiled, [[3, 5]], grid=(lt.MAX_CTAS + 1,))  # CTAs that may differ, too many
     (rep,) = bankproof.replay(tmp_path / "wide").reports
     assert rep.ledger.launch.totals is None and "more than the 64" in rep.ledger.launch.why
+
+
+def test_a_cta_whose_data_is_short_leaves_the_launch_s_totals_unknown_saying_why(tmp_path, compiled):
+    """CTA 1 reads ``lens[1]``, past a one-element buffer: CTA 0's totals stand, the launch's are
+    not known, and the reason is the load's own error."""
+    record(tmp_path, compiled, [[3]])
+    (rep,) = bankproof.replay(tmp_path).reports
+    assert rep.ledger.incomplete == () and rep.ledger.totals["ld"].wavefronts == 96
+    whole = rep.ledger.launch
+    assert whole.totals is None and whole.why.startswith("CTA (1, 0, 0)'s totals are not complete: ")
+    assert "lens_ptr" in whole.why and "4 bytes" in whole.why, whole.why
+
+
+def test_a_triton_buffer_too_small_is_an_error_naming_the_access(compiled):
+    """``triton scan --buffer``: CTA 1's ``lens[1]`` past a one-element buffer is refused, naming
+    the buffer, its size and the bytes read (not left unknown as if no buffer were given)."""
+    from bankproof.models.errors import InputError
+
+    ttgir, ptx = compiled[1].asm["ttgir"], compiled[1].asm["ptx"]
+    args = {"BLOCK": 64, "program_id_x": 1, "num_programs_x": 2, "program_id_y": 0, "num_programs_y": 1,
+            "program_id_z": 0, "num_programs_z": 1}  # fmt: skip
+    with pytest.raises(InputError, match=r"lens_ptr holds 4 bytes; .* reads bytes 4\.\.7"):
+        bankproof.scan_ttgir(ttgir, ptx=ptx, args=args, buffers={"lens_ptr": np.array([3], np.int32)})

@@ -5,7 +5,7 @@ Sound two ways, else said not known: the ledger run again with the program ids l
 (the buffers need a whole launch, so only where none is given) is complete and equal to CTA 0's,
 so no count depends on which CTA runs: the launch is CTA 0's totals times the CTAs. Else, up to
 :data:`MAX_CTAS` CTAs, each CTA's ledger is run with its own program ids and the buffers, and
-summed.
+summed, within :data:`BUDGET_S` seconds.
 
 >>> from bankproof.verifier.triton.ledger_records import ClassTotal
 >>> scaled({"ld": ClassTotal(8, 2, ideal=4)}, 3)["ld"].to_dict()
@@ -15,6 +15,7 @@ summed.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -24,6 +25,7 @@ from bankproof.verifier.triton import ledger
 from bankproof.verifier.triton.ledger_records import ClassTotal, LaunchTotals, LedgerReport
 
 MAX_CTAS = 64
+BUDGET_S = 60.0  # the most one launch's CTAs are run for, one by one
 PIDS = ("program_id_x", "program_id_y", "program_id_z")
 ALIKE = "every CTA alike (the ledger with the program ids unknown is complete and equal)"
 EACH = "each CTA's ledger run with its program ids"
@@ -77,13 +79,17 @@ def launch_totals(
             f"more than the {MAX_CTAS} the replay runs one by one",
         )
     sums: dict[str, list[int | None]] = {}
+    start = time.monotonic()
     for z in range(grid[2]):
         for y in range(grid[1]):
             for x in range(grid[0]):
+                if time.monotonic() - start > BUDGET_S:
+                    return LaunchTotals(n, why=f"the CTAs were not all run within {BUDGET_S:.0f} s")
                 at = FrozenMap({**args, "program_id_x": x, "program_id_y": y, "program_id_z": z})
-                led = cta0 if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
+                led, error = (cta0, "") if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
                 if led is None or led.incomplete or not led.totals:
-                    return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete")
+                    why = error or (led.incomplete[0] if led is not None and led.incomplete else "no totals")
+                    return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete: {why}")
                 for k, t in led.totals.items():
                     acc = sums.setdefault(k, [0, 0, 0])
                     acc[0] += t.wavefronts or 0
@@ -93,11 +99,12 @@ def launch_totals(
     return LaunchTotals(n, totals, how=EACH)
 
 
-def _cta(report, source, args, buffers) -> LedgerReport | None:
+def _cta(report, source, args, buffers) -> tuple[LedgerReport | None, str]:
+    """One CTA's ledger, or why there is none (its data is refused: a load past a buffer's end)."""
     try:
-        return ledger.build(report, source.ttgir, source.ptx, args, source=source, buffers=buffers)
-    except (ValueError, KeyError, IndexError):
-        return None
+        return ledger.build(report, source.ttgir, source.ptx, args, source=source, buffers=buffers), ""
+    except (ValueError, KeyError, IndexError) as e:  # InputError is a ValueError
+        return None, str(e)[:300]
 
 
 def with_launch(led: LedgerReport, totals: LaunchTotals) -> LedgerReport:

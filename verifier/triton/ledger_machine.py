@@ -112,6 +112,10 @@ def run_counts(
     src = KernelSource(code.name, "triton", module, with_functions(module, code))
     try:
         result = analyse(src, launch, max_seconds=MAX_SECONDS, second_engine=False)
+    except InputError as e:
+        if e.field == "buffer":  # the data given is refused (a load past its end, a null pointer)
+            raise
+        return None
     except (ValueError, KeyError, IndexError):  # PTX the machine refuses: the ledger keeps its answers
         return None
     return FrozenMap({r.ptx_line: r for r in result.instructions})
