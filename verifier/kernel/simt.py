@@ -58,6 +58,7 @@ from bankproof.verifier.kernel.values import (
     special_registers,
     width,
 )
+from bankproof.verifier.ptx.machine import PTX_CONSTANTS
 from bankproof.verifier.ptx.module import KernelCode, Op
 
 MAX_STEPS = 3_000_000
@@ -118,6 +119,8 @@ class Machine:
             return Value.unknown(self.n)
         if t in self.symbols:
             return Value.const(self.symbols[t], self.n)
+        if t in PTX_CONSTANTS:  # WARP_SZ (nvcc and NVRTC write warpSize so)
+            return Value.const(PTX_CONSTANTS[t], self.n)
         if t.startswith("{") and t.endswith("}"):
             parts = [self.value(p, op) for p in t[1:-1].split(",")]
             if len(parts) == 2:

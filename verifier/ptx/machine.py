@@ -16,6 +16,7 @@ from bankproof.verifier.ptx.parse import MEM_OPERAND, Instruction, Kernel, class
 
 # ----- evaluation --------------------------------------------------------------------------------
 _SREG = {"%tid.x": "tid", "%laneid": "lane"}
+PTX_CONSTANTS = {"WARP_SZ": 32}  # the PTX ISA's predefined constants (the warp size: 32 on every NVIDIA GPU)
 _DEST_LESS = frozenset(
     {"st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier", "fence", "tensormap", "ret",
      "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol"}
@@ -93,6 +94,8 @@ class PtxMachine:
             return np.zeros_like(self.tid) if op.startswith("%tid.") else None
         if op == "global_smem":
             return np.zeros_like(self.tid)
+        if op in PTX_CONSTANTS:
+            return np.full_like(self.tid, PTX_CONSTANTS[op])
         if op.startswith("%"):
             return self.vals.get(_reg(op, scope, self.local))
         if op.startswith("{") and op.endswith("}") and op.count(",") == 1:  # mov.b64 d, {lo, hi}
