@@ -169,9 +169,9 @@ def ledger_lines(led: LedgerReport | None, indent: str = "    ", verbose: bool =
             f"{cls} {_total(t)}" for cls, t in led.totals.items()))  # fmt: skip
     if led.launch is not None:
         whole = led.launch
-        if whole.totals:
-            out.append(f"{indent}ledger totals for the launch ({whole.ctas} CTAs, {whole.how}): " + "; ".join(
-                f"{cls} {_total(t)}" for cls, t in whole.totals.items()))  # fmt: skip
+        if whole.totals is not None:
+            said = "; ".join(f"{cls} {_total(t)}" for cls, t in whole.totals.items()) or "none"
+            out.append(f"{indent}ledger totals for the launch ({whole.ctas} CTAs, {whole.how}): {said}")
         else:
             out.append(f"{indent}ledger totals for the launch ({whole.ctas} CTAs): not known: {whole.why}")
     for u in led.unknowns or ():

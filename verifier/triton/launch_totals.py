@@ -2,8 +2,8 @@
 the launch is every CTA of its grid.
 
 Sound two ways, else said not known: the ledger run again with the program ids left unknown
-(the buffers need a whole launch, so only where none is given) is complete and equal to CTA 0's,
-so no count depends on which CTA runs: the launch is CTA 0's totals times the CTAs. Else, up to
+(and so without the buffers, which need a whole launch) is complete and equal to CTA 0's, so no
+count depends on which CTA runs or what it loads: the launch is CTA 0's totals times the CTAs. Else, up to
 :data:`MAX_CTAS` CTAs, each CTA's ledger is run with its own program ids and the buffers, and
 summed, within :data:`BUDGET_S` seconds.
 
@@ -55,23 +55,24 @@ def launch_totals(
     """The launch's totals (see the module docstring); ``cta0`` is CTA 0's ledger, ``report`` the
     scan the ledgers attribute to."""
     n = math.prod(grid)
-    if cta0.incomplete or not cta0.totals:
+    if cta0.incomplete or cta0.totals is None:
         return LaunchTotals(n, why="CTA 0's totals are not complete")
+    if not cta0.totals and not cta0.entries:
+        return LaunchTotals(n, {}, how="no shared-memory instructions")
     if n == 1:
         return LaunchTotals(n, scaled(cta0.totals, 1), how="one CTA")
-    if not buffers:
-        free = FrozenMap({k: v for k, v in args.items() if k not in PIDS})
-        try:
-            any_cta = ledger.build(report, source.ttgir, source.ptx, free, source=source)
-        except (ValueError, KeyError, IndexError):
-            any_cta = None
-        if (
-            any_cta is not None
-            and not any_cta.incomplete
-            and any_cta.totals
-            and _plain(any_cta.totals) == _plain(cta0.totals)
-        ):
-            return LaunchTotals(n, scaled(cta0.totals, n), how=ALIKE)
+    free = FrozenMap({k: v for k, v in args.items() if k not in PIDS})
+    try:  # without the buffers too (they need a whole launch): complete then, the data decides nothing
+        any_cta = ledger.build(report, source.ttgir, source.ptx, free, source=source)
+    except (ValueError, KeyError, IndexError):
+        any_cta = None
+    if (
+        any_cta is not None
+        and not any_cta.incomplete
+        and any_cta.totals
+        and _plain(any_cta.totals) == _plain(cta0.totals)
+    ):
+        return LaunchTotals(n, scaled(cta0.totals, n), how=ALIKE)
     if n > MAX_CTAS:
         return LaunchTotals(
             n,
@@ -87,7 +88,7 @@ def launch_totals(
                     return LaunchTotals(n, why=f"the CTAs were not all run within {BUDGET_S:.0f} s")
                 at = FrozenMap({**args, "program_id_x": x, "program_id_y": y, "program_id_z": z})
                 led, error = (cta0, "") if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
-                if led is None or led.incomplete or not led.totals:
+                if led is None or led.incomplete or led.totals is None:
                     why = error or (led.incomplete[0] if led is not None and led.incomplete else "no totals")
                     return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete: {why}")
                 for k, t in led.totals.items():
