@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from bankproof.models import target
+from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.verifier.ptx.alu import COMPUTED, compute
 from bankproof.verifier.ptx.parse import MEM_OPERAND, Instruction, Kernel, classes_of, type_width
 
 # ----- evaluation --------------------------------------------------------------------------------
 _SREG = {"%tid.x": "tid", "%laneid": "lane"}
-PTX_CONSTANTS = {"WARP_SZ": 32}  # the PTX ISA's predefined constants (the warp size: 32 on every NVIDIA GPU)
+# the PTX ISA's predefined constants: WARP_SZ, the warp size of every PTX target (models/target.py)
+PTX_CONSTANTS = {"WARP_SZ": target.get(DEFAULT_ARCH).warp}
 _DEST_LESS = frozenset(
     {"st", "stmatrix", "bar", "barrier", "bra", "brx", "cp", "mbarrier", "fence", "tensormap", "ret",
      "red", "wgmma", "tcgen05", "prefetch", "membar", "exit", "trap", "griddepcontrol"}

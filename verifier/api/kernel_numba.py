@@ -1,0 +1,63 @@
+"""``bankproof.kernel_numba``: a numba-cuda kernel answered on its own Python lines. numba-cuda
+compiles the ``@cuda.jit`` function for its signature to PTX on a machine without a GPU
+(``cuda.compile_ptx`` with ``lineinfo``, NVVM from the ``cuda`` extra); its ``.loc`` lines name
+the Python file and line, so every instruction, total and conflict of the account is reported at
+the user's line.
+
+The recipe, without this function: ``ptx, _ = numba.cuda.compile_ptx(fn.py_func, sig,
+lineinfo=True, cc=(9, 0))``, then ``bankproof.kernel(ptx, language="ptx", block=...)``.
+
+>>> try:
+...     kernel_numba(len, "void()")
+... except InputError as e:
+...     print(e.field, e.problem)
+fn must be a @cuda.jit function or a Python function
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import replace
+
+from bankproof.models.archs import DEFAULT_ARCH
+from bankproof.models.errors import InputError
+from bankproof.verifier.api.kernel import kernel
+from bankproof.verifier.kernel.records import KernelResult
+
+WHERE = "kernel_numba"
+VERSIONS = "numba-cuda 0.30 (the numba extra)"
+
+
+def _cc(arch: str) -> tuple[int, int]:
+    digits = arch.removeprefix("sm").removeprefix("_").rstrip("a")
+    if not digits.isdigit() or len(digits) < 2:
+        raise InputError(WHERE, "arch", "must be an sm arch (sm80, sm90, ...)", arch)
+    return int(digits[:-1]), int(digits[-1])
+
+
+def kernel_numba(
+    fn, signature, *, block: int | str | tuple = 128, arch: str = DEFAULT_ARCH, **options
+) -> KernelResult:
+    """One CTA of the numba-cuda kernel ``fn`` (a ``@cuda.jit`` dispatcher or its Python function)
+    compiled for ``signature`` (numba's: ``"void(float32[:, :], float32[:, :])"`` or a tuple of
+    types), analysed as :func:`bankproof.kernel` analyses PTX (``options``: its keyword arguments:
+    ``grid``, ``cta``, ``args`` by PTX parameter name or position, ``buffers``...)."""
+    py = getattr(fn, "py_func", fn)
+    if not inspect.isfunction(py):
+        raise InputError(WHERE, "fn", "must be a @cuda.jit function or a Python function", fn)
+    cc = _cc(arch) if isinstance(arch, str) else _cc("")
+    try:
+        from numba import cuda
+    except ImportError:
+        raise InputError(WHERE, "fn", f"needs {VERSIONS}: pip install 'bankproof[numba]'") from None
+    try:
+        ptx, _ = cuda.compile_ptx(py, signature, lineinfo=True, cc=cc)
+    except Exception as e:  # noqa: BLE001 - numba's own errors are the user's to read
+        raise InputError(
+            WHERE, "fn", f"numba could not compile it: {type(e).__name__}: {str(e)[:300]}"
+        ) from None
+    result = kernel(ptx, language="ptx", block=block, arch=arch, **options)
+    return replace(result, source=f"{py.__code__.co_filename} ({py.__name__}, numba)", kernel=py.__name__)
+
+
+__all__ = ["kernel_numba"]
