@@ -63,3 +63,14 @@ def test_each_launch_s_totals_equal_the_counters():
             assert pair == want, (k["kernel"], kind)
         checked += 1
     assert checked >= 2
+
+
+def test_the_environment_switch_captures_the_same_launches():
+    """``triton capture DIR -- CMD``'s way (BANKPROOF_CAPTURE and a sitecustomize, the capture
+    installed before PyTorch loads, Inductor asked through its environment variables), run on
+    the same H100 with the same model: the same kernels launched on the same grids, no hook error
+    (gpu_checks/results/h100-2026-12-08-capture-env.json, lab/gpu/device_capture_env.sh)."""
+    env = json.loads((ROOT / "gpu_checks" / "results" / "h100-2026-12-08-capture-env.json").read_text())
+    probe = json.loads((DEVICE / "probe.json").read_text())
+    assert env["errors"] == []
+    assert sorted((x["kernel"], x["grid"]) for x in env["launches"]) == sorted(map(tuple, probe["launches"]))
