@@ -20,7 +20,7 @@ $(DEMO): pyproject.toml | $(BIN)/python
 
 # The tests take every extra: the oracles (Triton), Ray, the CUDA headers, the MCP SDK, the test tools.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e ".[test,triton,ray,cuda,mcp,numba]"
+	$(BIN)/pip install -qq -e ".[test,triton,ray,cuda,mcp,numba,cute-dsl]"
 	touch $(STAMP)
 
 demo: $(DEMO)

@@ -21,7 +21,7 @@ import re
 import sys
 import tempfile
 
-os.environ.setdefault("CUTE_DSL_ARCH", "sm_100a")
+os.environ["CUTE_DSL_ARCH"] = "sm_100a"  # its own process (tcgen05 exists on sm_100a only)
 os.environ.setdefault("CUTE_DSL_KEEP", "ptx")
 os.environ.setdefault("CUTE_DSL_DUMP_DIR", tempfile.mkdtemp())
 try:  # the DSL compiles kernels from their source in this module's globals

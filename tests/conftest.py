@@ -14,6 +14,9 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# The CuTe DSL reads its target once, when first imported: the oracles in this process (the
+# warpgroup atoms exist on sm_90a only) want sm_90a; lab/cute_desc_oracle.py (sm_100a) runs in its own.
+os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
 
 
 @pytest.fixture(scope="session")

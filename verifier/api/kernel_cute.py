@@ -1,0 +1,84 @@
+"""``bankproof.kernel_cute``: a CuTe DSL kernel answered on its own Python lines. The CuTe DSL
+compiles a ``@cute.jit`` function for its arguments (fake tensors: ``cute.runtime.make_fake_tensor``)
+to PTX on a machine without a GPU; with ``--generate-line-info`` its ``.loc`` lines name the
+Python file and line, so every instruction, total and conflict is reported at the user's line.
+The PTX is kept in a temporary folder (``--keep-ptx --dump-dir``), read from the compile's
+artifacts and the folder removed: nothing is written where the user did not ask.
+
+The recipe, without this function: ``c = cute.compile(fn, *args, options="--keep-ptx --dump-dir=D
+--gpu-arch=sm_90a --generate-line-info")``, then ``bankproof.kernel(c.artifacts.PTX,
+language="ptx", block=...)``.
+
+>>> gpu_arch("sm90"), gpu_arch("sm100"), gpu_arch("sm80")
+('sm_90a', 'sm_100a', 'sm_80')
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+
+from bankproof.models.archs import DEFAULT_ARCH
+from bankproof.models.errors import InputError
+from bankproof.verifier.api.kernel import kernel
+from bankproof.verifier.kernel.records import KernelResult
+
+WHERE = "kernel_cute"
+VERSIONS = "the CuTe DSL (nvidia-cutlass-dsl 4.8)"
+
+
+def gpu_arch(arch: str) -> str:
+    """The CuTe DSL's ``--gpu-arch`` for a bankproof arch: the ``a`` variant where the arch has
+    architecture-specific instructions (sm90's wgmma, sm100's tcgen05), as the DSL names them."""
+    digits = arch.removeprefix("sm").removeprefix("_").rstrip("a") if isinstance(arch, str) else ""
+    if not digits.isdigit() or len(digits) < 2:
+        raise InputError(WHERE, "arch", "must be an sm arch (sm80, sm90, sm100, ...)", arch)
+    return f"sm_{digits}a" if int(digits) >= 90 else f"sm_{digits}"
+
+
+def kernel_cute(fn, *args, block: int | str | tuple | None = None, arch: str = DEFAULT_ARCH,
+                **options) -> KernelResult:  # fmt: skip
+    """One CTA of the kernel a CuTe DSL ``@cute.jit`` function ``fn`` launches, compiled for
+    ``args`` (fake tensors and scalars, as ``cute.compile`` takes them) and analysed as
+    :func:`bankproof.kernel` analyses PTX; ``block`` defaults to the kernel's own ``.reqntid``
+    (the block its launch names); ``options``: :func:`bankproof.kernel`'s other keywords."""
+    flavour = gpu_arch(arch)
+    if not callable(fn):
+        raise InputError(WHERE, "fn", "must be a @cute.jit function", fn)
+    try:
+        import cutlass.cute as cute
+    except ImportError:
+        raise InputError(WHERE, "fn", f"needs {VERSIONS}: pip install 'bankproof[cute-dsl]'") from None
+    with tempfile.TemporaryDirectory(prefix="bankproof-cute-") as folder:
+        flags = f"--keep-ptx --dump-dir={folder} --gpu-arch={flavour} --generate-line-info"
+        try:
+            compiled = cute.compile(fn, *args, options=flags)
+            ptx = compiled.artifacts.PTX
+        except Exception as e:  # noqa: BLE001 - the DSL's own errors are the user's to read
+            raise InputError(WHERE, "fn", f"the CuTe DSL could not compile it: {type(e).__name__}: "
+                             f"{str(e)[:300]}") from None  # fmt: skip
+    if not isinstance(ptx, str) or not ptx.strip():
+        raise InputError(WHERE, "fn", "the CuTe DSL kept no PTX for it (a function with no kernel?)")
+    if block is None:
+        block = _reqntid(ptx)
+    result = kernel(ptx, language="ptx", block=block, arch=arch, **options)
+    name = getattr(fn, "__name__", "kernel")
+    return replace(result, source=f"{_file(fn)} ({name}, CuTe DSL)")
+
+
+def _reqntid(ptx: str) -> tuple[int, ...]:
+    """The block a kernel's ``.reqntid`` names (the DSL writes its launch's block there)."""
+    from bankproof.verifier.ptx.module import kernel_code, read_module
+
+    hint = kernel_code(read_module(ptx), None).block_hint
+    if not hint:
+        raise InputError(WHERE, "block", "is needed: the kernel names no .reqntid")
+    return tuple(hint)
+
+
+def _file(fn) -> str:
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None) or getattr(fn, "__code__", None)
+    return code.co_filename if code is not None else "<CuTe DSL>"
+
+
+__all__ = ["gpu_arch", "kernel_cute"]
