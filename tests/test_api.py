@@ -238,6 +238,8 @@ SUBJECTS = {  # what each public function is about (positional); everything else
     "explain": (),
     "kernel": ("source",),
     "kernel_open": ("source", "open_arg"),
+    "kernel_numba": ("fn", "signature"),
+    "kernel_cute": ("fn", "arguments"),
     "layout": ("notation",),
     "problem": ("memory",),
     "scan_ttgir": ("text",),

@@ -42,7 +42,7 @@ def _line(text: str) -> int:
 def test_the_answer_is_on_the_user_s_python_lines(dsl, tmp_path, monkeypatch):
     mod, fake = dsl
     monkeypatch.chdir(tmp_path)
-    r = bankproof.kernel_cute(mod.transpose, fake(), fake(), 32)
+    r = bankproof.kernel_cute(mod.transpose, (fake(), fake(), 32))
     assert list(tmp_path.iterdir()) == []  # the DSL's kept PTX went to a temporary folder
     lines = {
         (ln.location.file, ln.location.line): (ln.instructions, ln.wavefronts, ln.verdict) for ln in r.lines
@@ -50,7 +50,7 @@ def test_the_answer_is_on_the_user_s_python_lines(dsl, tmp_path, monkeypatch):
     assert lines[(str(FILE), _line("tile[ty, tx] = g_a[ty, tx]"))] == (32, 32, "proved")
     assert lines[(str(FILE), _line("g_b[ty, tx] = tile[tx, ty]"))] == (32, 1024, "refuted")
     assert r.launch["block"] == [32, 32, 1] and "CuTe DSL" in r.source
-    padded = bankproof.kernel_cute(mod.transpose, fake(), fake(), 33)
+    padded = bankproof.kernel_cute(mod.transpose, (fake(), fake(), 33))
     assert padded.verdict == "proved"
     assert {t.kind: t.wavefronts for t in padded.totals} == {"ld": 32, "st": 32}
 
@@ -58,6 +58,6 @@ def test_the_answer_is_on_the_user_s_python_lines(dsl, tmp_path, monkeypatch):
 def test_what_the_dsl_cannot_compile_is_an_input_error(dsl):
     mod, fake = dsl
     with pytest.raises(InputError, match="could not compile it"):
-        bankproof.kernel_cute(mod.transpose, fake(), 32)  # an argument missing
+        bankproof.kernel_cute(mod.transpose, (fake(), 32))  # an argument missing
     with pytest.raises(InputError, match="arch"):
-        bankproof.kernel_cute(mod.transpose, fake(), fake(), 32, arch="gfx942")
+        bankproof.kernel_cute(mod.transpose, (fake(), fake(), 32), arch="gfx942")

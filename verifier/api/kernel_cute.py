@@ -5,7 +5,7 @@ Python file and line, so every instruction, total and conflict is reported at th
 The PTX is kept in a temporary folder (``--keep-ptx --dump-dir``), read from the compile's
 artifacts and the folder removed: nothing is written where the user did not ask.
 
-The recipe, without this function: ``c = cute.compile(fn, *args, options="--keep-ptx --dump-dir=D
+The recipe, without this function: ``c = cute.compile(fn, *arguments, options="--keep-ptx --dump-dir=D
 --gpu-arch=sm_90a --generate-line-info")``, then ``bankproof.kernel(c.artifacts.PTX,
 language="ptx", block=...)``.
 
@@ -16,11 +16,12 @@ language="ptx", block=...)``.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from dataclasses import replace
 
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
-from bankproof.verifier.api.kernel import kernel
+from bankproof.verifier.api.kernel import MAX_STEPS, kernel
 from bankproof.verifier.kernel.records import KernelResult
 
 WHERE = "kernel_cute"
@@ -36,12 +37,25 @@ def gpu_arch(arch: str) -> str:
     return f"sm_{digits}a" if int(digits) >= 90 else f"sm_{digits}"
 
 
-def kernel_cute(fn, *args, block: int | str | tuple | None = None, arch: str = DEFAULT_ARCH,
-                **options) -> KernelResult:  # fmt: skip
+def kernel_cute(
+    fn,
+    arguments: tuple = (),
+    *,
+    block: int | str | tuple | None = None,
+    grid: int | str | tuple = 1,
+    cta: tuple | str = (0, 0, 0),
+    dynamic_smem: int = 0,
+    args: Mapping[str, int] | None = None,
+    arch: str = DEFAULT_ARCH,
+    max_steps: int = MAX_STEPS,
+    time_limit: float = 120.0,
+    buffers: Mapping[str, object] | None = None,
+) -> KernelResult:
     """One CTA of the kernel a CuTe DSL ``@cute.jit`` function ``fn`` launches, compiled for
-    ``args`` (fake tensors and scalars, as ``cute.compile`` takes them) and analysed as
-    :func:`bankproof.kernel` analyses PTX; ``block`` defaults to the kernel's own ``.reqntid``
-    (the block its launch names); ``options``: :func:`bankproof.kernel`'s other keywords."""
+    ``arguments`` (a tuple of fake tensors and scalars, as ``cute.compile`` takes them) and
+    analysed as :func:`bankproof.kernel` analyses PTX, with its keywords (``args`` and ``buffers``
+    by PTX parameter name or position); ``block`` defaults to the kernel's own ``.reqntid`` (the
+    block its launch names)."""
     flavour = gpu_arch(arch)
     if not callable(fn):
         raise InputError(WHERE, "fn", "must be a @cute.jit function", fn)
@@ -52,7 +66,7 @@ def kernel_cute(fn, *args, block: int | str | tuple | None = None, arch: str = D
     with tempfile.TemporaryDirectory(prefix="bankproof-cute-") as folder:
         flags = f"--keep-ptx --dump-dir={folder} --gpu-arch={flavour} --generate-line-info"
         try:
-            compiled = cute.compile(fn, *args, options=flags)
+            compiled = cute.compile(fn, *tuple(arguments), options=flags)
             ptx = compiled.artifacts.PTX
         except Exception as e:  # noqa: BLE001 - the DSL's own errors are the user's to read
             raise InputError(WHERE, "fn", f"the CuTe DSL could not compile it: {type(e).__name__}: "
@@ -61,7 +75,19 @@ def kernel_cute(fn, *args, block: int | str | tuple | None = None, arch: str = D
         raise InputError(WHERE, "fn", "the CuTe DSL kept no PTX for it (a function with no kernel?)")
     if block is None:
         block = _reqntid(ptx)
-    result = kernel(ptx, language="ptx", block=block, arch=arch, **options)
+    result = kernel(
+        ptx,
+        language="ptx",
+        block=block,
+        grid=grid,
+        cta=cta,
+        dynamic_smem=dynamic_smem,
+        args=args,
+        arch=arch,
+        max_steps=max_steps,
+        time_limit=time_limit,
+        buffers=buffers,
+    )
     name = getattr(fn, "__name__", "kernel")
     return replace(result, source=f"{_file(fn)} ({name}, CuTe DSL)")
 

@@ -17,11 +17,12 @@ fn must be a @cuda.jit function or a Python function
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import replace
 
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
-from bankproof.verifier.api.kernel import kernel
+from bankproof.verifier.api.kernel import MAX_STEPS, kernel
 from bankproof.verifier.kernel.records import KernelResult
 
 WHERE = "kernel_numba"
@@ -36,12 +37,23 @@ def _cc(arch: str) -> tuple[int, int]:
 
 
 def kernel_numba(
-    fn, signature, *, block: int | str | tuple = 128, arch: str = DEFAULT_ARCH, **options
+    fn,
+    signature,
+    *,
+    block: int | str | tuple = 128,
+    grid: int | str | tuple = 1,
+    cta: tuple | str = (0, 0, 0),
+    dynamic_smem: int = 0,
+    args: Mapping[str, int] | None = None,
+    arch: str = DEFAULT_ARCH,
+    max_steps: int = MAX_STEPS,
+    time_limit: float = 120.0,
+    buffers: Mapping[str, object] | None = None,
 ) -> KernelResult:
     """One CTA of the numba-cuda kernel ``fn`` (a ``@cuda.jit`` dispatcher or its Python function)
     compiled for ``signature`` (numba's: ``"void(float32[:, :], float32[:, :])"`` or a tuple of
-    types), analysed as :func:`bankproof.kernel` analyses PTX (``options``: its keyword arguments:
-    ``grid``, ``cta``, ``args`` by PTX parameter name or position, ``buffers``...)."""
+    types), analysed as :func:`bankproof.kernel` analyses PTX, with its keywords (``args`` and
+    ``buffers`` by PTX parameter name or position)."""
     py = getattr(fn, "py_func", fn)
     if not inspect.isfunction(py):
         raise InputError(WHERE, "fn", "must be a @cuda.jit function or a Python function", fn)
@@ -56,7 +68,19 @@ def kernel_numba(
         raise InputError(
             WHERE, "fn", f"numba could not compile it: {type(e).__name__}: {str(e)[:300]}"
         ) from None
-    result = kernel(ptx, language="ptx", block=block, arch=arch, **options)
+    result = kernel(
+        ptx,
+        language="ptx",
+        block=block,
+        grid=grid,
+        cta=cta,
+        dynamic_smem=dynamic_smem,
+        args=args,
+        arch=arch,
+        max_steps=max_steps,
+        time_limit=time_limit,
+        buffers=buffers,
+    )
     return replace(result, source=f"{py.__code__.co_filename} ({py.__name__}, numba)", kernel=py.__name__)
 
 
