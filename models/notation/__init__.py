@@ -25,6 +25,7 @@ from bankproof.models.notation import triton as triton_notation
 from bankproof.models.notation import triton_mfma  # noqa: F401 - registers the mfma, wmma and rotating attribute kinds
 from bankproof.models.notation.bases import bases_text, parse_bases
 from bankproof.models.notation.cute import in_bytes, parse_cute, to_cute
+from bankproof.models.notation.cute_dsl import cute_dsl_text, is_cute_dsl
 from bankproof.models.notation.formula import default_names, formula_text, parse_formula
 from bankproof.models.notation.gluon import gluon_attribute, gluon_shape, is_gluon
 
@@ -115,11 +116,12 @@ def parse_shape(text: str | Sequence[int], max_log2: int = MAX_ELEMENTS_LOG2) ->
 
 def foreign_text(obj: object) -> str | None:
     """The notation text of a layout *object* from another library, or None: a Gluon layout
-    reads as the Triton attribute it builds, a CuTe DSL (``cutlass``) layout as what it prints."""
+    reads as the Triton attribute it builds, a CuTe DSL (``cutlass``) layout by its fields
+    (:mod:`~bankproof.models.notation.cute_dsl`)."""
     if is_gluon(obj):
         return gluon_attribute(obj).text()
-    if type(obj).__module__.split(".")[0] == "cutlass":
-        return f"cute:{obj}"
+    if is_cute_dsl(obj):
+        return cute_dsl_text(obj)
     return None
 
 
