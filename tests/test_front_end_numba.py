@@ -52,3 +52,17 @@ def test_what_numba_cannot_compile_is_an_input_error(kernels):
         bankproof.kernel_numba(kernels.transpose, "void(float32[:, :])", block=32)
     with pytest.raises(InputError, match="arch"):
         bankproof.kernel_numba(kernels.transpose, SIG, arch="gfx942")
+
+
+def test_a_fix_names_the_python_variable_only_where_vouched_for(kernels):
+    """numba's ``_cudapy_smem_1`` is ``tile`` (one array declared, 32x32 f32 = 4,096 bytes, as
+    the PTX's symbol); a PTX symbol of another size, or another count, keeps numba's name."""
+    from bankproof.verifier.api.numba_names import rename
+
+    r = bankproof.kernel_numba(kernels.transpose, SIG, block=(32, 32))
+    (fix,) = [i.fix for i in r.instructions if i.fix]
+    assert fix.startswith("pad `tile`: ")
+    fn = kernels.transpose.py_func
+    assert rename(fn, [("_cudapy_smem_1", 4096)]) == {"_cudapy_smem_1": "tile"}
+    assert rename(fn, [("_cudapy_smem_1", 4224)]) == {}
+    assert rename(fn, [("_cudapy_smem_1", 4096), ("_cudapy_smem_2", 4096)]) == {}

@@ -23,6 +23,7 @@ from dataclasses import replace
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.kernel import MAX_STEPS, kernel
+from bankproof.verifier.api.numba_names import NUMBA_SMEM, rename
 from bankproof.verifier.kernel.records import KernelResult
 
 WHERE = "kernel_numba"
@@ -81,7 +82,26 @@ def kernel_numba(
         time_limit=time_limit,
         buffers=buffers,
     )
+    names = rename(py, _shared_symbols(ptx))
+    if names:  # fixes name the Python variable, not numba's symbol
+        result = replace(result, instructions=tuple(_renamed(i, names) for i in result.instructions))
     return replace(result, source=f"{py.__code__.co_filename} ({py.__name__}, numba)", kernel=py.__name__)
+
+
+def _shared_symbols(ptx: str) -> list[tuple[str, int | None]]:
+    from bankproof.verifier.ptx.module import kernel_code, read_module
+
+    try:
+        return [(s.name, s.size) for s in kernel_code(read_module(ptx), None).shared]
+    except (InputError, ValueError, AttributeError):
+        return []
+
+
+def _renamed(i, names: dict[str, str]):
+    if not i.fix:
+        return i
+    fix = NUMBA_SMEM.sub(lambda m: f"{names[m.group(0)]}" if m.group(0) in names else m.group(0), i.fix)
+    return replace(i, fix=fix)
 
 
 __all__ = ["kernel_numba"]
