@@ -109,3 +109,20 @@ def test_nvccs_ptx_of_the_same_kernels_equals_the_counters(rec):
 def test_the_nvcc_record_is_whole():
     assert len(NVCC) == 14 and not any(r.get("failed") for r in NVCC)
     assert {r["name"] for r in NVCC} == {c["name"] for c in kc.cases(kc.PUBLIC / "nvcc")}
+
+
+def test_every_numba_line_is_a_line_of_the_python_source(analysed):
+    """numba's PTX names its Python file (``lab/numba_kernels.py``): every line of every measured
+    numba kernel's account is a code line of that file, inside a kernel's ``def`` (numba's line
+    table gives a shared array's first store the line declaring it, in the bitonic sort)."""
+    source = (kc.EXAMPLES.parent.parent / "lab" / "numba_kernels.py").read_text().splitlines()
+    checked = 0
+    for name, r in analysed.items():
+        if not name.startswith("numba_"):
+            continue
+        for ln in r.lines:
+            assert ln.location is not None and ln.location.file == "lab/numba_kernels.py", (name, ln)
+            text = source[ln.location.line - 1]
+            assert text.startswith("    ") and not text.strip().startswith("#"), (name, ln.location.line)
+            checked += 1
+    assert checked >= 17
