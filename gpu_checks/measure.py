@@ -107,6 +107,25 @@ def match_launches(plan_path: str, ncu_path: str, kernel_of, metrics: list[str])
     return out
 
 
+def probe_cli(argv: list[str], plan, run, kernel_of, metrics: list[str]) -> None:
+    """The command line of a lab probe module: ``plan OUT`` (its ``plan()`` as JSON), ``metrics``
+    (for ncu's ``--metrics``), ``run PLAN`` (the launches) and ``collect PLAN NCU.csv OUT`` (each
+    pattern with its launch's counters, :func:`match_launches` by ``kernel_of``)."""
+    cmd = argv[0]
+    if cmd == "plan":
+        with open(argv[1], "w") as fh:
+            json.dump(plan(), fh)
+    elif cmd == "metrics":
+        print(",".join(metrics))
+    elif cmd == "run":
+        run(argv[1])
+    elif cmd == "collect":
+        runs = match_launches(argv[1], argv[2], kernel_of, metrics)
+        with open(argv[3], "w") as fh:
+            json.dump({"schema": 1, **environment(), "metrics": metrics, "measurements": runs}, fh)
+        print(f"{len(runs)} probes -> {argv[3]}")
+
+
 def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
     measurements = match_launches(
         plan_path, ncu_path, lambda p: kernel_name(instruction(p["instr"])), METRICS

@@ -25,7 +25,7 @@ import random
 import sys
 
 from bankproof.gpu_checks.kernels import _HEADER
-from bankproof.gpu_checks.measure import environment, match_launches
+from bankproof.gpu_checks.measure import probe_cli
 from bankproof.gpu_checks.metrics import LDGSTS
 
 ATOM_METRICS = [
@@ -124,21 +124,5 @@ def run(plan_path: str) -> None:
     cp.cuda.Device().synchronize()
 
 
-def collect(plan_path: str, ncu_path: str, out_path: str) -> None:
-    runs = match_launches(plan_path, ncu_path, lambda p: f"k_{p['probe']}", METRICS)
-    with open(out_path, "w") as fh:
-        json.dump({"schema": 1, **environment(), "metrics": METRICS, "measurements": runs}, fh)
-    print(f"{len(runs)} probes -> {out_path}")
-
-
 if __name__ == "__main__":
-    cmd = sys.argv[1]
-    if cmd == "plan":
-        with open(sys.argv[2], "w") as fh:
-            json.dump(plan(), fh)
-    elif cmd == "metrics":
-        print(",".join(METRICS))
-    elif cmd == "run":
-        run(sys.argv[2])
-    elif cmd == "collect":
-        collect(sys.argv[2], sys.argv[3], sys.argv[4])
+    probe_cli(sys.argv[1:], plan, run, lambda p: f"k_{p['probe']}", METRICS)
