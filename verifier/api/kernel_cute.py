@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 
+from bankproof.models import target
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.kernel import MAX_STEPS, kernel
@@ -31,10 +32,8 @@ VERSIONS = "the CuTe DSL (nvidia-cutlass-dsl 4.8)"
 def gpu_arch(arch: str) -> str:
     """The CuTe DSL's ``--gpu-arch`` for a bankproof arch: the ``a`` variant where the arch has
     architecture-specific instructions (sm90's wgmma, sm100's tcgen05), as the DSL names them."""
-    digits = arch.removeprefix("sm").removeprefix("_").rstrip("a") if isinstance(arch, str) else ""
-    if not digits.isdigit() or len(digits) < 2:
-        raise InputError(WHERE, "arch", "must be an sm arch (sm80, sm90, sm100, ...)", arch)
-    return f"sm_{digits}a" if int(digits) >= 90 else f"sm_{digits}"
+    cc = target.require(arch, "kernel", WHERE).cc
+    return f"sm_{cc}a" if cc >= 90 else f"sm_{cc}"
 
 
 def kernel_cute(

@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import replace
 
+from bankproof.models import target
 from bankproof.models.archs import DEFAULT_ARCH
 from bankproof.models.errors import InputError
 from bankproof.verifier.api.kernel import MAX_STEPS, kernel
@@ -28,13 +29,6 @@ from bankproof.verifier.kernel.records import KernelResult
 
 WHERE = "kernel_numba"
 VERSIONS = "numba-cuda 0.30 (the numba extra)"
-
-
-def _cc(arch: str) -> tuple[int, int]:
-    digits = arch.removeprefix("sm").removeprefix("_").rstrip("a")
-    if not digits.isdigit() or len(digits) < 2:
-        raise InputError(WHERE, "arch", "must be an sm arch (sm80, sm90, ...)", arch)
-    return int(digits[:-1]), int(digits[-1])
 
 
 def kernel_numba(
@@ -58,7 +52,7 @@ def kernel_numba(
     py = getattr(fn, "py_func", fn)
     if not inspect.isfunction(py):
         raise InputError(WHERE, "fn", "must be a @cuda.jit function or a Python function", fn)
-    cc = _cc(arch) if isinstance(arch, str) else _cc("")
+    cc = divmod(target.require(arch, "kernel", WHERE).cc, 10)  # sm90 -> (9, 0)
     try:
         from numba import cuda
     except ImportError:
