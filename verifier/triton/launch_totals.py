@@ -14,10 +14,10 @@ summed, within :data:`BUDGET_S` seconds.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 
 from bankproof.verifier.kernel.buffers import Buffer
 from bankproof.verifier.results import FrozenMap
@@ -62,10 +62,8 @@ def launch_totals(
     if n == 1:
         return LaunchTotals(n, scaled(cta0.totals, 1), how="one CTA")
     free = FrozenMap({k: v for k, v in args.items() if k not in PIDS})
-    try:  # without the buffers too (they need a whole launch): complete then, the data decides nothing
-        any_cta = ledger.build(report, source.ttgir, source.ptx, free, source=source)
-    except (ValueError, KeyError, IndexError):
-        any_cta = None
+    # without the buffers too (they need a whole launch): complete then, the data decides nothing
+    any_cta, _ = _cta(report, source, free, None)
     if (
         any_cta is not None
         and not any_cta.incomplete
@@ -81,21 +79,19 @@ def launch_totals(
         )
     sums: dict[str, list[int | None]] = {}
     start = time.monotonic()
-    for z in range(grid[2]):
-        for y in range(grid[1]):
-            for x in range(grid[0]):
-                if time.monotonic() - start > BUDGET_S:
-                    return LaunchTotals(n, why=f"the CTAs were not all run within {BUDGET_S:.0f} s")
-                at = FrozenMap({**args, "program_id_x": x, "program_id_y": y, "program_id_z": z})
-                led, error = (cta0, "") if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
-                if led is None or led.incomplete or led.totals is None:
-                    why = error or (led.incomplete[0] if led is not None and led.incomplete else "no totals")
-                    return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete: {why}")
-                for k, t in led.totals.items():
-                    acc = sums.setdefault(k, [0, 0, 0])
-                    acc[0] += t.wavefronts or 0
-                    acc[1] += t.instructions or 0
-                    acc[2] = None if acc[2] is None or t.ideal is None else acc[2] + t.ideal
+    for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+        if time.monotonic() - start > BUDGET_S:
+            return LaunchTotals(n, why=f"the CTAs were not all run within {BUDGET_S:.0f} s")
+        at = FrozenMap({**args, "program_id_x": x, "program_id_y": y, "program_id_z": z})
+        led, error = (cta0, "") if (x, y, z) == (0, 0, 0) else _cta(report, source, at, buffers)
+        if led is None or led.incomplete or led.totals is None:
+            why = error or (led.incomplete[0] if led is not None and led.incomplete else "no totals")
+            return LaunchTotals(n, why=f"CTA ({x}, {y}, {z})'s totals are not complete: {why}")
+        for k, t in led.totals.items():
+            acc = sums.setdefault(k, [0, 0, 0])
+            acc[0] += t.wavefronts or 0
+            acc[1] += t.instructions or 0
+            acc[2] = None if acc[2] is None or t.ideal is None else acc[2] + t.ideal
     totals = {k: ClassTotal(w, i, ideal=d) for k, (w, i, d) in sums.items()}
     return LaunchTotals(n, totals, how=EACH)
 
@@ -108,9 +104,4 @@ def _cta(report, source, args, buffers) -> tuple[LedgerReport | None, str]:
         return None, str(e)[:300]
 
 
-def with_launch(led: LedgerReport, totals: LaunchTotals) -> LedgerReport:
-    """The ledger with the launch's totals beside CTA 0's."""
-    return replace(led, launch=totals)
-
-
-__all__ = ["MAX_CTAS", "launch_totals", "scaled", "with_launch"]
+__all__ = ["MAX_CTAS", "launch_totals", "scaled"]
