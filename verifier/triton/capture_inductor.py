@@ -41,11 +41,8 @@ def jit_functions(name: str) -> list:
         return []
     found = []
     for mod in list(sys.modules.values()):
-        obj = (
-            getattr(mod, "__dict__", {}).get(name)
-            if isinstance(getattr(mod, "__dict__", None), dict)
-            else None
-        )
+        names = getattr(mod, "__dict__", None)  # (not getattr(mod, name): a module's __getattr__ may run)
+        obj = names.get(name) if isinstance(names, dict) else None
         for _ in range(4):  # Autotuner(Heuristics(JITFunction)) and the like
             if obj is None or isinstance(obj, JITFunction):
                 break
