@@ -58,10 +58,7 @@ def cute_dsl_text(obj: object) -> str:
                              "is not read)", type(inner).__name__)  # fmt: skip
         sw = f"S<{_int(inner, 'num_bits', 'Swizzle')},{_int(inner, 'num_base', 'Swizzle')}," \
              f"{_int(inner, 'num_shift', 'Swizzle')}>"  # fmt: skip
-        offset = obj.offset
-        if isinstance(offset, bool) or not isinstance(offset, int):
-            raise InputError(WHERE, f"{cls}.offset", "must be a static integer", type(offset).__name__)
-        return f"cute:{sw} o {offset} o {_layout(outer, 'Layout')}"
+        return f"cute:{sw} o {_int(obj, 'offset', cls)} o {_layout(outer, 'Layout')}"
     if hasattr(obj, "shape") and hasattr(obj, "stride"):
         return f"cute:{_layout(obj, cls)}"
     raise InputError(WHERE, "layout", "must be a CuTe DSL Layout or ComposedLayout", cls)
