@@ -58,6 +58,8 @@ def kernel_cute(
     flavour = gpu_arch(arch)
     if not callable(fn):
         raise InputError(WHERE, "fn", "must be a @cute.jit function", fn)
+    if not isinstance(arguments, (tuple, list)):
+        raise InputError(WHERE, "arguments", "must be a tuple of the function's arguments", arguments)
     try:
         import cutlass.cute as cute
     except ImportError:
